@@ -1,0 +1,1 @@
+"""Where games are played: RocketSim games, the vectorized runner, tournaments, replays."""

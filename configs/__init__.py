@@ -1,0 +1,1 @@
+"""The YAML configuration shipped with rl-league (loaded by league.config)."""

@@ -1,0 +1,1 @@
+"""The Streamlit dashboard: reads the league database (read-only) and replay files."""

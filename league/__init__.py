@@ -1,0 +1,1 @@
+"""The league core: registry, ratings, matchmaking, lineage, config and the `league` command."""

@@ -1,0 +1,38 @@
+"""`league import` and `league export`: move checkpoints in and out of a league home."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from league.cli_common import HomeOpt, StageOpt, handles_errors
+from league.errors import LeagueError
+
+
+@handles_errors
+def import_agent(
+    file: Annotated[Path, typer.Argument(help="A checkpoint (.safetensors with its .json metadata).")],
+    name: Annotated[Optional[str], typer.Option("--name", help="Name in the league (default: the file's stem).")] = None,
+    stage: StageOpt = None,
+    home: HomeOpt = None,
+) -> None:
+    """Register an agent trained elsewhere: the checkpoint is verified, copied into the league home and recorded.
+
+    Example: league import ./bots/striker.safetensors --name striker --stage 1v1
+    """
+    raise LeagueError("league import is not available yet.")
+
+
+@handles_errors
+def export_agent(
+    name: Annotated[str, typer.Argument(help="Agent name.")],
+    directory: Annotated[Path, typer.Argument(help="Folder to write the checkpoint and its metadata into.")],
+    home: HomeOpt = None,
+) -> None:
+    """Write an agent's checkpoint and metadata out of the league.
+
+    Example: league export ppo-1v1-v12 ./exported
+    """
+    raise LeagueError("league export is not available yet.")

@@ -1,0 +1,316 @@
+"""One typed config tree, loaded from YAML files and overridden by flags.
+
+Load order (later wins): dataclass defaults, configs/base.yaml, configs/league.yaml,
+configs/stages/<stage>.yaml, a user file (--config), then command-line overrides.
+Every layer is validated on its own before it is merged, so an unknown key, a wrong type
+or an out-of-range value is reported with the file (or flag) it came from.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from league.errors import ConfigError
+
+STAGES = ("1v1", "2v2", "3v3")
+
+
+def param(default: Any, help: str, *, min: float | None = None, max: float | None = None):
+    """A config field with a one-line description and an optional numeric range."""
+    meta = {"help": help, "min": min, "max": max}
+    if isinstance(default, (list, dict)):
+        return field(default_factory=lambda: type(default)(default), metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+def section(cls: type, help: str):
+    """A nested config section."""
+    return field(default_factory=cls, metadata={"help": help})
+
+
+# --------------------------------------------------------------------------- the tree
+
+
+@dataclass
+class EloConfig:
+    initial: float = param(1500.0, "Elo of a new agent.")
+    k_factor: float = param(32.0, "Elo K-factor: the largest change one game can make.", min=0, max=400)
+    scale: float = param(400.0, "Elo points for 10:1 odds.", min=1)
+
+
+@dataclass
+class TrueSkillConfig:
+    mu: float = param(25.0, "Initial TrueSkill mean.")
+    sigma: float = param(25.0 / 3, "Initial TrueSkill standard deviation.", min=0.001)
+    beta: float = param(25.0 / 6, "Performance noise: skill difference for ~76% win chance.", min=0.001)
+    tau: float = param(25.0 / 300, "Dynamics factor added to sigma before each game.", min=0)
+    draw_probability: float = param(0.10, "Prior probability of a draw between equal teams.", min=0, max=0.999)
+
+
+@dataclass
+class MleConfig:
+    anchor_agent: str = param("rule", "Agent whose maximum-likelihood rating is pinned.")
+    anchor_rating: float = param(1500.0, "Rating the anchor agent is pinned to.")
+    prior_draws: float = param(1.0, "Virtual draws against the anchor that keep unbeaten agents finite.", min=0)
+
+
+@dataclass
+class RatingsConfig:
+    elo: EloConfig = section(EloConfig, "Incremental Elo.")
+    trueskill: TrueSkillConfig = section(TrueSkillConfig, "TrueSkill (team-aware, draw-aware).")
+    mle: MleConfig = section(MleConfig, "Whole-history Bradley-Terry fit.")
+
+
+@dataclass
+class GameConfig:
+    team_size: int = param(1, "Cars per team.", min=1, max=3)
+    tick_skip: int = param(8, "Physics ticks (120 Hz) each action is repeated for.", min=1, max=120)
+    game_seconds: float = param(300.0, "Game clock of a timed game (tournaments).", min=1)
+    no_touch_timeout_seconds: float = param(30.0, "Training episodes end when nobody touched the ball this long.", min=1)
+    episode_timeout_seconds: float = param(300.0, "Training episodes end after this much game time.", min=1)
+    random_start_share: float = param(0.0, "Share of training episodes that start from a randomized state.", min=0, max=1)
+
+
+@dataclass
+class RunnerConfig:
+    workers: int = param(0, "Game worker processes; 0 picks one per core.", min=0, max=256)
+    envs_per_worker: int = param(8, "RocketSim arenas stepped by each worker.", min=1, max=4096)
+
+
+@dataclass
+class PolicyConfig:
+    kind: Literal["mlp", "lstm"] = param("mlp", "Network: feed-forward MLP or recurrent LSTM actor-critic.")
+    actor_sizes: list[int] = param([256, 256, 256], "Hidden layer widths of the actor.", min=1)
+    critic_sizes: list[int] = param([256, 256, 256], "Hidden layer widths of the critic.", min=1)
+    activation: Literal["relu", "elu", "tanh"] = param("relu", "Hidden-layer activation.")
+    lstm_hidden: int = param(256, "LSTM hidden size (lstm only).", min=1)
+
+
+@dataclass
+class Config:
+    """The whole configuration of one command."""
+
+    stage: Literal["1v1", "2v2", "3v3"] = param("1v1", "Curriculum stage the config is for.")
+    seed: int = param(0, "Seed for everything random.", min=0)
+    ratings: RatingsConfig = section(RatingsConfig, "Rating systems.")
+    game: GameConfig = section(GameConfig, "The soccar game.")
+    runner: RunnerConfig = section(RunnerConfig, "The vectorized game runner.")
+    policy: PolicyConfig = section(PolicyConfig, "The policy network.")
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _type_name(tp: Any) -> str:
+    origin = typing.get_origin(tp)
+    if origin is Literal:
+        return "one of " + ", ".join(repr(a) for a in typing.get_args(tp))
+    if origin in (list, tuple):
+        (inner, *_) = typing.get_args(tp) or (Any,)
+        return f"a list of {_type_name(inner)}"
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(_type_name(a) for a in typing.get_args(tp))
+    return {int: "an integer", float: "a number", str: "a string", bool: "true or false",
+            type(None): "null"}.get(tp, getattr(tp, "__name__", str(tp)))
+
+
+def _fits(value: Any, tp: Any) -> bool:
+    origin = typing.get_origin(tp)
+    if origin is Literal:
+        return value in typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        return any(_fits(value, a) for a in typing.get_args(tp))
+    if origin in (list, tuple):
+        (inner, *_) = typing.get_args(tp) or (Any,)
+        return isinstance(value, list) and all(_fits(v, inner) for v in value)
+    if tp is Any:
+        return True
+    if tp is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if tp is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if tp is type(None):
+        return value is None
+    return isinstance(value, tp)
+
+
+def _expected(f: dataclasses.Field, tp: Any) -> str:
+    text = _type_name(tp)
+    lo, hi = f.metadata.get("min"), f.metadata.get("max")
+    if lo is not None and hi is not None:
+        text += f" between {lo:g} and {hi:g}"
+    elif lo is not None:
+        text += f" of at least {lo:g}"
+    elif hi is not None:
+        text += f" of at most {hi:g}"
+    return text
+
+
+def validate(cls: type, data: Any, source: str, prefix: str = "") -> None:
+    """Check a (partial) mapping against the dataclass `cls`; raise ConfigError on the first problem."""
+    where = prefix.rstrip(".") or "the top level"
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: {where} must be a mapping of keys to values, got {data!r}.")
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if key not in fields:
+            known = ", ".join(sorted(fields))
+            raise ConfigError(f"{source}: unknown key {name!r} (expected one of: {known}).")
+        tp = hints[key]
+        if dataclasses.is_dataclass(tp):
+            validate(tp, value, source, f"{name}.")
+            continue
+        f = fields[key]
+        if not _fits(value, tp):
+            raise ConfigError(f"{source}: key {name!r} must be {_expected(f, tp)}, got {value!r}.")
+        lo, hi = f.metadata.get("min"), f.metadata.get("max")
+        numbers = value if isinstance(value, list) else [value]
+        for v in numbers:
+            if isinstance(v, (int, float)) and ((lo is not None and v < lo) or (hi is not None and v > hi)):
+                raise ConfigError(f"{source}: key {name!r} must be {_expected(f, tp)}, got {value!r}.")
+
+
+def build(cls: type, data: dict[str, Any]):
+    """Construct the dataclass tree from an already validated mapping."""
+    hints = typing.get_type_hints(cls)
+    kwargs = {}
+    for key, value in data.items():
+        tp = hints[key]
+        if dataclasses.is_dataclass(tp):
+            kwargs[key] = build(tp, value)
+        elif tp is float or (typing.get_origin(tp) in (list,) and typing.get_args(tp) == (float,)):
+            kwargs[key] = [float(v) for v in value] if isinstance(value, list) else float(value)
+        else:
+            kwargs[key] = value
+    return cls(**kwargs)
+
+
+def merge(base: dict[str, Any], layer: dict[str, Any]) -> dict[str, Any]:
+    """Deep-merge `layer` over `base` (mappings merge, everything else replaces)."""
+    out = dict(base)
+    for key, value in layer.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def _read_yaml(path: Path, source: str) -> dict[str, Any]:
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise ConfigError(f"Config file {source} does not exist.") from None
+    except OSError as exc:
+        raise ConfigError(f"Config file {source} cannot be read: {exc.strerror}.") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}" if mark else ""
+        raise ConfigError(f"{source}: not valid YAML{at}.") from None
+    return {} if data is None else data
+
+
+def shipped_config_dir() -> Path:
+    """The configs/ folder that ships with the package."""
+    return Path(str(resources.files("configs")))
+
+
+def _parse_override(text: str) -> tuple[str, Any]:
+    if "=" not in text:
+        raise ConfigError(f"--set {text!r}: expected KEY=VALUE, for example --set ratings.elo.k_factor=16.")
+    key, raw = text.split("=", 1)
+    return key.strip(), yaml.safe_load(raw) if raw.strip() else ""
+
+
+def _nest(dotted: str, value: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    cur = out
+    parts = dotted.split(".")
+    for part in parts[:-1]:
+        cur = cur.setdefault(part, {})
+    cur[parts[-1]] = value
+    return out
+
+
+def load_config(
+    stage: str | None = None,
+    user_file: Path | None = None,
+    overrides: dict[str, Any] | None = None,
+    sets: list[str] | None = None,
+    config_dir: Path | None = None,
+) -> Config:
+    """Load the config tree for `stage` (default: the one base.yaml names).
+
+    `overrides` are dotted keys set by dedicated flags (e.g. {"seed": 3}); `sets` are raw
+    `KEY=VALUE` strings from `--set`. Both are validated like files.
+    """
+    root = config_dir or shipped_config_dir()
+    merged: dict[str, Any] = {}
+    layers: list[tuple[str, dict[str, Any]]] = []
+    for name in ("base.yaml", "league.yaml"):
+        path = root / name
+        if path.exists():
+            layers.append((f"configs/{name}", _read_yaml(path, f"configs/{name}")))
+    if user_file is not None:
+        user_layer = (str(user_file), _read_yaml(user_file, str(user_file)))
+    else:
+        user_layer = None
+
+    # The stage comes from the flag, else the user file, else base.yaml.
+    chosen = stage
+    if chosen is None and user_layer and "stage" in user_layer[1]:
+        chosen = user_layer[1]["stage"]
+    if chosen is None:
+        for _, data in layers:
+            chosen = data.get("stage", chosen) if isinstance(data, dict) else chosen
+    chosen = chosen or "1v1"
+    if chosen not in STAGES:
+        raise ConfigError(f"Unknown stage {chosen!r}; expected one of {', '.join(STAGES)}.")
+    stage_path = root / "stages" / f"{chosen}.yaml"
+    if stage_path.exists():
+        layers.append((f"configs/stages/{chosen}.yaml", _read_yaml(stage_path, f"configs/stages/{chosen}.yaml")))
+    if user_layer:
+        layers.append(user_layer)
+    for dotted, value in (overrides or {}).items():
+        if value is not None:
+            layers.append((f"the command-line flag for {dotted!r}", _nest(dotted, value)))
+    for text in sets or []:
+        key, value = _parse_override(text)
+        layers.append((f"--set {text}", _nest(key, value)))
+    layers.append(("the chosen stage", {"stage": chosen}))
+
+    for source, data in layers:
+        validate(Config, data, source)
+        merged = merge(merged, data)
+    cfg = build(Config, merged)
+    expected_size = int(cfg.stage[0])
+    if cfg.game.team_size != expected_size:
+        raise ConfigError(
+            f"game.team_size is {cfg.game.team_size} but stage {cfg.stage} needs {expected_size}; "
+            "set the stage instead of the team size."
+        )
+    return cfg
+
+
+def config_from_dict(data: dict[str, Any], source: str = "stored config") -> Config:
+    """Rebuild a Config from its `to_dict()` form (e.g. a snapshot kept with an agent)."""
+    validate(Config, data, source)
+    return build(Config, data)

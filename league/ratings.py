@@ -1,0 +1,208 @@
+"""Rating math: incremental Elo, TrueSkill, and a whole-history maximum-likelihood fit.
+
+Pure functions over numbers; the registry applies them. A game's result is given as the
+score of side A: 1 win, 0.5 draw, 0 loss. In team games a side is a list of members; the
+Elo strength of a team is the mean of its members' ratings.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import trueskill
+
+from league.config import EloConfig, MleConfig, TrueSkillConfig
+
+WIN, DRAW, LOSS = 1.0, 0.5, 0.0
+Z_95 = 1.959963984540054  # two-sided 95% normal quantile
+
+
+def score_from_goals(goals_a: int, goals_b: int) -> float:
+    """Side A's score for a final result in goals."""
+    return WIN if goals_a > goals_b else LOSS if goals_a < goals_b else DRAW
+
+
+# --------------------------------------------------------------------------- Elo
+
+
+def elo_expected(rating_a: float, rating_b: float, scale: float = 400.0) -> float:
+    """Expected score of A against B."""
+    return 1.0 / (1.0 + 10.0 ** ((rating_b - rating_a) / scale))
+
+
+def elo_update(
+    team_a: Sequence[float], team_b: Sequence[float], score_a: float, cfg: EloConfig
+) -> tuple[list[float], list[float]]:
+    """New Elo ratings for both teams after one game.
+
+    Each member moves by K * (score - expected), the expectation taken between the teams'
+    mean ratings, so equal-sized teams exchange exactly the points one wins.
+    """
+    if not team_a or not team_b:
+        raise ValueError("both teams need at least one member")
+    if not 0.0 <= score_a <= 1.0:
+        raise ValueError(f"score_a must be in [0, 1], got {score_a}")
+    expected = elo_expected(float(np.mean(team_a)), float(np.mean(team_b)), cfg.scale)
+    delta = cfg.k_factor * (score_a - expected)
+    return [r + delta for r in team_a], [r - delta for r in team_b]
+
+
+# --------------------------------------------------------------------------- TrueSkill
+
+
+def trueskill_env(cfg: TrueSkillConfig) -> trueskill.TrueSkill:
+    """A TrueSkill environment with the configured parameters (never the module global)."""
+    return trueskill.TrueSkill(
+        mu=cfg.mu, sigma=cfg.sigma, beta=cfg.beta, tau=cfg.tau, draw_probability=cfg.draw_probability
+    )
+
+
+def trueskill_update(
+    env: trueskill.TrueSkill,
+    team_a: Sequence[tuple[float, float]],
+    team_b: Sequence[tuple[float, float]],
+    score_a: float,
+) -> tuple[list[tuple[float, float]], list[tuple[float, float]]]:
+    """New (mu, sigma) for every member of both teams after one game.
+
+    TrueSkill adds `tau` to every sigma before a game so ratings stay responsive; we cap the
+    result at the pre-game sigma so that a single game never makes a rating *less* certain.
+    """
+    ranks = [0, 1] if score_a > 0.5 else [1, 0] if score_a < 0.5 else [0, 0]
+    groups = [[env.create_rating(mu, sigma) for mu, sigma in team] for team in (team_a, team_b)]
+    rated = env.rate(groups, ranks=ranks)
+    out = []
+    for before, after in zip((team_a, team_b), rated):
+        out.append([(r.mu, min(r.sigma, sigma)) for (_, sigma), r in zip(before, after)])
+    return out[0], out[1]
+
+
+def conservative(mu: float, sigma: float) -> float:
+    """The usual TrueSkill leaderboard value: mu - 3 sigma."""
+    return mu - 3.0 * sigma
+
+
+# --------------------------------------------------------------------------- maximum likelihood
+
+
+@dataclass(frozen=True)
+class MleRatings:
+    """Result of a whole-history fit: ratings on the Elo scale with their covariance."""
+
+    names: tuple[str, ...]
+    ratings: np.ndarray  # [n] Elo-scale ratings, anchor pinned
+    covariance: np.ndarray  # [n, n] Elo-scale covariance (anchor row/column zero)
+    anchor: str | None  # the pinned agent, or None when it has not played (a virtual anchor)
+    games: np.ndarray  # [n] games each agent played
+
+    def index(self, name: str) -> int:
+        return self.names.index(name)
+
+    def rating(self, name: str) -> float:
+        return float(self.ratings[self.index(name)])
+
+    def stderr(self, name: str) -> float:
+        i = self.index(name)
+        return float(math.sqrt(max(self.covariance[i, i], 0.0)))
+
+    def interval(self, name: str, z: float = Z_95) -> tuple[float, float]:
+        """The confidence interval (95% by default) of an agent's rating."""
+        r, se = self.rating(name), self.stderr(name)
+        return r - z * se, r + z * se
+
+    def los(self, a: str, b: str) -> float:
+        """Likelihood of superiority: the probability that A is stronger than B."""
+        i, j = self.index(a), self.index(b)
+        diff = self.ratings[i] - self.ratings[j]
+        var = self.covariance[i, i] + self.covariance[j, j] - 2.0 * self.covariance[i, j]
+        if var <= 0.0:
+            return 0.5 if diff == 0 else float(diff > 0)
+        return 0.5 * (1.0 + math.erf(diff / math.sqrt(2.0 * var)))
+
+
+def mle_fit(
+    games: Sequence[tuple[str, str, float]],
+    cfg: MleConfig,
+    scale: float = 400.0,
+    names: Sequence[str] | None = None,
+    max_iter: int = 100,
+) -> MleRatings:
+    """Bradley-Terry (Elo-logistic) maximum-likelihood ratings over all games at once.
+
+    Each game is (agent_a, agent_b, score_a); a draw counts as half a win, as in Ordo. The
+    anchor agent is pinned at `cfg.anchor_rating`; when it has not played, a virtual player
+    is pinned there instead. `cfg.prior_draws` virtual draws between every agent and the
+    anchor keep agents that never lost (or never won) finite. The result does not depend
+    on game order: games are reduced to per-pair score totals before fitting.
+    """
+    listed = list(names) if names is not None else []
+    seen = dict.fromkeys(listed)
+    for a, b, _ in games:
+        seen.setdefault(a)
+        seen.setdefault(b)
+    players = list(seen)
+    real_anchor = cfg.anchor_agent in seen
+    # Index 0 is always the pinned point: the real anchor agent or a virtual one.
+    order = ([cfg.anchor_agent] if real_anchor else ["<anchor>"]) + [p for p in players if p != cfg.anchor_agent]
+    index = {p: i for i, p in enumerate(order)}
+    n = len(order)
+
+    wins = np.zeros((n, n))  # wins[i, j]: score i earned against j
+    count = np.zeros((n, n))
+    played = np.zeros(n)
+    for a, b, s in games:
+        i, j = index[a], index[b]
+        if i == j:
+            continue
+        wins[i, j] += s
+        wins[j, i] += 1.0 - s
+        count[i, j] += 1.0
+        count[j, i] += 1.0
+        played[i] += 1
+        played[j] += 1
+    # Virtual draws against the anchor regularize every free player.
+    count[0, 1:] += cfg.prior_draws
+    count[1:, 0] += cfg.prior_draws
+    wins[0, 1:] += 0.5 * cfg.prior_draws
+    wins[1:, 0] += 0.5 * cfg.prior_draws
+
+    unit = math.log(10.0) / scale  # natural-log units per Elo point
+    x = np.zeros(n)
+    for _ in range(max_iter):
+        diff = x[:, None] - x[None, :]
+        p = 1.0 / (1.0 + np.exp(-diff))
+        grad = (wins - count * p).sum(axis=1)
+        w = count * p * (1.0 - p)
+        hess = np.diag(w.sum(axis=1)) - w  # negative Hessian of the log-likelihood
+        free = slice(1, n)
+        if n == 1:
+            break
+        h = hess[free, free]
+        try:
+            step = np.linalg.solve(h, grad[free])
+        except np.linalg.LinAlgError:
+            step = np.linalg.lstsq(h, grad[free], rcond=None)[0]
+        step = np.clip(step, -3.0, 3.0)  # at most ~520 Elo per iteration: keeps Newton stable
+        x[free] += step
+        if np.max(np.abs(step)) < 1e-10:
+            break
+
+    diff = x[:, None] - x[None, :]
+    p = 1.0 / (1.0 + np.exp(-diff))
+    w = count * p * (1.0 - p)
+    hess = np.diag(w.sum(axis=1)) - w
+    cov = np.zeros((n, n))
+    if n > 1:
+        cov[1:, 1:] = np.linalg.pinv(hess[1:, 1:]) / unit**2
+    ratings = cfg.anchor_rating + x / unit
+    keep = list(range(n)) if real_anchor else list(range(1, n))
+    return MleRatings(
+        names=tuple(order[i] for i in keep),
+        ratings=ratings[keep],
+        covariance=cov[np.ix_(keep, keep)],
+        anchor=cfg.anchor_agent if real_anchor else None,
+        games=played[keep],
+    )

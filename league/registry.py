@@ -1,0 +1,395 @@
+"""The versioned agent registry: agents, games, ratings, rating history and tournaments.
+
+SQLite through sqlite-utils, in WAL mode with foreign keys on. Every multi-row write runs in
+one `BEGIN IMMEDIATE` transaction, so concurrent writers queue instead of failing and a
+failure part-way leaves nothing half-written.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from league import ratings as rating_math
+from league.config import RatingsConfig
+from league.errors import LeagueError, unknown_name
+from league.schema import RESULTS, STATUSES, latest_version, migrate, schema_version
+
+BASELINES = {
+    "random": "Uniformly random actions from the action table.",
+    "rule": "Scripted bot: drives behind the ball, shoots, falls back to defend.",
+}
+BUSY_TIMEOUT_SECONDS = 60.0
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+@dataclass(frozen=True)
+class Agent:
+    id: int
+    name: str
+    kind: str
+    team_size: int | None  # None: plays every stage (baselines)
+    status: str
+    parent_id: int | None
+    created: str
+    checkpoint_path: str | None
+    checkpoint_sha256: str | None
+    config_json: str | None
+    steps_trained: int
+    notes: str
+
+    @property
+    def stage(self) -> str:
+        return f"{self.team_size}v{self.team_size}" if self.team_size else "any"
+
+    @property
+    def config(self) -> dict[str, Any] | None:
+        return json.loads(self.config_json) if self.config_json else None
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    """One finished game, as a runner reports it. A side is one agent (a team is its copies)."""
+
+    blue: str
+    orange: str
+    team_size: int
+    seed: int
+    blue_goals: int
+    orange_goals: int
+    length_seconds: float
+    origin: str = "manual"
+    tournament_id: int | None = None
+    schedule_index: int | None = None
+    replay_path: str | None = None
+
+    @property
+    def result(self) -> str:
+        if self.blue_goals > self.orange_goals:
+            return "blue"
+        return "orange" if self.orange_goals > self.blue_goals else "draw"
+
+
+def connect(path: Path, readonly: bool = False) -> sqlite_utils.Database:
+    """A sqlite-utils Database on `path` (read-only connections never write or migrate)."""
+    if readonly:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_SECONDS, check_same_thread=False)
+    else:
+        conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_SECONDS)
+    conn.execute("PRAGMA foreign_keys = ON")
+    return sqlite_utils.Database(conn)
+
+
+class Registry:
+    """The league database. Open with `Registry.open(path)`; create with `Registry.create(path)`."""
+
+    def __init__(self, db: sqlite_utils.Database, ratings_cfg: RatingsConfig | None = None):
+        self.db = db
+        self.ratings_cfg = ratings_cfg or RatingsConfig()
+        self._ts_env = rating_math.trueskill_env(self.ratings_cfg.trueskill)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    @classmethod
+    def create(cls, path: Path, ratings_cfg: RatingsConfig | None = None) -> "Registry":
+        """Create (or upgrade) the database and make sure the baseline agents exist."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        db = connect(path)
+        db.execute("PRAGMA journal_mode = WAL")
+        migrate(db)
+        reg = cls(db, ratings_cfg)
+        with reg.transaction():
+            for name, notes in BASELINES.items():
+                if not reg._agent_row(name):
+                    reg._insert_agent(name=name, kind=name, team_size=None, notes=notes)
+        return reg
+
+    @classmethod
+    def open(cls, path: Path, ratings_cfg: RatingsConfig | None = None, readonly: bool = False) -> "Registry":
+        """Open an existing database, applying pending migrations unless read-only."""
+        if not path.is_file():
+            raise LeagueError(f"No league database at {path}; create one with `league init`.")
+        db = connect(path, readonly=readonly)
+        try:
+            version = schema_version(db)
+        except sqlite3.DatabaseError:
+            raise LeagueError(f"{path} is not a league database (it cannot be read as SQLite).") from None
+        if version > latest_version():
+            raise LeagueError(
+                f"{path} has schema version {version}, newer than this rl-league understands ({latest_version()}); "
+                "upgrade rl-league."
+            )
+        if not readonly and version < latest_version():
+            migrate(db)
+        return cls(db, ratings_cfg)
+
+    def close(self) -> None:
+        self.db.conn.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One write transaction; nested calls join the outer one."""
+        conn = self.db.conn
+        if conn.in_transaction:
+            yield
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            conn.rollback()
+            raise
+        conn.commit()
+
+    # ------------------------------------------------------------------ agents
+
+    def _agent_row(self, name: str) -> dict[str, Any] | None:
+        rows = list(self.db.query("SELECT * FROM agents WHERE name = ?", [name]))
+        return rows[0] if rows else None
+
+    def _insert_agent(self, **values: Any) -> int:
+        values.setdefault("created", utc_now())
+        cols = ", ".join(values)
+        marks = ", ".join("?" for _ in values)
+        cur = self.db.execute(f"INSERT INTO agents ({cols}) VALUES ({marks})", list(values.values()))
+        return int(cur.lastrowid)
+
+    def names(self) -> list[str]:
+        return [r["name"] for r in self.db.query("SELECT name FROM agents ORDER BY id")]
+
+    def agent(self, name: str) -> Agent:
+        row = self._agent_row(name)
+        if row is None:
+            raise unknown_name("agent", name, self.names())
+        return Agent(**row)
+
+    def agent_by_id(self, agent_id: int) -> Agent:
+        rows = list(self.db.query("SELECT * FROM agents WHERE id = ?", [agent_id]))
+        if not rows:
+            raise LeagueError(f"No agent with id {agent_id}.")
+        return Agent(**rows[0])
+
+    def agents(self, team_size: int | None = None, include_retired: bool = False) -> list[Agent]:
+        """Agents in creation order; with `team_size`, those of that stage plus the all-stage baselines."""
+        where, args = [], []
+        if team_size is not None:
+            where.append("(team_size = ? OR team_size IS NULL)")
+            args.append(team_size)
+        if not include_retired:
+            where.append("status != 'retired'")
+        sql = "SELECT * FROM agents" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY id"
+        return [Agent(**r) for r in self.db.query(sql, args)]
+
+    def add_agent(
+        self,
+        name: str,
+        kind: str,
+        team_size: int | None,
+        parent: str | None = None,
+        checkpoint_path: str | None = None,
+        checkpoint_sha256: str | None = None,
+        config: dict[str, Any] | None = None,
+        steps_trained: int = 0,
+        notes: str = "",
+    ) -> Agent:
+        """Register a new agent version."""
+        if not name or name != name.strip() or any(c in name for c in "/\\,"):
+            raise LeagueError(f"Agent name {name!r} is not allowed; use letters, digits, '-', '_' or '.'.")
+        with self.transaction():
+            if self._agent_row(name):
+                raise LeagueError(f"An agent named {name!r} already exists; choose another name.")
+            parent_id = self.agent(parent).id if parent else None
+            self._insert_agent(
+                name=name,
+                kind=kind,
+                team_size=team_size,
+                parent_id=parent_id,
+                checkpoint_path=checkpoint_path,
+                checkpoint_sha256=checkpoint_sha256,
+                config_json=json.dumps(config, sort_keys=True) if config is not None else None,
+                steps_trained=steps_trained,
+                notes=notes,
+            )
+        return self.agent(name)
+
+    def set_status(self, name: str, status: str) -> Agent:
+        """Set an agent's status; promoting demotes the stage's previous champion to active."""
+        if status not in STATUSES:
+            raise LeagueError(f"Unknown status {status!r}; expected one of {', '.join(STATUSES)}.")
+        with self.transaction():
+            agent = self.agent(name)
+            if status == "champion":
+                if agent.team_size is None:
+                    raise LeagueError(f"{name!r} is a baseline that plays every stage; only a stage's own agents can be champion.")
+                self.db.execute(
+                    "UPDATE agents SET status = 'active' WHERE status = 'champion' AND team_size = ? AND id != ?",
+                    [agent.team_size, agent.id],
+                )
+            self.db.execute("UPDATE agents SET status = ? WHERE id = ?", [status, agent.id])
+        return self.agent(name)
+
+    def champion(self, team_size: int) -> Agent | None:
+        rows = list(self.db.query("SELECT * FROM agents WHERE status = 'champion' AND team_size = ?", [team_size]))
+        return Agent(**rows[0]) if rows else None
+
+    # ------------------------------------------------------------------ ratings
+
+    def _rating_row(self, agent_id: int, team_size: int) -> dict[str, Any]:
+        rows = list(self.db.query("SELECT * FROM ratings WHERE agent_id = ? AND team_size = ?", [agent_id, team_size]))
+        if rows:
+            return rows[0]
+        ts = self.ratings_cfg.trueskill
+        return {"agent_id": agent_id, "team_size": team_size, "elo": self.ratings_cfg.elo.initial,
+                "mu": ts.mu, "sigma": ts.sigma, "games": 0, "wins": 0, "draws": 0, "losses": 0,
+                "goals_for": 0, "goals_against": 0, "last_played": None}
+
+    def rating(self, name: str, team_size: int) -> dict[str, Any]:
+        """Current rating row of an agent in a team size (defaults if it has not played)."""
+        return self._rating_row(self.agent(name).id, team_size)
+
+    def record_game(self, game: GameRecord) -> int:
+        """Record a finished game and its rating updates in one transaction; returns the game id."""
+        if game.result not in RESULTS:
+            raise LeagueError(f"Bad game result {game.result!r}.")
+        with self.transaction():
+            blue, orange = self.agent(game.blue), self.agent(game.orange)
+            played = utc_now()
+            cur = self.db.execute(
+                """INSERT INTO games (origin, tournament_id, schedule_index, team_size, blue_agent_id,
+                       orange_agent_id, seed, blue_goals, orange_goals, result, length_seconds, replay_path, played)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                [game.origin, game.tournament_id, game.schedule_index, game.team_size, blue.id, orange.id,
+                 game.seed, game.blue_goals, game.orange_goals, game.result, game.length_seconds,
+                 game.replay_path, played],
+            )
+            game_id = int(cur.lastrowid)
+            if game.tournament_id is not None:
+                self.db.execute("UPDATE tournaments SET finished_games = finished_games + 1 WHERE id = ?",
+                                [game.tournament_id])
+            if blue.id != orange.id:  # a mirror match says nothing about strength
+                self._apply_ratings(game_id, game, blue.id, orange.id, played)
+        return game_id
+
+    def _apply_ratings(self, game_id: int, game: GameRecord, blue_id: int, orange_id: int, played: str) -> None:
+        before_b = self._rating_row(blue_id, game.team_size)
+        before_o = self._rating_row(orange_id, game.team_size)
+        score = rating_math.score_from_goals(game.blue_goals, game.orange_goals)
+        (elo_b,), (elo_o,) = rating_math.elo_update([before_b["elo"]], [before_o["elo"]], score, self.ratings_cfg.elo)
+        (ts_b,), (ts_o,) = rating_math.trueskill_update(
+            self._ts_env, [(before_b["mu"], before_b["sigma"])], [(before_o["mu"], before_o["sigma"])], score
+        )
+        for before, elo, (mu, sigma), s, gf, ga in (
+            (before_b, elo_b, ts_b, score, game.blue_goals, game.orange_goals),
+            (before_o, elo_o, ts_o, 1.0 - score, game.orange_goals, game.blue_goals),
+        ):
+            after = dict(before, elo=elo, mu=mu, sigma=sigma, games=before["games"] + 1,
+                         wins=before["wins"] + (s == 1.0), draws=before["draws"] + (s == 0.5),
+                         losses=before["losses"] + (s == 0.0), goals_for=before["goals_for"] + gf,
+                         goals_against=before["goals_against"] + ga, last_played=played)
+            self.db["ratings"].upsert(after, pk=("agent_id", "team_size"))
+            self.db["rating_history"].insert({
+                "game_id": game_id, "agent_id": before["agent_id"], "team_size": game.team_size,
+                "elo_before": before["elo"], "elo_after": elo, "mu_before": before["mu"], "mu_after": mu,
+                "sigma_before": before["sigma"], "sigma_after": sigma, "played": played,
+            })
+
+    def leaderboard(self, team_size: int, include_retired: bool = False) -> list[dict[str, Any]]:
+        """One row per agent of the stage: status, Elo, TrueSkill, W/D/L, goals (defaults if unplayed)."""
+        out = []
+        for agent in self.agents(team_size, include_retired=include_retired):
+            row = self._rating_row(agent.id, team_size)
+            out.append({"name": agent.name, "kind": agent.kind, "status": agent.status, **row})
+        return out
+
+    def games(self, team_size: int | None = None, tournament_id: int | None = None) -> list[dict[str, Any]]:
+        """Games in recorded order, with agent names."""
+        where, args = [], []
+        if team_size is not None:
+            where.append("g.team_size = ?")
+            args.append(team_size)
+        if tournament_id is not None:
+            where.append("g.tournament_id = ?")
+            args.append(tournament_id)
+        sql = """SELECT g.*, b.name AS blue, o.name AS orange FROM games g
+                 JOIN agents b ON b.id = g.blue_agent_id JOIN agents o ON o.id = g.orange_agent_id"""
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        return list(self.db.query(sql + " ORDER BY g.id", args))
+
+    def mle(self, team_size: int, names: Sequence[str] | None = None) -> rating_math.MleRatings:
+        """Whole-history maximum-likelihood ratings for a team size."""
+        results = [
+            (g["blue"], g["orange"], rating_math.score_from_goals(g["blue_goals"], g["orange_goals"]))
+            for g in self.games(team_size) if g["blue"] != g["orange"]
+        ]
+        return rating_math.mle_fit(results, self.ratings_cfg.mle, self.ratings_cfg.elo.scale, names=names)
+
+    def rating_history(self, name: str, team_size: int | None = None) -> list[dict[str, Any]]:
+        agent = self.agent(name)
+        sql = "SELECT * FROM rating_history WHERE agent_id = ?"
+        args: list[Any] = [agent.id]
+        if team_size is not None:
+            sql += " AND team_size = ?"
+            args.append(team_size)
+        return list(self.db.query(sql + " ORDER BY id", args))
+
+    def recompute_ratings(self, team_size: int) -> dict[str, tuple[float, float, float]]:
+        """(elo, mu, sigma) per agent name from replaying every recorded game in order.
+
+        Used to check that the stored ratings lost or doubled no update.
+        """
+        cfg = self.ratings_cfg
+        state: dict[str, list[float]] = {}
+        for g in self.games(team_size):
+            if g["blue"] == g["orange"]:
+                continue
+            b = state.setdefault(g["blue"], [cfg.elo.initial, cfg.trueskill.mu, cfg.trueskill.sigma])
+            o = state.setdefault(g["orange"], [cfg.elo.initial, cfg.trueskill.mu, cfg.trueskill.sigma])
+            score = rating_math.score_from_goals(g["blue_goals"], g["orange_goals"])
+            (eb,), (eo,) = rating_math.elo_update([b[0]], [o[0]], score, cfg.elo)
+            (tb,), (to,) = rating_math.trueskill_update(self._ts_env, [(b[1], b[2])], [(o[1], o[2])], score)
+            state[g["blue"]] = [eb, *tb]
+            state[g["orange"]] = [eo, *to]
+        return {k: (v[0], v[1], v[2]) for k, v in state.items()}
+
+    # ------------------------------------------------------------------ tournaments
+
+    def create_tournament(self, name: str, team_size: int, seed: int, games_per_pair: int,
+                          planned_games: int, entrants: Sequence[str], config: dict[str, Any]) -> int:
+        with self.transaction():
+            cur = self.db.execute(
+                """INSERT INTO tournaments (name, team_size, seed, games_per_pair, planned_games,
+                       entrants_json, config_json, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
+                [name, team_size, seed, games_per_pair, planned_games, json.dumps(list(entrants)),
+                 json.dumps(config, sort_keys=True), utc_now()],
+            )
+        return int(cur.lastrowid)
+
+    def tournament(self, tournament_id: int) -> dict[str, Any]:
+        rows = list(self.db.query("SELECT * FROM tournaments WHERE id = ?", [tournament_id]))
+        if not rows:
+            raise LeagueError(f"No tournament with id {tournament_id}.")
+        return rows[0]
+
+    def tournaments(self) -> list[dict[str, Any]]:
+        return list(self.db.query("SELECT * FROM tournaments ORDER BY id"))
+
+    def set_tournament_status(self, tournament_id: int, status: str) -> None:
+        with self.transaction():
+            finished = utc_now() if status == "finished" else None
+            self.db.execute(
+                """UPDATE tournaments SET status = ?, finished = ?,
+                       finished_games = (SELECT COUNT(*) FROM games WHERE tournament_id = ?) WHERE id = ?""",
+                [status, finished, tournament_id, tournament_id],
+            )

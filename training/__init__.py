@@ -1,0 +1,1 @@
+"""How agents improve: rewards, rollouts, PPO, the self-play loop, curriculum."""
