@@ -1,0 +1,155 @@
+"""The `league` command through Typer's test runner, on real league homes."""
+
+import subprocess
+import sys
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from league.cli import app
+from league.registry import Registry
+
+from conftest import play
+
+runner = CliRunner()
+
+
+def run(*args, env=None):
+    return runner.invoke(app, [str(a) for a in args], env=env)
+
+
+@pytest.fixture
+def league_home(tmp_path):
+    home = tmp_path / "lh"
+    result = run("init", "--home", home)
+    assert result.exit_code == 0, result.output
+    return home
+
+
+def test_init_creates_home_and_is_repeatable(tmp_path):
+    home = tmp_path / "h"
+    result = run("init", "--home", home)
+    assert result.exit_code == 0 and "Created league" in result.output
+    assert (home / "league.db").is_file() and (home / "checkpoints").is_dir() and (home / "replays").is_dir()
+    again = run("init", "--home", home)
+    assert again.exit_code == 0 and "Already initialised" in again.output
+
+
+def test_home_from_environment(tmp_path):
+    home = tmp_path / "env-home"
+    assert run("init", env={"LEAGUE_HOME": str(home)}).exit_code == 0
+    result = run("agents", env={"LEAGUE_HOME": str(home)})
+    assert result.exit_code == 0 and "rule" in result.output and "random" in result.output
+
+
+def test_agents_stage_and_all(league_home):
+    reg = Registry.open(league_home / "league.db")
+    reg.add_agent("one", "mlp", 1)
+    reg.add_agent("two", "mlp", 2)
+    reg.add_agent("old", "mlp", 1)
+    reg.set_status("old", "retired")
+    out = run("agents", "--home", league_home).output
+    assert "one" in out and "two" in out and "old" not in out
+    out = run("agents", "--home", league_home, "--stage", "2v2").output
+    assert "two" in out and "one" not in out and "rule" in out
+    assert "old" in run("agents", "--home", league_home, "--all").output
+
+
+def test_show_promote_retire_reactivate(league_home):
+    reg = Registry.open(league_home / "league.db")
+    reg.add_agent("v1", "mlp", 1)
+    reg.add_agent("v2", "mlp", 1, parent="v1")
+    play(reg, "v1", "rule", 2, 0)
+    out = run("show", "v1", "--home", league_home).output
+    assert "v2" in out and "1v1" in out and "1" in out
+    assert run("promote", "v1", "--home", league_home).output.strip() == "v1 is now champion"
+    assert run("promote", "v2", "--home", league_home).exit_code == 0
+    assert reg.agent("v1").status == "active" and reg.agent("v2").status == "champion"
+    assert run("retire", "v1", "--home", league_home).output.strip() == "v1 is now retired"
+    assert run("reactivate", "v1", "--home", league_home).output.strip() == "v1 is now active"
+
+
+def test_leaderboard_orders(league_home):
+    reg = Registry.open(league_home / "league.db")
+    reg.add_agent("strong", "mlp", 1)
+    for _ in range(5):
+        play(reg, "strong", "rule", 3, 0)
+        play(reg, "rule", "random", 2, 0)
+    for by in ("elo", "trueskill", "mle"):
+        result = run("leaderboard", "--home", league_home, "--by", by)
+        assert result.exit_code == 0, result.output
+        lines = [l for l in result.output.splitlines() if "│" in l]
+        order = [l.split("│")[2].strip() for l in lines]
+        assert order[:3] == ["strong", "rule", "random"], (by, order)
+
+
+def test_lineage_shows_line_and_descendants(league_home):
+    reg = Registry.open(league_home / "league.db")
+    reg.add_agent("v1", "mlp", 1)
+    reg.add_agent("v2", "mlp", 1, parent="v1")
+    reg.add_agent("v3", "mlp", 1, parent="v2")
+    out = run("lineage", "v2", "--home", league_home).output
+    assert out.index("v1") < out.index("v2") < out.index("v3") and "←" in out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["show", "rulez"], "No agent named 'rulez'; did you mean 'rule'"),
+    (["promote", "rndom"], "did you mean 'random'"),
+    (["retire", "nobody"], "No agent named 'nobody'"),
+    (["reactivate", "nobody"], "No agent named 'nobody'"),
+    (["lineage", "nobody"], "No agent named 'nobody'"),
+    (["promote", "rule"], "baseline"),
+    (["agents", "--stage", "4v4"], "Unknown stage '4v4'"),
+    (["leaderboard", "--by", "glicko"], "Unknown ranking 'glicko'"),
+])
+def test_error_paths_exit_2_with_one_sentence(league_home, args, message):
+    result = run(*args, "--home", league_home)
+    assert result.exit_code == 2
+    text = " ".join(result.output.split())
+    assert message in text and "Traceback" not in text
+
+
+@pytest.mark.parametrize("command", ["agents", "show rule", "promote x", "retire x", "reactivate x",
+                                     "leaderboard", "lineage x"])
+def test_missing_home_says_how_to_create_it(tmp_path, command):
+    result = run(*command.split(), "--home", tmp_path / "nowhere")
+    assert result.exit_code == 2
+    assert "league init --home" in " ".join(result.output.split())
+
+
+def test_bad_config_file_is_one_sentence(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("ratings:\n  elo:\n    k_factor: fast\n")
+    result = run("init", "--home", tmp_path / "h", "--config", bad)
+    assert result.exit_code == 2 and "ratings.elo.k_factor" in " ".join(result.output.split())
+
+
+def test_usage_error_exits_2():
+    assert run("show").exit_code == 2
+    assert run("no-such-command").exit_code == 2
+
+
+def _all_commands(group: typer.Typer, prefix=()):
+    for info in group.registered_commands:
+        yield prefix + (info.name or info.callback.__name__.replace("_", "-"),), info.callback
+    for sub in group.registered_groups:
+        yield from _all_commands(sub.typer_instance, prefix + (sub.name,))
+
+
+def test_every_command_help_has_an_example():
+    commands = list(_all_commands(app))
+    assert len(commands) >= 8
+    for path, callback in commands:
+        result = run(*path, "--help")
+        assert result.exit_code == 0
+        assert "Example: league " in (callback.__doc__ or ""), path
+        assert "Example: league" in result.output, path
+
+
+def test_agents_command_does_not_import_heavy_packages(league_home):
+    code = ("import sys; from league.cli import app; from typer.testing import CliRunner; "
+            f"r = CliRunner().invoke(app, ['agents', '--home', r'{league_home}']); assert r.exit_code == 0; "
+            "print(sorted(m for m in ('torch', 'rlgym', 'RocketSim', 'streamlit') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

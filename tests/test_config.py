@@ -1,0 +1,75 @@
+from pathlib import Path
+
+import pytest
+
+from league.config import Config, config_from_dict, load_config
+from league.errors import ConfigError
+from league.home import resolve_home
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "user.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_defaults_load_for_every_stage():
+    for stage, size in (("1v1", 1), ("2v2", 2), ("3v3", 3)):
+        cfg = load_config(stage=stage)
+        assert cfg.stage == stage and cfg.game.team_size == size
+    cfg = load_config()
+    assert cfg.ratings.elo.k_factor == 32 and cfg.ratings.mle.anchor_agent == "rule"
+
+
+def test_user_file_and_flags_override_in_order(tmp_path):
+    user = write(tmp_path, "seed: 7\nratings:\n  elo:\n    k_factor: 16\n")
+    cfg = load_config(user_file=user)
+    assert cfg.seed == 7 and cfg.ratings.elo.k_factor == 16.0
+    cfg = load_config(user_file=user, overrides={"seed": 9}, sets=["ratings.elo.k_factor=20"])
+    assert cfg.seed == 9 and cfg.ratings.elo.k_factor == 20.0
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("ratings:\n  elo:\n    k_factr: 16\n", "unknown key 'ratings.elo.k_factr'"),
+    ("seed: banana\n", "key 'seed' must be an integer"),
+    ("ratings:\n  elo:\n    k_factor: -1\n", "key 'ratings.elo.k_factor' must be a number between 0 and 400, got -1"),
+    ("game:\n  tick_skip: 0\n", "key 'game.tick_skip' must be an integer between 1 and 120"),
+    ("stage: 4v4\n", "Unknown stage '4v4'"),
+    ("ratings: 3\n", "ratings must be a mapping"),
+    ("seed: [1\n", "not valid YAML at line"),
+])
+def test_bad_user_files_name_file_key_and_expectation(tmp_path, text, fragment):
+    user = write(tmp_path, text)
+    with pytest.raises(ConfigError) as info:
+        load_config(user_file=user)
+    message = str(info.value)
+    assert fragment in message
+    if "Unknown stage" not in message:
+        assert str(user) in message
+
+
+def test_bad_set_flag_and_missing_file(tmp_path):
+    with pytest.raises(ConfigError, match="--set seed=x: key 'seed' must be an integer"):
+        load_config(sets=["seed=x"])
+    with pytest.raises(ConfigError, match="expected KEY=VALUE"):
+        load_config(sets=["seed"])
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_config(user_file=tmp_path / "missing.yaml")
+
+
+def test_team_size_must_match_stage(tmp_path):
+    with pytest.raises(ConfigError, match="needs 1"):
+        load_config(user_file=write(tmp_path, "game:\n  team_size: 3\n"))
+
+
+def test_round_trip_through_dict():
+    cfg = load_config(stage="2v2", sets=["seed=5"])
+    assert config_from_dict(cfg.to_dict()) == cfg
+    assert isinstance(cfg, Config)
+
+
+def test_home_resolution_order(tmp_path):
+    env = {"LEAGUE_HOME": str(tmp_path / "env")}
+    assert resolve_home(tmp_path / "flag", env=env).root == tmp_path / "flag"
+    assert resolve_home(None, env=env).root == tmp_path / "env"
+    assert resolve_home(None, env={}, cwd=tmp_path).root == tmp_path / "league-home"
