@@ -43,16 +43,25 @@ app = typer.Typer(
 def init(home: HomeOpt = None, config: ConfigOpt = None) -> None:
     """Create a league home with its database and the baseline agents `random` and `rule`.
 
-    Example: league init --home ./my-league
+    With --config, the file is validated and kept as the league's own config layer
+    (<home>/config.yaml), used by every later command on this league.
+
+    Example: league init --home ./my-league --config my-ratings.yaml
     """
+    import shutil
+
     from league.config import load_config
     from league.home import resolve_home
     from league.registry import Registry
 
-    cfg = load_config(user_file=config)
     league_home = resolve_home(home)
+    if config is not None:
+        load_config(home_file=config)  # validate it as a home layer (which may not pin the stage)
+    cfg = load_config(user_file=config, home_file=league_home.config_path)
     existed = league_home.exists()
     league_home.create_dirs()
+    if config is not None:
+        shutil.copyfile(config, league_home.config_path)
     Registry.create(league_home.db_path, cfg.ratings).close()
     verb = "Already initialised" if existed else "Created"
     out.print(f"{verb} league at {league_home.root}", highlight=False)

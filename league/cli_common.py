@@ -56,7 +56,7 @@ def open_league(home: Path | None, config: Path | None = None, readonly: bool = 
     from league.registry import Registry
 
     league_home = resolve_home(home).require()
-    cfg = load_config(user_file=config)
+    cfg = load_config(user_file=config, home_file=league_home.config_path)
     return league_home, Registry.open(league_home.db_path, cfg.ratings, readonly=readonly)
 
 

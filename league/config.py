@@ -253,12 +253,15 @@ def _nest(dotted: str, value: Any) -> dict[str, Any]:
 def load_config(
     stage: str | None = None,
     user_file: Path | None = None,
+    home_file: Path | None = None,
     overrides: dict[str, Any] | None = None,
     sets: list[str] | None = None,
     config_dir: Path | None = None,
 ) -> Config:
     """Load the config tree for `stage` (default: the one base.yaml names).
 
+    `home_file` is the league home's own config.yaml (written by `league init --config`),
+    layered between the shipped files and `user_file`.
     `overrides` are dotted keys set by dedicated flags (e.g. {"seed": 3}); `sets` are raw
     `KEY=VALUE` strings from `--set`. Both are validated like files.
     """
@@ -269,6 +272,11 @@ def load_config(
         path = root / name
         if path.exists():
             layers.append((f"configs/{name}", _read_yaml(path, f"configs/{name}")))
+    if home_file is not None and home_file.is_file():
+        home_layer = (str(home_file), _read_yaml(home_file, str(home_file)))
+        if "stage" in home_layer[1]:
+            raise ConfigError(f"{home_file}: key 'stage' cannot be set in a league home's config; pass --stage.")
+        layers.append(home_layer)
     if user_file is not None:
         user_layer = (str(user_file), _read_yaml(user_file, str(user_file)))
     else:

@@ -22,6 +22,11 @@ class LeagueHome:
         return self.root / DB_NAME
 
     @property
+    def config_path(self) -> Path:
+        """The league's own config layer, written by `league init --config FILE`."""
+        return self.root / "config.yaml"
+
+    @property
     def checkpoints(self) -> Path:
         return self.root / "checkpoints"
 

@@ -153,3 +153,21 @@ def test_agents_command_does_not_import_heavy_packages(league_home):
             "print(sorted(m for m in ('torch', 'rlgym', 'RocketSim', 'streamlit') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_init_config_becomes_the_league_config_layer(tmp_path):
+    cfg = tmp_path / "mine.yaml"
+    cfg.write_text("ratings:\n  elo:\n    k_factor: 10\n  mle:\n    anchor_rating: 1000\n")
+    home = tmp_path / "h"
+    assert run("init", "--home", home, "--config", cfg).exit_code == 0
+    assert (home / "config.yaml").read_text() == cfg.read_text()
+    reg = Registry.open(home / "league.db")
+    reg.add_agent("a", "mlp", 1)
+    play(reg, "a", "random", 1, 0)
+    out = run("leaderboard", "--home", home, "--by", "mle").output
+    assert "1000" in out  # the anchor rating from the league's config
+    bad = tmp_path / "stage.yaml"
+    bad.write_text("stage: 2v2\n")
+    result = run("init", "--home", tmp_path / "h2", "--config", bad)
+    assert result.exit_code == 2 and "cannot be set in a league home" in " ".join(result.output.split())
+    assert not (tmp_path / "h2").exists()  # nothing written for a refused config
