@@ -95,6 +95,25 @@ class PolicyConfig:
 
 
 @dataclass
+class PpoConfig:
+    learning_rate: float = param(3e-4, "Adam learning rate at the start of training.", min=0)
+    lr_schedule: Literal["constant", "linear"] = param("constant", "Learning-rate schedule over the step budget.")
+    gamma: float = param(0.995, "Discount factor.", min=0, max=1)
+    gae_lambda: float = param(0.95, "GAE lambda.", min=0, max=1)
+    clip_coef: float = param(0.2, "PPO policy clipping range.", min=0)
+    clip_value: bool = param(False, "Clip the value loss around the rollout's values as well.")
+    ent_coef: float = param(0.01, "Entropy bonus weight.", min=0)
+    vf_coef: float = param(0.5, "Value loss weight.", min=0)
+    max_grad_norm: float = param(0.5, "Gradient-norm clipping threshold.", min=0)
+    normalize_advantages: bool = param(True, "Normalize advantages per minibatch.")
+    epochs: int = param(2, "Passes over each rollout.", min=1)
+    minibatch_size: int = param(4096, "Agent steps per minibatch (LSTM: rounded to whole sequences).", min=1)
+    steps_per_env: int = param(128, "Decision steps each env slot collects per rollout.", min=1)
+    sequence_length: int = param(16, "Truncated-BPTT sequence length for the LSTM learner.", min=1)
+    target_kl: float = param(0.0, "Stop the epoch loop early above this approximate KL (0: never).", min=0)
+
+
+@dataclass
 class Config:
     """The whole configuration of one command."""
 
@@ -104,6 +123,7 @@ class Config:
     game: GameConfig = section(GameConfig, "The soccar game.")
     runner: RunnerConfig = section(RunnerConfig, "The vectorized game runner.")
     policy: PolicyConfig = section(PolicyConfig, "The policy network.")
+    ppo: PpoConfig = section(PpoConfig, "The PPO learner.")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

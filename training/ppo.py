@@ -1,0 +1,226 @@
+"""PPO and recurrent PPO updates over a RolloutBuffer.
+
+The learner owns the network, the optimizer and the buffer; a driver (the self-play loop, or
+a test on a classic-control task) steps the environments and calls `act`, `observe_rewards`
+and, when the buffer is full, `update`. Feed-forward minibatches are shuffled agent steps;
+recurrent minibatches are whole fixed-length sequences cut by env slot, replayed from the
+LSTM state stored at their first step (truncated backprop through time).
+
+A non-finite loss, gradient or weight skips the update: the weights and optimizer state from
+before the update are restored and the event is counted, so one bad batch never poisons the
+learner.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from torch import nn
+
+from league.config import PpoConfig
+from training.rollout import RolloutBuffer
+
+
+@dataclass
+class UpdateStats:
+    policy_loss: float = 0.0
+    value_loss: float = 0.0
+    entropy: float = 0.0
+    approx_kl: float = 0.0
+    clip_fraction: float = 0.0
+    explained_variance: float = 0.0
+    grad_norm: float = 0.0
+    learning_rate: float = 0.0
+    minibatches: int = 0
+    skipped: bool = False
+    seconds: float = 0.0
+    extra: dict = field(default_factory=dict)
+
+    def as_log(self) -> dict[str, float]:
+        return {
+            "losses/policy_loss": self.policy_loss, "losses/value_loss": self.value_loss,
+            "losses/entropy": self.entropy, "losses/approx_kl": self.approx_kl,
+            "losses/clip_fraction": self.clip_fraction, "losses/explained_variance": self.explained_variance,
+            "losses/grad_norm": self.grad_norm, "charts/learning_rate": self.learning_rate,
+            "charts/update_seconds": self.seconds, "charts/skipped_update": float(self.skipped),
+        }
+
+
+def _finite(tensors) -> bool:
+    return all(bool(torch.isfinite(t).all()) for t in tensors)
+
+
+class PpoLearner:
+    def __init__(self, model: nn.Module, cfg: PpoConfig, slots: int, obs_dim: int,
+                 device: torch.device | str = "cpu", total_updates: int | None = None, seed: int = 0):
+        self.model = model.to(device)
+        self.cfg = cfg
+        self.device = torch.device(device)
+        self.recurrent = bool(getattr(model, "recurrent", False))
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=cfg.learning_rate, eps=1e-5)
+        self.buffer = RolloutBuffer(cfg.steps_per_env, slots, obs_dim, self.device,
+                                    lstm_hidden=model.hidden_size if self.recurrent else None)
+        self.total_updates = total_updates
+        self.updates_done = 0
+        self.skipped_updates = 0
+        self.generator = torch.Generator(device="cpu").manual_seed(seed)
+        self.state = model.initial_state(slots, self.device) if self.recurrent else None
+        self.slots = slots
+
+    # ------------------------------------------------------------------ collection
+
+    @torch.no_grad()
+    def act(self, obs: torch.Tensor, episode_start: torch.Tensor) -> torch.Tensor:
+        """Sample actions for all learner slots and store the step; returns actions [slots]."""
+        obs = obs.to(self.device, non_blocking=True).float()
+        episode_start = episode_start.to(self.device, non_blocking=True).float()
+        before = self.state
+        logits, value, self.state = self.model.step(obs, self.state, episode_start)
+        probs = torch.softmax(logits.float(), dim=-1)
+        actions = torch.multinomial(probs.cpu(), 1, generator=self.generator).squeeze(-1).to(self.device)
+        logprob = torch.log(probs.gather(-1, actions[:, None]).squeeze(-1).clamp_min(1e-12))
+        self.buffer.add(obs, actions, logprob, value.float(), episode_start, before)
+        return actions
+
+    def observe_rewards(self, rewards: torch.Tensor) -> None:
+        self.buffer.add_rewards(rewards.to(self.device, non_blocking=True).float())
+
+    @torch.no_grad()
+    def bootstrap_value(self, obs: torch.Tensor, episode_start: torch.Tensor) -> torch.Tensor:
+        """Value of the observation after the rollout's last step (state is not advanced)."""
+        obs = obs.to(self.device).float()
+        episode_start = episode_start.to(self.device).float()
+        _, value, _ = self.model.step(obs, self.state, episode_start)
+        return value.float()
+
+    # ------------------------------------------------------------------ update
+
+    def _learning_rate(self) -> float:
+        if self.cfg.lr_schedule == "linear" and self.total_updates:
+            frac = max(0.0, 1.0 - self.updates_done / self.total_updates)
+            return self.cfg.learning_rate * frac
+        return self.cfg.learning_rate
+
+    def update(self, next_obs: torch.Tensor, next_episode_start: torch.Tensor) -> UpdateStats:
+        """Run the PPO epochs over the full buffer, then clear it."""
+        start = time.perf_counter()
+        buf, cfg = self.buffer, self.cfg
+        last_value = self.bootstrap_value(next_obs, next_episode_start)
+        buf.compute_gae(last_value, next_episode_start.to(self.device).float(), cfg.gamma, cfg.gae_lambda)
+        lr = self._learning_rate()
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        good_model = copy.deepcopy(self.model.state_dict())
+        good_optim = copy.deepcopy(self.optimizer.state_dict())
+
+        stats = UpdateStats(learning_rate=lr)
+        sums = np.zeros(7)
+        stop = False
+        for _ in range(cfg.epochs):
+            for batch in (self._sequence_batches() if self.recurrent else self._flat_batches()):
+                out = self._minibatch_step(batch)
+                if out is None:
+                    self._restore(good_model, good_optim)
+                    stats.skipped = True
+                    self.skipped_updates += 1
+                    stop = True
+                    break
+                sums += out
+                stats.minibatches += 1
+                if cfg.target_kl and out[3] > cfg.target_kl:
+                    stop = True
+                    break
+            if stop:
+                break
+        if not stats.skipped and not _finite(self.model.parameters()):
+            self._restore(good_model, good_optim)
+            stats.skipped = True
+            self.skipped_updates += 1
+        if stats.minibatches:
+            (stats.policy_loss, stats.value_loss, stats.entropy, stats.approx_kl,
+             stats.clip_fraction, stats.grad_norm, _) = (sums / stats.minibatches).tolist()
+        y, v = buf.returns.flatten(), buf.values.flatten()
+        var_y = torch.var(y)
+        stats.explained_variance = float(1 - torch.var(y - v) / var_y) if var_y > 0 else float("nan")
+        self.updates_done += 1
+        buf.reset()
+        stats.seconds = time.perf_counter() - start
+        return stats
+
+    def _restore(self, model_state, optim_state) -> None:
+        self.model.load_state_dict(model_state)
+        self.optimizer.load_state_dict(optim_state)
+
+    def _flat_batches(self):
+        buf = self.buffer
+        n = buf.steps * buf.slots
+        order = torch.randperm(n, generator=self.generator).to(self.device)
+        flat = {
+            "obs": buf.obs.reshape(n, -1), "actions": buf.actions.reshape(n), "logprobs": buf.logprobs.reshape(n),
+            "values": buf.values.reshape(n), "advantages": buf.advantages.reshape(n), "returns": buf.returns.reshape(n),
+        }
+        size = min(self.cfg.minibatch_size, n)
+        for lo in range(0, n - size + 1, size):
+            idx = order[lo:lo + size]
+            yield {k: v[idx] for k, v in flat.items()}
+
+    def _sequence_batches(self):
+        """Minibatches of whole sequences: (sequence start, env slot) pairs, shuffled."""
+        buf, cfg = self.buffer, self.cfg
+        seq = min(cfg.sequence_length, buf.steps)
+        starts = torch.arange(0, buf.steps - seq + 1, seq)
+        pairs = torch.cartesian_prod(starts, torch.arange(buf.slots))  # [S, 2]
+        pairs = pairs[torch.randperm(len(pairs), generator=self.generator)]
+        per_batch = max(1, cfg.minibatch_size // seq)
+        time_idx = torch.arange(seq)
+        for lo in range(0, len(pairs), per_batch):
+            chunk = pairs[lo:lo + per_batch]
+            t = (chunk[:, 0][None, :] + time_idx[:, None]).to(self.device)  # [seq, B]
+            slot = chunk[:, 1][None, :].expand(seq, -1).to(self.device)
+            first_t, first_slot = chunk[:, 0].to(self.device), chunk[:, 1].to(self.device)
+            yield {
+                "obs": buf.obs[t, slot], "actions": buf.actions[t, slot], "logprobs": buf.logprobs[t, slot],
+                "values": buf.values[t, slot], "advantages": buf.advantages[t, slot], "returns": buf.returns[t, slot],
+                "episode_starts": buf.episode_starts[t, slot],
+                "state": (buf.hidden[first_t, 0, first_slot][None].contiguous(),
+                          buf.hidden[first_t, 1, first_slot][None].contiguous()),
+            }
+
+    def _minibatch_step(self, b) -> np.ndarray | None:
+        cfg = self.cfg
+        if self.recurrent:
+            state = type(self.model.initial_state(1))(*b["state"])
+            logprob, entropy, value = self.model.evaluate_sequence(b["obs"], b["actions"], state, b["episode_starts"])
+        else:
+            logprob, entropy, value = self.model.evaluate(b["obs"], b["actions"])
+        adv = b["advantages"]
+        if cfg.normalize_advantages and adv.numel() > 1:
+            adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+        log_ratio = logprob - b["logprobs"]
+        ratio = log_ratio.exp()
+        with torch.no_grad():
+            approx_kl = ((ratio - 1) - log_ratio).mean()
+            clip_frac = ((ratio - 1.0).abs() > cfg.clip_coef).float().mean()
+        pg_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - cfg.clip_coef, 1 + cfg.clip_coef)).mean()
+        if cfg.clip_value:
+            clipped = b["values"] + (value - b["values"]).clamp(-cfg.clip_coef, cfg.clip_coef)
+            v_loss = 0.5 * torch.max((value - b["returns"]) ** 2, (clipped - b["returns"]) ** 2).mean()
+        else:
+            v_loss = 0.5 * ((value - b["returns"]) ** 2).mean()
+        ent = entropy.mean()
+        loss = pg_loss - cfg.ent_coef * ent + cfg.vf_coef * v_loss
+        if not torch.isfinite(loss):
+            return None
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        grad_norm = nn.utils.clip_grad_norm_(self.model.parameters(), cfg.max_grad_norm)
+        if not math.isfinite(float(grad_norm)):
+            return None
+        self.optimizer.step()
+        return np.array([float(pg_loss.detach()), float(v_loss.detach()), float(ent.detach()), float(approx_kl), float(clip_frac),
+                         float(grad_norm), 0.0])
