@@ -363,6 +363,31 @@ class Registry:
             state[g["orange"]] = [eo, *to]
         return {k: (v[0], v[1], v[2]) for k, v in state.items()}
 
+    # ------------------------------------------------------------------ payoff
+
+    def record_payoff(self, learner: str, team_size: int, results: dict[str, tuple[float, float, float]],
+                      decay: float = 1.0) -> None:
+        """Add (wins, draws, games) per opponent name to the learner's payoff, decaying old counts first."""
+        with self.transaction():
+            now = utc_now()
+            for opponent, (wins, draws, games) in results.items():
+                opp = self.agent(opponent)
+                self.db.execute(
+                    """INSERT INTO payoff (learner, opponent_id, team_size, wins, draws, games, updated)
+                       VALUES (?, ?, ?, ?, ?, ?, ?)
+                       ON CONFLICT (learner, opponent_id, team_size) DO UPDATE SET
+                           wins = wins * ? + excluded.wins, draws = draws * ? + excluded.draws,
+                           games = games * ? + excluded.games, updated = excluded.updated""",
+                    [learner, opp.id, team_size, wins, draws, games, now, decay, decay, decay],
+                )
+
+    def payoff(self, learner: str, team_size: int) -> dict[str, tuple[float, float, float]]:
+        """(wins, draws, games) per opponent name for a learner."""
+        rows = self.db.query(
+            """SELECT a.name, p.wins, p.draws, p.games FROM payoff p JOIN agents a ON a.id = p.opponent_id
+               WHERE p.learner = ? AND p.team_size = ?""", [learner, team_size])
+        return {r["name"]: (r["wins"], r["draws"], r["games"]) for r in rows}
+
     # ------------------------------------------------------------------ tournaments
 
     def create_tournament(self, name: str, team_size: int, seed: int, games_per_pair: int,

@@ -114,6 +114,24 @@ def _initial(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX rating_history_agent ON rating_history(agent_id, team_size)")
 
 
+@migrations(name="0002_payoff")
+def _payoff(db: sqlite_utils.Database) -> None:
+    # The learner's results against each opponent, decayed so old results fade (AlphaStar's Payoff).
+    db.execute(
+        """
+        CREATE TABLE payoff (
+            learner TEXT NOT NULL,
+            opponent_id INTEGER NOT NULL REFERENCES agents(id),
+            team_size INTEGER NOT NULL CHECK (team_size BETWEEN 1 AND 3),
+            wins REAL NOT NULL DEFAULT 0,
+            draws REAL NOT NULL DEFAULT 0,
+            games REAL NOT NULL DEFAULT 0,
+            updated TEXT NOT NULL,
+            PRIMARY KEY (learner, opponent_id, team_size)
+        )"""
+    )
+
+
 def schema_version(db: sqlite_utils.Database) -> int:
     """Number of migrations applied to this database."""
     return len(migrations.applied(db))
