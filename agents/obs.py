@@ -118,6 +118,26 @@ def _car_blocks(cars: np.ndarray, ball: np.ndarray, present: np.ndarray) -> np.n
     return out
 
 
+def _slot_table(teams: np.ndarray) -> np.ndarray:
+    """[C, 6] car index for each observer's self, mate0-1, opp0-2 slots (C = the empty slot).
+
+    Every arena of a batch has the same team layout (the runner builds them alike), so one
+    table serves the whole batch; a batch that breaks this is refused.
+    """
+    layout = teams[0]
+    if not (teams == layout).all():
+        raise ValueError("build_obs needs the same team layout in every arena of a batch")
+    n_cars = len(layout)
+    table = np.full((n_cars, 6), n_cars, dtype=np.intp)
+    for o in range(n_cars):  # over car slots (at most 6), not over arenas
+        mates = [c for c in range(n_cars) if c != o and layout[c] == layout[o]][:2]
+        opps = [c for c in range(n_cars) if layout[c] != layout[o]][:3]
+        table[o, 0] = o
+        table[o, 1:1 + len(mates)] = mates
+        table[o, 3:3 + len(opps)] = opps
+    return table
+
+
 def build_obs(
     ball: np.ndarray,
     cars: np.ndarray,
@@ -135,12 +155,10 @@ def build_obs(
     Returns [E * C, OBS_DIM] float32, row e * C + c for car c of arena e.
     """
     n_envs, n_cars, _ = cars.shape
-    per_team = n_cars // 2
     orange = teams == 1  # [E, C]
     # Both frames for everything; each observer picks its own.
     cars_m = mirror_vectors(cars)
     ball_m = mirror_vectors(ball)
-    frames_cars = np.where(orange[:, :, None, None], cars_m[:, None], cars[:, None])  # [E, obs C, C, 18]
     frames_ball = np.where(orange[:, :, None], ball_m[:, None], ball[:, None])  # [E, obs C, 9]
 
     out = np.zeros((n_envs, n_cars, OBS_DIM), dtype=np.float32)
@@ -148,24 +166,14 @@ def build_obs(
         [frames_ball[..., BALL_POS] * POS_COEF, frames_ball[..., BALL_VEL] * VEL_COEF,
          frames_ball[..., BALL_ANG_VEL] * ANG_VEL_COEF], axis=-1)
 
-    # Which car fills which slot, for each observer: self, then mates, then opponents, in car-id order.
-    idx = np.arange(n_cars)
-    same_team = teams[:, :, None] == teams[:, None, :]  # [E, obs, other]
-    not_self = idx[None, :, None] != idx[None, None, :]
-    all_blocks = _car_blocks(frames_cars, frames_ball[:, :, None, :], np.ones((n_envs, n_cars, n_cars), np.float32))
-    self_blocks = all_blocks[:, idx, idx]  # [E, C, 25]
-    out[:, :, LAYOUT["self"].slice] = self_blocks
-
-    for kind, mask, names, limit in (
-        ("mate", same_team & not_self, ("mate0", "mate1"), per_team - 1),
-        ("opp", ~same_team, ("opp0", "opp1", "opp2"), per_team),
-    ):
-        # Rank other cars of this kind by car id: the k-th such car goes to slot k.
-        rank = np.cumsum(mask, axis=-1) - 1  # [E, obs, other]
-        for k, name in enumerate(names[:limit]):
-            pick = mask & (rank == k)  # exactly one car per observer
-            block = (all_blocks * pick[..., None]).sum(axis=2)
-            out[:, :, LAYOUT[name].slice] = block
+    # Every car's block in both frames, plus an all-zero block for empty slots: [2, E, C + 1, 25].
+    present = np.ones((n_envs, n_cars), np.float32)
+    blocks = np.zeros((2, n_envs, n_cars + 1, CAR_BLOCK), np.float32)
+    blocks[0, :, :n_cars] = _car_blocks(cars, ball[:, None, :], present)
+    blocks[1, :, :n_cars] = _car_blocks(cars_m, ball_m[:, None, :], present)
+    # One gather fills self, mates and opponents for every observer at once.
+    slots = blocks[orange.astype(np.intp)[:, :, None], np.arange(n_envs)[:, None, None], _slot_table(teams)[None]]
+    out[:, :, LAYOUT["self"].start:LAYOUT["opp2"].start + CAR_BLOCK] = slots.reshape(n_envs, n_cars, -1)
 
     pads_m = pads[:, ::-1]
     out[:, :, LAYOUT["pads"].slice] = np.where(orange[:, :, None], pads_m[:, None, :], pads[:, None, :])

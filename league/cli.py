@@ -243,12 +243,20 @@ def lineage(name: Annotated[str, typer.Argument(help="Agent name.")], home: Home
     out.print(tree)
 
 
-# Command groups owned by other modules (each keeps its heavy imports inside its commands).
-from league import cli_bench, cli_checkpoints  # noqa: E402
+# Commands owned by the packages that implement them; each module is light at import time and
+# keeps its heavy imports (torch, RocketSim, streamlit) inside its command functions.
+from agents.cli_checkpoints import export_agent, import_agent  # noqa: E402
+from arena.cli_bench import app as bench_app  # noqa: E402
+from arena.tournament_cli import tournament_command  # noqa: E402
+from dashboard.cli import dashboard_command  # noqa: E402
+from training.cli import train_command  # noqa: E402
 
-app.add_typer(cli_bench.app, name="bench")
-app.command("import")(cli_checkpoints.import_agent)
-app.command("export")(cli_checkpoints.export_agent)
+app.command("train")(train_command)
+app.command("tournament")(tournament_command)
+app.command("dashboard")(dashboard_command)
+app.command("import")(import_agent)
+app.command("export")(export_agent)
+app.add_typer(bench_app, name="bench")
 
 
 def main() -> None:

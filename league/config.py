@@ -1,7 +1,7 @@
 """One typed config tree, loaded from YAML files and overridden by flags.
 
 Load order (later wins): dataclass defaults, configs/base.yaml, configs/league.yaml,
-configs/stages/<stage>.yaml, a user file (--config), then command-line overrides.
+configs/rewards.yaml, configs/stages/<stage>.yaml, a user file (--config), then command-line overrides.
 Every layer is validated on its own before it is merged, so an unknown key, a wrong type
 or an out-of-range value is reported with the file (or flag) it came from.
 """
@@ -82,7 +82,9 @@ class GameConfig:
 @dataclass
 class RunnerConfig:
     workers: int = param(0, "Game worker processes; 0 picks one per core.", min=0, max=256)
-    envs_per_worker: int = param(8, "RocketSim arenas stepped by each worker.", min=1, max=4096)
+    envs_per_worker: int = param(32, "RocketSim arenas stepped by each worker.", min=1, max=4096)
+    backend: Literal["multiprocessing", "serial"] = param(
+        "multiprocessing", "Run game workers in their own processes, or all in this one (debugging, tiny runs).")
 
 
 @dataclass
@@ -114,6 +116,49 @@ class PpoConfig:
 
 
 @dataclass
+class RewardWeights:
+    goal: float = param(10.0, "Per goal scored (conceding costs the same).")
+    touch: float = param(0.5, "Per step touching the ball.")
+    velocity_player_to_ball: float = param(0.05, "Car speed towards the ball (share of top speed).")
+    velocity_ball_to_goal: float = param(0.1, "Ball speed towards the opponent's goal (share of top speed).")
+    face_ball: float = param(0.01, "Cosine between the car's nose and the ball.")
+    boost: float = param(0.0, "sqrt(boost / 100) held.")
+    demo: float = param(0.5, "Per opponent demolished (being demolished costs the same).")
+    save: float = param(1.0, "Per touch of a ball heading fast into our goal area.")
+
+
+@dataclass
+class RewardsConfig:
+    mode: Literal["dense", "sparse"] = param("dense", "Weighted shaped terms, or goals only.")
+    weights: RewardWeights = section(RewardWeights, "Weights of the dense terms (0 turns one off).")
+
+
+@dataclass
+class OpponentMix:
+    latest: float = param(0.5, "Share of slots playing the learner's latest snapshot.", min=0)
+    past: float = param(0.1, "Share playing a uniformly chosen earlier version.", min=0)
+    pfsp: float = param(0.2, "Share playing an earlier version chosen by PFSP.", min=0)
+    rule: float = param(0.1, "Share playing the rule bot.", min=0)
+    random: float = param(0.1, "Share playing the random bot.", min=0)
+
+
+@dataclass
+class TrainingConfig:
+    steps: int = param(1_000_000, "Agent steps of experience to train for (0: until --minutes or Ctrl-C).", min=0)
+    minutes: float = param(0.0, "Wall-clock budget in minutes (0: no limit).", min=0)
+    snapshot_every_steps: int = param(200_000, "Agent steps between snapshots (checkpoint + registry version).", min=1)
+    eval_every_snapshots: int = param(2, "Snapshots between evaluation games (0: never).", min=0)
+    eval_games: int = param(6, "Evaluation games against each of rule, random and the champion.", min=0)
+    eval_game_seconds: float = param(60.0, "Game clock of an evaluation game.", min=1)
+    opponents: OpponentMix = section(OpponentMix, "Where self-play opponents come from.")
+    pfsp_weighting: Literal["hard", "variance", "linear", "even"] = param("hard", "PFSP weighting of past versions.")
+    payoff_decay: float = param(0.99, "Decay of old payoff counts at each snapshot.", min=0, max=1)
+    max_opponents: int = param(4, "Most distinct opponent policies loaded at once.", min=1)
+    device: Literal["auto", "cpu", "cuda"] = param("auto", "Where the learner runs.")
+    torch_threads: int = param(0, "Torch CPU threads for the learner (0: cores minus game workers, at least 1).", min=0)
+
+
+@dataclass
 class Config:
     """The whole configuration of one command."""
 
@@ -124,6 +169,8 @@ class Config:
     runner: RunnerConfig = section(RunnerConfig, "The vectorized game runner.")
     policy: PolicyConfig = section(PolicyConfig, "The policy network.")
     ppo: PpoConfig = section(PpoConfig, "The PPO learner.")
+    rewards: RewardsConfig = section(RewardsConfig, "Training rewards.")
+    training: TrainingConfig = section(TrainingConfig, "The self-play training loop.")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -288,7 +335,7 @@ def load_config(
     root = config_dir or shipped_config_dir()
     merged: dict[str, Any] = {}
     layers: list[tuple[str, dict[str, Any]]] = []
-    for name in ("base.yaml", "league.yaml"):
+    for name in ("base.yaml", "league.yaml", "rewards.yaml"):
         path = root / name
         if path.exists():
             layers.append((f"configs/{name}", _read_yaml(path, f"configs/{name}")))

@@ -7,8 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from league.cli_common import HomeOpt, StageOpt, handles_errors
-from league.errors import LeagueError
+from league.cli_common import HomeOpt, StageOpt, handles_errors, open_league, out
 
 
 @handles_errors
@@ -22,7 +21,12 @@ def import_agent(
 
     Example: league import ./bots/striker.safetensors --name striker --stage 1v1
     """
-    raise LeagueError("league import is not available yet.")
+    from agents.transfer import import_checkpoint  # torch: only when the command runs
+
+    league_home, reg = open_league(home)
+    agent = import_checkpoint(league_home, reg, file, name=name, stage=stage)
+    out.print(f"Imported {agent.name} ({agent.kind}, {agent.stage}, {agent.steps_trained:,} steps), "
+              f"sha256 {agent.checkpoint_sha256}, stored at {agent.checkpoint_path}", highlight=False)
 
 
 @handles_errors
@@ -35,4 +39,8 @@ def export_agent(
 
     Example: league export ppo-1v1-v12 ./exported
     """
-    raise LeagueError("league export is not available yet.")
+    from agents.transfer import export_checkpoint  # torch: only for the commands that need it
+
+    league_home, reg = open_league(home, readonly=True)
+    weights, meta = export_checkpoint(league_home, reg, name, directory)
+    out.print(f"Exported {name} to {weights} and {meta}", highlight=False)

@@ -1,0 +1,192 @@
+"""Actor-critic networks (torch): a feed-forward MLP and a recurrent LSTM, built from PolicyConfig.
+
+Both modules share one step interface, so the batched-inference wrapper (agents.nn_policy)
+and the PPO learner treat them alike:
+
+    step(obs [N, D], state, episode_start [N]) -> (logits [N, A], value [N], new state)
+
+The MLP ignores `state` (always None). The LSTM additionally offers the sequence forward a
+recurrent PPO update needs, `evaluate_sequence(obs [T, N, D], actions [T, N], initial_state,
+episode_start [T, N])`, which resets each row's hidden state where its episode starts, as
+CleanRL's ppo_atari_lstm.py does with its `(1 - done)` mask.
+
+Initialisation follows CleanRL: orthogonal weights with gain sqrt(2) in hidden layers, 0.01
+for the policy head (near-uniform first actions) and 1.0 for the value head.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import math
+from typing import NamedTuple
+
+import torch
+from torch import nn
+from torch.distributions import Categorical
+
+from agents.actions import N_ACTIONS
+from agents.obs import OBS_DIM
+from league.config import PolicyConfig
+from league.errors import LeagueError
+
+ACTIVATIONS: dict[str, type[nn.Module]] = {"relu": nn.ReLU, "elu": nn.ELU, "tanh": nn.Tanh}
+HIDDEN_GAIN = math.sqrt(2.0)
+POLICY_HEAD_GAIN = 0.01
+VALUE_HEAD_GAIN = 1.0
+
+
+def seed_mlp_config() -> PolicyConfig:
+    """The seed documents' network: an MLP actor-critic with [1024, 512, 256] ELU layers."""
+    return PolicyConfig(kind="mlp", actor_sizes=[1024, 512, 256], critic_sizes=[1024, 512, 256], activation="elu")
+
+
+# Named architectures a person or a script can ask for; each call returns a fresh config.
+PRESETS = {"seed-mlp": seed_mlp_config}
+
+
+def policy_preset(name: str) -> PolicyConfig:
+    """A named architecture, e.g. policy_preset("seed-mlp")."""
+    if name not in PRESETS:
+        raise LeagueError(f"Unknown policy preset {name!r}; expected one of {', '.join(sorted(PRESETS))}.")
+    return PRESETS[name]()
+
+
+def _own_copy(config: PolicyConfig, kind: str) -> PolicyConfig:
+    """A copy of `config` naming the module's kind, sharing no lists with the caller's config."""
+    return dataclasses.replace(copy.deepcopy(config), kind=kind)
+
+
+def layer_init(layer: nn.Linear, gain: float) -> nn.Linear:
+    nn.init.orthogonal_(layer.weight, gain)
+    nn.init.zeros_(layer.bias)
+    return layer
+
+
+def mlp_head(in_dim: int, sizes: list[int], out_dim: int, activation: str, out_gain: float) -> nn.Sequential:
+    """Hidden layers of `sizes` with `activation`, then a linear output layer."""
+    layers: list[nn.Module] = []
+    width = in_dim
+    for size in sizes:
+        layers += [layer_init(nn.Linear(width, size), HIDDEN_GAIN), ACTIVATIONS[activation]()]
+        width = size
+    layers.append(layer_init(nn.Linear(width, out_dim), out_gain))
+    return nn.Sequential(*layers)
+
+
+class LstmState(NamedTuple):
+    """Hidden and cell state of the LSTM, each [1, N, hidden] (torch.nn.LSTM's layout)."""
+
+    h: torch.Tensor
+    c: torch.Tensor
+
+
+class MlpActorCritic(nn.Module):
+    """Separate actor and critic MLPs over the flat observation."""
+
+    recurrent = False
+
+    def __init__(self, config: PolicyConfig, obs_dim: int = OBS_DIM, n_actions: int = N_ACTIONS):
+        super().__init__()
+        self.config = _own_copy(config, "mlp")
+        self.actor = mlp_head(obs_dim, config.actor_sizes, n_actions, config.activation, POLICY_HEAD_GAIN)
+        self.critic = mlp_head(obs_dim, config.critic_sizes, 1, config.activation, VALUE_HEAD_GAIN)
+
+    def initial_state(self, n: int, device: torch.device | str | None = None) -> None:
+        return None
+
+    def logits(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.actor(obs)
+
+    def value(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.critic(obs).squeeze(-1)
+
+    def distribution(self, obs: torch.Tensor) -> Categorical:
+        return Categorical(logits=self.actor(obs))
+
+    def evaluate(self, obs: torch.Tensor, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Log-probability of `actions`, entropy and value for a minibatch (the PPO loss inputs)."""
+        dist = self.distribution(obs)
+        return dist.log_prob(actions), dist.entropy(), self.value(obs)
+
+    def step(
+        self, obs: torch.Tensor, state: None = None, episode_start: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor, None]:
+        return self.actor(obs), self.value(obs), None
+
+    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.actor(obs), self.value(obs)
+
+
+class LstmActorCritic(nn.Module):
+    """One LSTM layer over the observation, then actor and critic MLP heads on its output."""
+
+    recurrent = True
+
+    def __init__(self, config: PolicyConfig, obs_dim: int = OBS_DIM, n_actions: int = N_ACTIONS):
+        super().__init__()
+        self.config = _own_copy(config, "lstm")
+        self.hidden_size = config.lstm_hidden
+        self.lstm = nn.LSTM(obs_dim, config.lstm_hidden)
+        for name, param in self.lstm.named_parameters():
+            if "bias" in name:
+                nn.init.zeros_(param)
+            else:
+                nn.init.orthogonal_(param, 1.0)
+        self.actor = mlp_head(config.lstm_hidden, config.actor_sizes, n_actions, config.activation, POLICY_HEAD_GAIN)
+        self.critic = mlp_head(config.lstm_hidden, config.critic_sizes, 1, config.activation, VALUE_HEAD_GAIN)
+
+    def initial_state(self, n: int, device: torch.device | str | None = None) -> LstmState:
+        device = device if device is not None else self.lstm.weight_ih_l0.device
+        zeros = torch.zeros(1, n, self.hidden_size, device=device)
+        return LstmState(zeros, zeros.clone())
+
+    def features(
+        self, obs: torch.Tensor, state: LstmState, episode_start: torch.Tensor
+    ) -> tuple[torch.Tensor, LstmState]:
+        """LSTM outputs [T, N, hidden] for obs [T, N, D], zeroing a row's state where its episode starts.
+
+        The loop over time is unavoidable (each step's reset depends on the row); it runs
+        over T only, every row of the batch at once.
+        """
+        h, c = state
+        keep = (1.0 - episode_start.to(obs.dtype)).unsqueeze(-1)  # [T, N, 1]
+        outputs = []
+        for t in range(obs.shape[0]):
+            h, c = h * keep[t], c * keep[t]
+            out, (h, c) = self.lstm(obs[t].unsqueeze(0), (h, c))
+            outputs.append(out)
+        return torch.cat(outputs, dim=0), LstmState(h, c)
+
+    def step(
+        self, obs: torch.Tensor, state: LstmState, episode_start: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, LstmState]:
+        """One time step for a batch of rows: obs [N, D], episode_start [N]."""
+        hidden, new_state = self.features(obs.unsqueeze(0), state, episode_start.unsqueeze(0))
+        hidden = hidden.squeeze(0)
+        return self.actor(hidden), self.critic(hidden).squeeze(-1), new_state
+
+    def evaluate_sequence(
+        self, obs: torch.Tensor, actions: torch.Tensor, initial_state: LstmState, episode_start: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Log-probability, entropy and value, each [T, N], replaying a rollout from its initial state."""
+        hidden, _ = self.features(obs, initial_state, episode_start)
+        dist = Categorical(logits=self.actor(hidden))
+        return dist.log_prob(actions), dist.entropy(), self.critic(hidden).squeeze(-1)
+
+    def value_sequence(self, obs: torch.Tensor, initial_state: LstmState, episode_start: torch.Tensor) -> torch.Tensor:
+        """Values [T, N] (e.g. to bootstrap the step after a rollout)."""
+        hidden, _ = self.features(obs, initial_state, episode_start)
+        return self.critic(hidden).squeeze(-1)
+
+
+ActorCritic = MlpActorCritic | LstmActorCritic
+
+
+def build_network(config: PolicyConfig, obs_dim: int = OBS_DIM, n_actions: int = N_ACTIONS) -> ActorCritic:
+    """The actor-critic module PolicyConfig describes (freshly initialised)."""
+    if config.kind == "mlp":
+        return MlpActorCritic(config, obs_dim, n_actions)
+    if config.kind == "lstm":
+        return LstmActorCritic(config, obs_dim, n_actions)
+    raise LeagueError(f"Unknown policy kind {config.kind!r}; expected mlp or lstm.")

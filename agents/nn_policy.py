@@ -1,0 +1,62 @@
+"""NetworkPolicy: batched numpy inference for an MLP or LSTM actor-critic.
+
+The game runner hands in observations [N, OBS_DIM] float32 and gets actions [N] int64 back;
+this wrapper does the torch side: no autograd (inference_mode), no copy on the way in when
+the observations are already contiguous float32 on a CPU device, sampling through the
+policy's own torch.Generator so a seeded game is reproducible, argmax when deterministic.
+The recurrent state of an LSTM policy stays a torch LstmState on the policy's device.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from agents.networks import ActorCritic, LstmState
+from agents.policy import Policy, State
+
+
+class NetworkPolicy(Policy):
+    """A Policy backed by an actor-critic module from agents.networks."""
+
+    def __init__(self, net: ActorCritic, device: torch.device | str = "cpu", name: str = "network"):
+        self.device = torch.device(device)
+        self.net = net.to(self.device).eval()
+        self.name = name
+        self.recurrent = bool(net.recurrent)
+        self.generator = torch.Generator(device=self.device)
+
+    def seed(self, seed: int) -> None:
+        self.generator.manual_seed(int(seed))
+
+    def initial_state(self, n: int) -> LstmState | None:
+        return self.net.initial_state(n, self.device)
+
+    def _tensor(self, array: np.ndarray, dtype: np.dtype) -> torch.Tensor:
+        # from_numpy shares memory; ascontiguousarray only copies when it has to.
+        return torch.from_numpy(np.ascontiguousarray(array, dtype=dtype)).to(self.device, non_blocking=True)
+
+    def act(
+        self,
+        obs: np.ndarray,
+        state: State = None,
+        episode_start: np.ndarray | None = None,
+        deterministic: bool = False,
+    ) -> tuple[np.ndarray, State]:
+        n = len(obs)
+        with torch.inference_mode():
+            x = self._tensor(obs, np.float32)
+            if self.recurrent:
+                if state is None:
+                    state = self.initial_state(n)
+                starts = (torch.zeros(n, device=self.device) if episode_start is None
+                          else self._tensor(episode_start, np.float32))
+                logits, _, state = self.net.step(x, state, starts)
+            else:
+                logits, _, _ = self.net.step(x)
+            if deterministic:
+                actions = logits.argmax(dim=-1)
+            else:
+                probs = torch.softmax(logits, dim=-1)
+                actions = torch.multinomial(probs, 1, generator=self.generator).squeeze(-1)
+        return actions.to("cpu").numpy().astype(np.int64, copy=False), state

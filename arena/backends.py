@@ -1,0 +1,170 @@
+"""Where game workers run: in this process (serial) or in worker processes (multiprocessing).
+
+Both backends drive the same ArenaWorker over the same array layout, so switching
+`runner.backend` changes nothing but speed. The multiprocessing backend signals each worker
+through a pipe (a few bytes per step; the arrays are shared memory). A worker that raises
+sends its traceback instead of "ok"; one that dies outright (segfault, kill) closes its end of
+the pipe, so the runner reads EOF at once instead of hanging. Either way every worker is
+stopped and the runner raises WorkerError.
+"""
+
+from __future__ import annotations
+
+import json
+
+import multiprocessing as mp
+import weakref
+
+from arena.shared import allocate_local, allocate_shared, runner_layout, views
+from arena.worker import (
+    MSG_CLOSE,
+    MSG_RESET,
+    MSG_STEP,
+    REPLY_ERROR,
+    REPLY_OK,
+    ArenaWorker,
+    WorkerPlan,
+    apply_reset,
+    run_worker,
+)
+
+JOIN_SECONDS = 3.0
+
+
+class WorkerError(RuntimeError):
+    """A game worker failed; the message carries the worker's own traceback."""
+
+
+def reset_message(seed: int | None) -> bytes:
+    return MSG_RESET + (str(int(seed)).encode() if seed is not None else b"")
+
+
+def reset_games_message(seeds: list[int]) -> bytes:
+    return MSG_RESET + json.dumps([int(s) for s in seeds]).encode()
+
+
+class SerialBackend:
+    """Every worker's arenas stepped in this process, one worker after another."""
+
+    def __init__(self, plans: list[WorkerPlan]):
+        layout = runner_layout(plans[0].total_envs, plans[0].spec.n_cars)
+        self._buffer = allocate_local(layout)
+        self.arrays = views(self._buffer, layout)
+        self.workers = [ArenaWorker(plan, self._buffer) for plan in plans]
+        self._pending: bytes | None = None
+
+    def send(self, message: bytes) -> None:
+        self._pending = message
+
+    def recv(self) -> None:
+        message, self._pending = self._pending, None
+        for index, worker in enumerate(self.workers):
+            try:
+                if message == MSG_STEP:
+                    worker.step()
+                else:
+                    apply_reset(worker, message[len(MSG_RESET):])
+            except Exception as exc:
+                raise WorkerError(f"Game worker {index} failed: {exc!r}") from exc
+
+    def close(self) -> None:
+        self.workers = []
+
+
+def _shutdown(processes: list, conns: list) -> None:
+    """Stop worker processes: ask politely, then terminate, then kill. Safe to call twice."""
+    for conn in conns:
+        try:
+            conn.send_bytes(MSG_CLOSE)
+        except (OSError, ValueError):
+            pass
+    for proc in processes:
+        proc.join(JOIN_SECONDS)
+    for proc in processes:
+        if proc.is_alive():
+            proc.terminate()
+            proc.join(JOIN_SECONDS)
+        if proc.is_alive():
+            proc.kill()
+            proc.join(JOIN_SECONDS)
+    for conn in conns:
+        conn.close()
+    conns.clear()
+    processes.clear()
+
+
+class MultiprocessingBackend:
+    """One process per WorkerPlan, all writing into one shared RawArray."""
+
+    def __init__(self, plans: list[WorkerPlan], start_method: str = "spawn"):
+        ctx = mp.get_context(start_method)
+        layout = runner_layout(plans[0].total_envs, plans[0].spec.n_cars)
+        self._buffer = allocate_shared(ctx, layout)
+        self.arrays = views(self._buffer, layout)
+        self._processes: list = []
+        self._conns: list = []
+        # Runs at close() or garbage collection or interpreter exit, whichever comes first.
+        self._finalizer = weakref.finalize(self, _shutdown, self._processes, self._conns)
+        for index, plan in enumerate(plans):
+            parent, child = ctx.Pipe()
+            proc = ctx.Process(target=run_worker, args=(child, self._buffer, plan),
+                               name=f"rl-league-game-{index}", daemon=True)
+            proc.start()
+            child.close()  # so the parent sees EOF if the worker dies
+            self._processes.append(proc)
+            self._conns.append(parent)
+        self._await_replies()  # each worker reports ready once its arenas are built
+
+    def send(self, message: bytes) -> None:
+        for index, conn in enumerate(self._conns):
+            try:
+                conn.send_bytes(message)
+            except (BrokenPipeError, OSError):
+                self._fail(index, None)
+
+    def recv(self) -> None:
+        self._await_replies()
+
+    def _await_replies(self) -> None:
+        """Collect every worker's answer; raise WorkerError for the first that failed or died.
+
+        Reading the pipes one after another wakes this process at most once per worker (a
+        `wait()` over all pipes rebuilds its poll set on every wake-up, which costs more with
+        many workers). A worker that dies closes its end of the pipe, so the read ends with
+        EOF instead of blocking: the crash is reported, never waited for.
+        """
+        for index, conn in enumerate(self._conns):
+            try:
+                reply = conn.recv_bytes()
+            except (EOFError, OSError):
+                self._processes[index].join(JOIN_SECONDS)
+                self._fail(index, None)
+            if reply.startswith(REPLY_ERROR):
+                self._fail(index, reply[len(REPLY_ERROR):].decode(errors="replace"))
+            if reply != REPLY_OK:
+                self._fail(index, f"unexpected reply {reply!r}")
+
+    def _fail(self, index: int, text: str | None) -> None:
+        proc = self._processes[index]
+        self.close()
+        if text is None:
+            code = proc.exitcode
+            how = f"exit code {code}" if code is None or code >= 0 else f"signal {-code}"
+            raise WorkerError(f"Game worker {index} (pid {proc.pid}) died without a traceback ({how}).") from None
+        raise WorkerError(f"Game worker {index} (pid {proc.pid}) failed:\n{text}") from None
+
+    @property
+    def pids(self) -> list[int]:
+        return [proc.pid for proc in self._processes]
+
+    def close(self) -> None:
+        self._finalizer()
+
+
+def make_backend(kind: str, plans: list[WorkerPlan], start_method: str = "spawn"):
+    if kind == "serial":
+        return SerialBackend(plans)
+    if kind == "multiprocessing":
+        return MultiprocessingBackend(plans, start_method)
+    raise ValueError(f"runner backend must be 'serial' or 'multiprocessing', got {kind!r}")
+

@@ -1,0 +1,333 @@
+"""`league bench env`: game throughput of this runner against a ceiling and a reference, in one run.
+
+Four measurements on the same cores, each after a warm-up (a fresh arena runs slowly until
+its memory has been touched once):
+
+  ceiling    bare RocketSim: W processes each stepping M arenas with random controls via
+             `arena.step(tick_skip)`; no observations, rewards or resets. Nothing written in
+             Python can beat it. With W > 1 a one-process ceiling is measured too: the ratio
+             says how many cores' worth of work W processes really get here.
+  reference  RLGym v2's standard env in one process (RocketSimEngine, DefaultObs,
+             LookupTableAction + RepeatAction, KickoffMutator, GoalCondition, timeouts), scaled
+             by the number of cores the runner uses, since one such env uses one core.
+  runner     arena.vector.VecGame with W workers x M arenas, uniformly random actions.
+  runner+mlp the same runner with the project's MLP actor-critic (agents.networks, [256, 256,
+             256] by default; one batched forward per step) choosing every action in the main
+             process.
+
+These machines are noisy (shared hosts; throughput moves by tens of percent from one second
+to the next), so the measurements are interleaved: `rounds` rounds, each running every
+measurement once for seconds/rounds, with every process kept alive and idle in between.
+Rates are medians over rounds, and the ratios are medians of per-round ratios, so a ratio
+compares numbers taken seconds apart. Each is reported as env steps/s, agent steps/s (env
+steps x cars) and physics ticks/s (env steps x tick skip).
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from arena.vector import default_workers
+
+WARMUP_SECONDS = 1.0
+ROUND_SECONDS = 1.0
+
+
+@dataclass
+class Measurement:
+    name: str
+    processes: int
+    env_steps_per_s: float
+    agent_steps_per_s: float
+    ticks_per_s: float
+    note: str = ""
+
+
+@dataclass
+class BenchReport:
+    team_size: int
+    tick_skip: int
+    workers: int
+    envs_per_worker: int
+    seconds: float
+    rounds: int
+    reference_scale: int
+    measurements: list[Measurement]
+    parallel_scaling: float  # W-process ceiling / 1-process ceiling: cores' worth W processes really get
+    runner_vs_ceiling: float
+    runner_vs_reference: float
+    mlp_runner_vs_ceiling: float
+    mlp_runner_vs_reference: float
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _timed(step: Callable[[], int], duration: float) -> tuple[int, float]:
+    """Call `step` (returns env steps done) until `duration` seconds passed; (env steps, seconds)."""
+    done, start = 0, time.perf_counter()
+    while time.perf_counter() - start < duration:
+        done += step()
+    return done, time.perf_counter() - start
+
+
+# --------------------------------------------------------------------------- ceiling
+
+
+def _ceiling_process(team_size: int, n_arenas: int, tick_skip: int, warmup: float, conn) -> None:
+    from arena.sim import apply_actions, controls_table, new_arena
+
+    arenas, cars = [], []
+    for i in range(n_arenas):
+        arena, arena_cars = new_arena(team_size)
+        arena.reset_kickoff(i)
+        arenas.append(arena)
+        cars.extend(arena_cars)
+    table = controls_table()
+    actions = np.random.default_rng(0).integers(0, len(table), (256, len(cars))).tolist()
+    counter = iter(range(1 << 62))
+
+    def step() -> int:
+        apply_actions(cars, actions[next(counter) % 256], table)
+        for arena in arenas:
+            arena.step(tick_skip)
+        return n_arenas
+
+    _timed(step, warmup)
+    conn.send("ready")
+    while (duration := conn.recv()) is not None:
+        conn.send(_timed(step, duration))
+
+
+class CeilingMeter:
+    """W idle processes of bare RocketSim that all run together when asked."""
+
+    def __init__(self, team_size: int, workers: int, envs_per_worker: int, tick_skip: int, warmup: float):
+        ctx = mp.get_context("spawn")
+        self.workers = workers
+        self._pipes, self._procs = [], []
+        for _ in range(workers):
+            parent, child = ctx.Pipe()
+            proc = ctx.Process(target=_ceiling_process, daemon=True,
+                               args=(team_size, envs_per_worker, tick_skip, warmup, child))
+            proc.start()
+            self._pipes.append(parent)
+            self._procs.append(proc)
+        for parent in self._pipes:
+            parent.recv()
+
+    def run(self, duration: float) -> tuple[int, float]:
+        for parent in self._pipes:
+            parent.send(duration)
+        results = [parent.recv() for parent in self._pipes]
+        return sum(steps for steps, _ in results), max(elapsed for _, elapsed in results)
+
+    def close(self) -> None:
+        for parent in self._pipes:
+            try:
+                parent.send(None)
+            except OSError:
+                pass
+        for proc in self._procs:
+            proc.join(5)
+            if proc.is_alive():
+                proc.kill()
+
+
+# --------------------------------------------------------------------------- reference
+
+
+def standard_rlgym_env(team_size: int, tick_skip: int):
+    """RLGym v2's standard env: the setup its README and rlgym-ppo examples start from."""
+    from rlgym.api import RLGym
+    from rlgym.rocket_league.action_parsers import LookupTableAction, RepeatAction
+    from rlgym.rocket_league.done_conditions import AnyCondition, GoalCondition, NoTouchTimeoutCondition, TimeoutCondition
+    from rlgym.rocket_league.obs_builders import DefaultObs
+    from rlgym.rocket_league.reward_functions import GoalReward
+    from rlgym.rocket_league.sim import RocketSimEngine
+    from rlgym.rocket_league.state_mutators import FixedTeamSizeMutator, KickoffMutator, MutatorSequence
+
+    return RLGym(
+        state_mutator=MutatorSequence(FixedTeamSizeMutator(team_size, team_size), KickoffMutator()),
+        obs_builder=DefaultObs(zero_padding=3),
+        action_parser=RepeatAction(LookupTableAction(), repeats=tick_skip),
+        reward_fn=GoalReward(),
+        termination_cond=GoalCondition(),
+        truncation_cond=AnyCondition(NoTouchTimeoutCondition(30), TimeoutCondition(300)),
+        transition_engine=RocketSimEngine(),
+    )
+
+
+class ReferenceMeter:
+    """RLGym's standard env stepped with random actions in this process."""
+
+    def __init__(self, team_size: int, tick_skip: int, warmup: float, seed: int = 0):
+        self._env = standard_rlgym_env(team_size, tick_skip)
+        self._rng = np.random.default_rng(seed)
+        self._env.reset()
+        self._agents = list(self._env.agents)
+        _timed(self._step, warmup)
+
+    def _step(self) -> int:
+        picks = self._rng.integers(0, 90, len(self._agents))
+        _, _, terminated, truncated = self._env.step({a: np.array([p]) for a, p in zip(self._agents, picks)})
+        if any(terminated.values()) or any(truncated.values()):
+            self._env.reset()
+        return 1
+
+    def run(self, duration: float) -> tuple[int, float]:
+        return _timed(self._step, duration)
+
+    def close(self) -> None:
+        self._env.close()
+
+
+# --------------------------------------------------------------------------- runner
+
+
+def mlp_chooser(policy_config=None, seed: int = 0) -> Callable[[np.ndarray], np.ndarray]:
+    """The project's MLP actor-critic (agents.networks) behind its batched Policy (agents.nn_policy).
+
+    Default sizes: league.config.PolicyConfig's ([256, 256, 256] actor and critic). Each call is
+    one forward of both heads, as a training rollout does, and samples the actions.
+    """
+    import torch
+
+    from agents.networks import build_network
+    from agents.nn_policy import NetworkPolicy
+    from league.config import PolicyConfig
+
+    torch.manual_seed(seed)
+    policy = NetworkPolicy(build_network(policy_config or PolicyConfig(kind="mlp")), name="bench-mlp")
+    policy.seed(seed)
+    return lambda obs: policy.act(obs)[0]
+
+
+class RunnerMeter:
+    """The VecGame stepped by a chooser function (random actions, or a policy)."""
+
+    def __init__(self, team_size: int, workers: int, envs_per_worker: int, tick_skip: int, seed: int = 0):
+        from arena.game import GameSpec
+        from arena.vector import VecGame
+
+        self.games = VecGame(GameSpec(team_size=team_size, tick_skip=tick_skip), workers=workers,
+                             envs_per_worker=envs_per_worker, backend="multiprocessing", seed=seed)
+        self._obs = self.games.reset()
+        rng = np.random.default_rng(seed)
+        self.random_actions = lambda obs: rng.integers(0, 90, self.games.num_agents)
+        self.choose = self.random_actions
+
+    def _step(self) -> int:
+        self._obs, *_ = self.games.step(self.choose(self._obs))
+        return self.games.num_envs
+
+    def warm_up(self, seconds: float) -> None:
+        _timed(self._step, seconds)
+
+    def run(self, duration: float) -> tuple[int, float]:
+        return _timed(self._step, duration)
+
+    def close(self) -> None:
+        self.games.close()
+
+
+# --------------------------------------------------------------------------- all of it
+
+
+def _rates(samples: list[tuple[int, float]]) -> float:
+    return statistics.median(steps / elapsed for steps, elapsed in samples)
+
+
+def _ratio(a: list[tuple[int, float]], b: list[tuple[int, float]], scale: float = 1.0) -> float:
+    return statistics.median((sa / ea) / (sb / eb * scale) for (sa, ea), (sb, eb) in zip(a, b))
+
+
+def bench_env(team_size: int, workers: int = 0, envs_per_worker: int = 32, tick_skip: int = 8,
+              seconds: float = 5.0, include_mlp: bool = True, seed: int = 0,
+              warmup_seconds: float = WARMUP_SECONDS, policy_config=None) -> BenchReport:
+    """Measure ceiling, reference, runner (and runner with an MLP), interleaved in rounds.
+
+    With several workers a one-process ceiling is measured too: its ratio to the W-process
+    ceiling is how many cores' worth of work W processes really get on this machine.
+    """
+    workers = workers or default_workers()
+    scale = min(workers, default_workers())
+    rounds = max(1, round(seconds / ROUND_SECONDS))
+    duration = seconds / rounds
+    meters: list = []
+    threads = None
+    try:
+        ceiling = CeilingMeter(team_size, workers, envs_per_worker, tick_skip, warmup_seconds)
+        meters.append(ceiling)
+        single = CeilingMeter(team_size, 1, envs_per_worker, tick_skip, warmup_seconds) if workers > 1 else None
+        meters.append(single)
+        reference = ReferenceMeter(team_size, tick_skip, warmup_seconds, seed)
+        meters.append(reference)
+        runner = RunnerMeter(team_size, workers, envs_per_worker, tick_skip, seed)
+        meters.append(runner)
+        runner.warm_up(warmup_seconds)
+        mlp = None
+        if include_mlp:
+            # Stepping is lockstep: while the main process runs the policy every worker waits,
+            # so inference may use every core. Idle OpenMP threads must sleep, not spin, or they
+            # would take those cores back from the workers (set before torch starts its pool).
+            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+            import torch
+
+            threads = torch.get_num_threads()
+            torch.set_num_threads(default_workers())
+            mlp = mlp_chooser(policy_config, seed)
+        samples: dict[str, list[tuple[int, float]]] = {k: [] for k in ("ceiling", "single", "reference", "runner", "mlp")}
+        for _ in range(rounds):
+            samples["ceiling"].append(ceiling.run(duration))
+            if single is not None:
+                samples["single"].append(single.run(duration))
+            samples["reference"].append(reference.run(duration))
+            runner.choose = runner.random_actions
+            samples["runner"].append(runner.run(duration))
+            if mlp is not None:
+                runner.choose = mlp
+                samples["mlp"].append(runner.run(duration))
+    finally:
+        if threads is not None:
+            import torch
+
+            torch.set_num_threads(threads)
+        for meter in reversed(meters):
+            if meter is not None:
+                meter.close()
+
+    cars = 2 * team_size
+
+    def measurement(name: str, key: str, processes: int, note: str, factor: float = 1.0) -> Measurement:
+        rate = _rates(samples[key]) * factor
+        return Measurement(name, processes, rate, rate * cars, rate * tick_skip, note)
+
+    measurements = [measurement("bare RocketSim (ceiling)", "ceiling", workers,
+                                "arena.step(tick_skip), random controls, no game logic")]
+    if single is not None:
+        measurements.append(measurement("bare RocketSim, 1 process", "single", 1,
+                                        "how much of the ceiling one core gives"))
+    measurements.append(measurement(f"RLGym v2 standard env (reference) x{scale}", "reference", 1,
+                                    f"one process measured, scaled by {scale} cores", factor=scale))
+    measurements.append(measurement("this runner, random actions", "runner", workers, "VecGame, multiprocessing backend"))
+    nan = float("nan")
+    if include_mlp:
+        measurements.append(measurement("this runner, MLP policy", "mlp", workers,
+                                        "agents MLP actor-critic in the main process, one forward per step"))
+    return BenchReport(
+        team_size=team_size, tick_skip=tick_skip, workers=workers, envs_per_worker=envs_per_worker,
+        seconds=seconds, rounds=rounds, reference_scale=scale, measurements=measurements,
+        parallel_scaling=_ratio(samples["ceiling"], samples["single"]) if single is not None else 1.0,
+        runner_vs_ceiling=_ratio(samples["runner"], samples["ceiling"]),
+        runner_vs_reference=_ratio(samples["runner"], samples["reference"], scale),
+        mlp_runner_vs_ceiling=_ratio(samples["mlp"], samples["ceiling"]) if include_mlp else nan,
+        mlp_runner_vs_reference=_ratio(samples["mlp"], samples["reference"], scale) if include_mlp else nan,
+    )

@@ -1,0 +1,103 @@
+"""`league bench ...`: benchmarks that print figures (one run, ratios against references)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from league.cli_common import ConfigOpt, handles_errors, out
+from league.errors import LeagueError
+
+app = typer.Typer(help="Benchmarks that print figures from one run on this machine.", no_args_is_help=True,
+                  rich_markup_mode=None)
+
+
+def _rate(value: float) -> str:
+    return f"{value:,.0f}"
+
+
+def _times(value: float) -> str:
+    return "" if math.isnan(value) else f"{value:.2f}x"
+
+
+@app.command("env")
+@handles_errors
+def env(
+    stage: Annotated[str, typer.Option("--stage", help="Team size: 1v1, 2v2 or 3v3.")] = "1v1",
+    workers: Annotated[Optional[int], typer.Option(
+        "--workers", help="Game worker processes (default: runner.workers; 0 = one per core).", show_default=False)] = None,
+    envs_per_worker: Annotated[Optional[int], typer.Option(
+        "--envs-per-worker", help="Arenas per worker (default: runner.envs_per_worker).", show_default=False)] = None,
+    seconds: Annotated[float, typer.Option("--seconds", help="Measured seconds per measurement.")] = 5.0,
+    warmup: Annotated[float, typer.Option("--warmup", help="Warm-up seconds before measuring each.")] = 1.0,
+    mlp: Annotated[bool, typer.Option("--mlp/--no-mlp", help="Also measure the runner with an MLP policy.")] = True,
+    json_file: Annotated[Optional[Path], typer.Option(
+        "--json", help="Also write the figures to this JSON file.", show_default=False)] = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Game throughput: bare RocketSim (the ceiling), RLGym's standard env (the reference), this runner.
+
+    Everything runs in one go on the same cores, interleaved in one-second rounds; quote the
+    ratios, not the absolute rates (these machines are noisy).
+
+    Example: league bench env --stage 3v3 --workers 2 --envs-per-worker 32 --json bench.json
+    """
+    from league.config import STAGES, load_config
+
+    if stage not in STAGES:
+        raise LeagueError(f"Unknown stage {stage!r}; expected one of {', '.join(STAGES)}.")
+    if not seconds > 0 or warmup < 0:
+        raise LeagueError(f"--seconds must be positive and --warmup not negative, got {seconds:g} and {warmup:g}.")
+    if (workers is not None and workers < 0) or (envs_per_worker is not None and envs_per_worker < 1):
+        raise LeagueError("--workers must be 0 or more and --envs-per-worker at least 1.")
+    cfg = load_config(stage=stage, user_file=config)
+
+    from arena.bench_env import bench_env
+
+    with out.status(f"Measuring {stage} game throughput (about {4 * (seconds + warmup) + 5:.0f} s)..."):
+        report = bench_env(
+            team_size=cfg.game.team_size,
+            workers=cfg.runner.workers if workers is None else workers,
+            envs_per_worker=envs_per_worker or cfg.runner.envs_per_worker,
+            tick_skip=cfg.game.tick_skip,
+            seconds=seconds,
+            include_mlp=mlp,
+            seed=cfg.seed,
+            warmup_seconds=warmup,
+            policy_config=cfg.policy if cfg.policy.kind == "mlp" else None,
+        )
+    _print_report(stage, report)
+    if json_file is not None:
+        try:
+            json_file.write_text(json.dumps({"stage": stage, **report.to_dict()}, indent=2) + "\n")
+        except OSError as exc:
+            raise LeagueError(f"Cannot write {json_file}: {exc.strerror}.") from None
+        out.print(f"Wrote {json_file}", highlight=False)
+
+
+def _print_report(stage: str, report) -> None:
+    from rich.table import Table
+
+    ceiling = report.measurements[0].ticks_per_s
+    reference = next(m for m in report.measurements if m.name.startswith("RLGym")).ticks_per_s
+    table = Table(title=f"Game throughput, {stage}, tick skip {report.tick_skip}, {report.workers} workers x "
+                        f"{report.envs_per_worker} arenas, {report.rounds} rounds")
+    for col in ("measurement", "procs", "env steps/s", "agent steps/s", "physics ticks/s", "vs ceiling", "vs reference"):
+        table.add_column(col, justify="left" if col == "measurement" else "right")
+    ratios = {"this runner, random actions": (report.runner_vs_ceiling, report.runner_vs_reference),
+              "this runner, MLP policy": (report.mlp_runner_vs_ceiling, report.mlp_runner_vs_reference)}
+    for m in report.measurements:
+        vs_ceiling, vs_reference = ratios.get(m.name, (m.ticks_per_s / ceiling, m.ticks_per_s / reference))
+        table.add_row(m.name, str(m.processes), _rate(m.env_steps_per_s), _rate(m.agent_steps_per_s),
+                      _rate(m.ticks_per_s), _times(vs_ceiling), _times(vs_reference))
+    out.print(table)
+    out.print(
+        f"Reference = one RLGym process x {report.reference_scale} (linear scaling to the runner's cores assumed). "
+        f"Measured here, {report.workers} bare-RocketSim processes together did {report.parallel_scaling:.2f}x "
+        "the work of one. Runner ratios are medians of per-round ratios; other rows are ratios of medians.",
+        highlight=False,
+    )

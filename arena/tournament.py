@@ -1,0 +1,188 @@
+"""Round-robin tournaments: plan, play in parallel worker processes, record, resume.
+
+    tid = open_tournament(registry, cfg, team_size, games_per_pair, seed, entrants)
+    for outcome in run_tournament(registry, home, tid, workers=2): ...
+
+Nothing is lost: a worker writes each game's replay atomically, then the driver (the only
+writer of the database) records the game and its rating updates in one transaction, keyed by
+the game's schedule index (unique per tournament). Whatever kills the driver, running the
+same tournament again plays exactly the games that are not recorded yet; since every game
+replays exactly from its seed, the results equal an uninterrupted run's.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import math
+import multiprocessing as mp
+import queue
+import signal
+import traceback
+from collections.abc import Iterator
+
+from pathlib import Path
+
+from agents.loading import load_policy
+from arena.game import GameSpec
+from arena.tournament_play import GameOutcome, GamePlayer
+from league.config import Config
+from league.errors import LeagueError
+from league.home import LeagueHome
+from league.registry import Agent, GameRecord, Registry
+from league.schedule import ScheduledGame, round_robin
+
+MAX_ARENAS_PER_WORKER = 64
+_PR_SET_PDEATHSIG = 1
+
+
+def resolve_entrants(registry: Registry, team_size: int, agents: list[str] | None, baselines: bool) -> list[str]:
+    """Explicit names (checked, retired refused), else every active agent of the stage (+ baselines)."""
+    if agents:
+        out = []
+        for name in agents:
+            agent = registry.agent(name)
+            if agent.status == "retired":
+                raise LeagueError(f"{name!r} is retired; reactivate it to enter it in a tournament.")
+            if agent.team_size not in (None, team_size):
+                raise LeagueError(f"{name!r} is a {agent.stage} agent, not {team_size}v{team_size}.")
+            out.append(name)
+    else:
+        out = [a.name for a in registry.agents(team_size)
+               if baselines or a.team_size is not None]
+    if len(set(out)) < 2:
+        raise LeagueError(f"A tournament needs at least two entrants; found {len(set(out))} "
+                          f"({', '.join(out) or 'none'}).")
+    return list(dict.fromkeys(out))
+
+
+def open_tournament(registry: Registry, cfg: Config, team_size: int, games_per_pair: int, seed: int,
+                    entrants: list[str], name: str | None = None) -> tuple[int, bool]:
+    """The id of the matching unfinished tournament (resumed) or of a new one; and whether it resumed."""
+    for t in reversed(registry.tournaments()):
+        if (t["status"] in ("running", "interrupted") and t["team_size"] == team_size and t["seed"] == seed
+                and t["games_per_pair"] == games_per_pair and json.loads(t["entrants_json"]) == entrants):
+            return t["id"], True
+    planned = games_per_pair * len(entrants) * (len(entrants) - 1) // 2
+    tid = registry.create_tournament(name or f"{team_size}v{team_size} round robin", team_size, seed, games_per_pair,
+                                     planned, entrants, cfg.to_dict())
+    return tid, False
+
+
+def pending_games(registry: Registry, tid: int) -> list[ScheduledGame]:
+    t = registry.tournament(tid)
+    schedule = round_robin(json.loads(t["entrants_json"]), t["games_per_pair"], t["seed"])
+    done = {row["schedule_index"] for row in registry.db.query(
+        "SELECT schedule_index FROM games WHERE tournament_id = ?", [tid])}
+    return [g for g in schedule if g.index not in done]
+
+
+def _die_with_parent() -> None:
+    """Linux: this worker gets SIGKILL when the driver dies, even by kill -9 (no orphans)."""
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+
+
+def _worker_main(games: list[ScheduledGame], agents: dict[str, Agent], spec: GameSpec, home_root: str,
+                 replay_dir: str, arenas: int, meta: dict, results) -> None:
+    _die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the driver handles Ctrl-C and stops us
+    try:
+        policies = {name: load_policy(agent, home_root=Path(home_root)) for name, agent in agents.items()}
+        player = GamePlayer(spec, policies, Path(home_root), replay_dir, arenas, meta)
+        try:
+            for outcome in player.play(games):
+                results.put(("game", outcome))
+        finally:
+            player.close()
+        results.put(("done", None))
+    except BaseException:
+        results.put(("error", traceback.format_exc()))
+
+
+def _split(games: list[ScheduledGame], workers: int) -> list[list[ScheduledGame]]:
+    return [games[w::workers] for w in range(workers) if games[w::workers]]
+
+
+def run_tournament(registry: Registry, home: LeagueHome, tid: int, workers: int,
+                   game_seconds: float, tick_skip: int = 8) -> Iterator[GameOutcome]:
+    """Play every pending game of tournament `tid`; yields each outcome after it is recorded."""
+    t = registry.tournament(tid)
+    todo = pending_games(registry, tid)
+    registry.set_tournament_status(tid, "running")
+    if not todo:
+        registry.set_tournament_status(tid, "finished")
+        return
+    spec = GameSpec(team_size=t["team_size"], tick_skip=tick_skip, mode="timed", game_seconds=game_seconds)
+    entrants = json.loads(t["entrants_json"])
+    agents = {name: registry.agent(name) for name in entrants}
+    chunks = _split(todo, max(1, min(workers, len(todo))))
+    ctx = mp.get_context("spawn")
+    results = ctx.Queue()
+    meta = {"tournament_id": tid}
+    procs = []
+    for chunk in chunks:
+        arenas = min(MAX_ARENAS_PER_WORKER, len(chunk))
+        arenas = math.ceil(len(chunk) / math.ceil(len(chunk) / arenas))  # equal rounds, few idle arenas
+        p = ctx.Process(target=_worker_main, daemon=True,
+                        args=(chunk, agents, spec, str(home.root), f"replays/tournament-{tid}", arenas, meta, results))
+        p.start()
+        procs.append(p)
+    running = len(procs)
+    try:
+        while running:
+            try:
+                kind, payload = results.get(timeout=1.0)
+            except queue.Empty:
+                dead = [p for p in procs if p.exitcode not in (None, 0)]
+                if dead:
+                    raise LeagueError(f"A tournament worker died (exit code {dead[0].exitcode}); "
+                                      f"run the same command again to resume tournament {tid}.")
+                continue
+            if kind == "game":
+                yield _record(registry, tid, payload)
+            elif kind == "done":
+                running -= 1
+            else:
+                raise LeagueError(f"A tournament worker failed:\n{payload}")
+    except BaseException:
+        registry.set_tournament_status(tid, "interrupted")
+        raise
+    finally:
+        for p in procs:
+            if p.is_alive():
+                p.terminate()
+            p.join(5)
+    registry.set_tournament_status(tid, "finished" if not pending_games(registry, tid) else "interrupted")
+
+
+def _record(registry: Registry, tid: int, outcome: GameOutcome) -> GameOutcome:
+    g = outcome.game
+    registry.record_game(GameRecord(
+        blue=g.blue, orange=g.orange, team_size=registry.tournament(tid)["team_size"], seed=g.seed,
+        blue_goals=outcome.blue_goals, orange_goals=outcome.orange_goals, length_seconds=outcome.length_seconds,
+        origin="tournament", tournament_id=tid, schedule_index=g.index, replay_path=outcome.replay_path))
+    return outcome
+
+
+def standings(registry: Registry, tid: int) -> list[dict]:
+    """Per entrant: games, W-D-L, points (win 1, draw 0.5), goal difference; best first."""
+    t = registry.tournament(tid)
+    table = {n: {"name": n, "games": 0, "wins": 0, "draws": 0, "losses": 0, "points": 0.0, "gf": 0, "ga": 0}
+             for n in json.loads(t["entrants_json"])}
+    for g in registry.games(tournament_id=tid):
+        for side, other, gf, ga in (("blue", "orange", g["blue_goals"], g["orange_goals"]),
+                                    ("orange", "blue", g["orange_goals"], g["blue_goals"])):
+            row = table[g[side]]
+            row["games"] += 1
+            row["gf"] += gf
+            row["ga"] += ga
+            key = "wins" if gf > ga else "losses" if gf < ga else "draws"
+            row[key] += 1
+            row["points"] += 1.0 if gf > ga else 0.5 if gf == ga else 0.0
+    return sorted(table.values(), key=lambda r: (r["points"], r["gf"] - r["ga"]), reverse=True)
+
+
+

@@ -1,0 +1,148 @@
+"""Playing a chunk of scheduled tournament games in one process, many at once.
+
+A `GamePlayer` holds one in-process runner of M arenas. Each round it starts up to M games,
+arena e's start state drawn from game e's own seed (arenas rebuilt), groups every car row by
+the policy that drives it (one batched `act` per policy per step), records each game's replay
+from the arena states, and when the game clock runs out writes the replay (atomically) and
+yields the result. Network policies play their greedy action and the random bot draws from a
+counter-based generator keyed by the game's seed, so every game replays exactly, whatever
+other games share its batch: a resumed tournament reproduces an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from agents.actions import N_ACTIONS
+from agents.baselines import RandomPolicy
+from agents.policy import Policy
+from arena.game import GameSpec
+from arena.replay import EVENT_KINDS, Replay, write_replay
+from arena.vector import VecGame
+from league.schedule import ScheduledGame
+
+_MASK64 = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+def counter_actions(game_seeds: np.ndarray, step: int, cars: np.ndarray) -> np.ndarray:
+    """Uniform actions from (game seed, step, car) alone: splitmix64 over uint64 counters."""
+    with np.errstate(over="ignore"):
+        x = (game_seeds.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+             + np.uint64(step) * np.uint64(0xBF58476D1CE4E5B9) + cars.astype(np.uint64) * np.uint64(0x94D049BB133111EB))
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        x = x ^ (x >> np.uint64(31))
+    return (x % np.uint64(N_ACTIONS)).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class GameOutcome:
+    game: ScheduledGame
+    blue_goals: int
+    orange_goals: int
+    length_seconds: float
+    replay_path: str  # relative to the league home
+
+
+def _euler(fwd: np.ndarray, up: np.ndarray) -> np.ndarray:
+    """(pitch, yaw, roll) from forward and up vectors [..., 3], inverting rlgym's euler_to_rotation."""
+    left = np.cross(up, fwd)
+    pitch = np.arcsin(np.clip(fwd[..., 2], -1.0, 1.0))
+    yaw = np.arctan2(fwd[..., 1], fwd[..., 0])
+    roll = np.arctan2(-left[..., 2], up[..., 2])
+    return np.stack([pitch, yaw, roll], axis=-1)
+
+
+class GamePlayer:
+    def __init__(self, spec: GameSpec, policies: dict[str, Policy], home_root: Path, replay_dir: str,
+                 arenas: int, meta: dict | None = None):
+        self.spec = spec
+        self.policies = policies
+        self.home_root = home_root
+        self.replay_dir = replay_dir
+        self.meta = meta or {}
+        self.games = VecGame(spec, workers=1, envs_per_worker=arenas, backend="serial", seed=0)
+        self.worker = self.games.serial_workers[0]
+
+    def close(self) -> None:
+        self.games.close()
+
+    def play(self, scheduled: list[ScheduledGame]) -> Iterator[GameOutcome]:
+        m = self.games.num_envs
+        for lo in range(0, len(scheduled), m):
+            yield from self._round(scheduled[lo:lo + m])
+
+    def _round(self, batch: list[ScheduledGame]) -> Iterator[GameOutcome]:
+        games, spec = self.games, self.spec
+        m, n_cars, ts = games.num_envs, spec.n_cars, spec.team_size
+        live = len(batch)
+        seeds = np.array([g.seed for g in batch] + [0] * (m - live), dtype=np.int64)
+        obs = games.reset_games(seeds.tolist())
+        starts = games.info.episode_start.copy()
+        # Who drives which rows: blue cars of env e -> batch[e].blue, orange -> batch[e].orange.
+        drivers = np.empty(games.num_agents, dtype=object)
+        for e in range(m):
+            g = batch[e] if e < live else batch[0]
+            drivers[e * n_cars:e * n_cars + ts] = g.blue
+            drivers[e * n_cars + ts:(e + 1) * n_cars] = g.orange
+        groups = [(name, np.flatnonzero(drivers == name)) for name in dict.fromkeys(drivers.tolist())]
+        states = {name: self.policies[name].initial_state(len(rows)) for name, rows in groups}
+        row_seeds = np.repeat(seeds, n_cars)
+        row_cars = np.tile(np.arange(n_cars), m)
+
+        steps = int(round(spec.game_seconds * 120 / spec.tick_skip)) + 1
+        ball = np.zeros((steps + 1, m, 9), np.float32)
+        cars = np.zeros((steps + 1, m, n_cars, 18), np.float32)
+        events: list[list[tuple[int, int, int, int]]] = [[(0, EVENT_KINDS["kickoff"], -1, -1)] for _ in range(m)]
+        last_toucher = np.full(m, -1)
+        self._snapshot(ball, cars, 0)
+        actions = np.zeros(games.num_agents, dtype=np.int64)
+        t = 0
+        while True:
+            for name, rows in groups:
+                policy = self.policies[name]
+                if isinstance(policy, RandomPolicy):
+                    actions[rows] = counter_actions(row_seeds[rows], t, row_cars[rows])
+                else:
+                    actions[rows], states[name] = policy.act(obs[rows], states[name], starts[rows], deterministic=True)
+            obs, _, _, _, info = games.step(actions)
+            starts = info.episode_start.copy()
+            t += 1
+            touched = info.touches > 0
+            for e, c in zip(*np.nonzero(touched)):
+                events[e].append((t, EVENT_KINDS["touch"], int(c), int(c >= ts)))
+            has_touch = touched.any(axis=1)
+            last_toucher = np.where(has_touch, touched.shape[1] - 1 - np.argmax(touched[:, ::-1], axis=1), last_toucher)
+            for e, team in zip(*np.nonzero(info.goals)):
+                events[e].append((t, EVENT_KINDS["goal"], int(last_toucher[e]), int(team)))
+                if not info.done[e]:
+                    events[e].append((t, EVENT_KINDS["kickoff"], -1, -1))
+            if info.done.all() or t >= steps:
+                break
+            self._snapshot(ball, cars, t)
+        final_score = info.episode_score.copy()
+        length = info.episode_seconds.copy()
+        for e in range(live):
+            yield self._finish(batch[e], ball[:t, e], cars[:t, e], events[e], final_score[e], float(length[e]))
+
+    def _snapshot(self, ball: np.ndarray, cars: np.ndarray, t: int) -> None:
+        arrays = self.worker.read_arrays()
+        ball[t] = arrays.ball
+        cars[t] = arrays.cars
+
+    def _finish(self, game: ScheduledGame, ball, cars, events, score, length) -> GameOutcome:
+        ev = np.array([(s, k, c) for s, k, c, _ in events], dtype=np.int32).reshape(-1, 3)
+        teams = np.array([tm for *_, tm in events], dtype=np.int8)
+        physics = np.concatenate([cars[..., 0:3], _euler(cars[..., 3:6], cars[..., 6:9]), cars[..., 9:15]], axis=-1)
+        meta = dict(self.meta, blue=game.blue, orange=game.orange, team_size=self.spec.team_size, seed=game.seed,
+                    score=[int(score[0]), int(score[1])], length_seconds=length, tick_skip=self.spec.tick_skip,
+                    game_seconds=self.spec.game_seconds, schedule_index=game.index,
+                    car_teams=[0] * self.spec.team_size + [1] * self.spec.team_size)
+        replay = Replay(meta, ball, physics, cars[..., 15], cars[..., 16] > 0.5, cars[..., 17] > 0.5, ev, teams)
+        rel = f"{self.replay_dir}/{game.index:05d}-{game.blue}-vs-{game.orange}.replay"
+        write_replay(self.home_root / rel, replay)
+        return GameOutcome(game, int(score[0]), int(score[1]), length, rel)

@@ -1,0 +1,222 @@
+"""Cached data for the pages: one read-only connection per league, query results cached briefly.
+
+`st.cache_resource` keeps one read-only Registry per league home (the connection is shared by
+every session's script thread, so queries take its lock). `st.cache_data` keeps query results
+for `TTL_SECONDS`, so reruns from widget changes are cheap while games a tournament records
+appear within seconds. Functions take the league home as a string so it can be a cache key.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import queries
+from dashboard.replay_view import ball_timeline, events_table, player_payload
+from dashboard.training_runs import Metrics, RunFile, list_runs, read_metrics, read_run_info
+from league.config import RatingsConfig, load_config
+from league.errors import LeagueError
+from league.home import LeagueHome
+from league.ratings import MleRatings
+from league.registry import Registry
+from league.schema import schema_version
+
+TTL_SECONDS = 10
+T = TypeVar("T")
+
+
+@dataclass
+class OpenLeague:
+    home: LeagueHome
+    registry: Registry
+    ratings_cfg: RatingsConfig
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Call `fn(db, ...)` on the shared read-only connection."""
+        with self.lock:
+            return fn(self.registry.db, *args, **kwargs)
+
+
+def check_home(root: str) -> LeagueHome:
+    """The league home, or a LeagueError saying why there is nothing to show."""
+    home = LeagueHome(Path(root))
+    if not home.root.exists():
+        raise LeagueError(f"There is no league at {home.root} (the folder does not exist). "
+                          f"Create one with `league init --home {home.root}`, or pass --home.")
+    return home.require()
+
+
+@st.cache_resource(show_spinner=False)
+def _open(root: str) -> OpenLeague:
+    home = check_home(root)
+    cfg = load_config(home_file=home.config_path).ratings
+    registry = Registry.open(home.db_path, cfg, readonly=True)
+    if schema_version(registry.db) == 0:
+        registry.close()
+        raise LeagueError(f"{home.db_path} has no league tables yet; run `league init --home {home.root}`.")
+    return OpenLeague(home, registry, cfg)
+
+
+def open_league(root: str) -> OpenLeague:
+    """The shared read-only league (LeagueError if missing or unreadable; failures are not cached)."""
+    check_home(root)  # a league deleted since it was opened is reported, not served stale
+    try:
+        return _open(root)
+    except sqlite3.DatabaseError as exc:
+        raise LeagueError(f"The league database at {root} cannot be read ({exc}).") from None
+
+
+def clear_caches() -> None:
+    st.cache_data.clear()
+
+
+# --------------------------------------------------------------------------- league-wide
+
+
+@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
+def summary(root: str) -> dict[str, int]:
+    return open_league(root).run(queries.summary)
+
+
+@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
+def team_sizes(root: str) -> list[int]:
+    return open_league(root).run(queries.team_sizes)
+
+
+@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
+def games_by_team_size(root: str) -> dict[int, int]:
+    return open_league(root).run(queries.games_by_team_size)
+
+
+# --------------------------------------------------------------------------- ratings
+
+
+@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
+def pair_results(root: str, team_size: int) -> pd.DataFrame:
+    return open_league(root).run(queries.pair_results, team_size)
+
+
+@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
+def mle(root: str, team_size: int, include_retired: bool = True) -> MleRatings:
+    league = open_league(root)
+    board = league.run(queries.leaderboard, team_size, league.ratings_cfg, include_retired)
+    return queries.mle_from_pairs(pair_results(root, team_size), league.ratings_cfg, names=list(board["name"]))
+
+
+@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
+def leaderboard(root: str, team_size: int, include_retired: bool) -> pd.DataFrame:
+    """The stage's leaderboard with MLE ratings and 95% intervals (unranked)."""
+    league = open_league(root)
+    board = league.run(queries.leaderboard, team_size, league.ratings_cfg, include_retired)
+    return queries.with_mle(board, mle(root, team_size))
+
+
+@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
+def rating_history(root: str, names: tuple[str, ...], team_size: int) -> pd.DataFrame:
+    return open_league(root).run(queries.rating_history, list(names), team_size)
+
+
+# --------------------------------------------------------------------------- agents
+
+
+@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
+def agents(root: str) -> pd.DataFrame:
+    return open_league(root).run(queries.agents)
+
+
+@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
+def lineage_layout(root: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Nodes (name, x = generation, y = row) and edges (parent, child, x, y, x2, y2) of the lineage."""
+    graph = open_league(root).run(queries.lineage_graph)
+    pos = queries.tree_layout(graph)
+    nodes = pd.DataFrame([{"name": n, "x": pos[n][0], "y": pos[n][1]} for n in graph.nodes],
+                         columns=["name", "x", "y"])
+    edges = pd.DataFrame([{"parent": a, "child": b, "x": pos[a][0], "y": pos[a][1], "x2": pos[b][0], "y2": pos[b][1]}
+                          for a, b in graph.edges], columns=["parent", "child", "x", "y", "x2", "y2"])
+    return nodes, edges
+
+
+def agent_details(root: str, name: str) -> dict[str, Any] | None:
+    return open_league(root).run(queries.agent_details, name)
+
+
+# --------------------------------------------------------------------------- tournaments and games
+
+
+def tournaments(root: str) -> pd.DataFrame:
+    """Not cached: the Tournaments page polls it while one is running (one small query)."""
+    return open_league(root).run(queries.tournaments)
+
+
+def tournament_standings(root: str, tournament_id: int) -> pd.DataFrame:
+    return open_league(root).run(queries.tournament_standings, tournament_id)
+
+
+def latest_games(root: str, tournament_id: int, limit: int) -> pd.DataFrame:
+    """Not cached, like `tournaments`: the newest games of a tournament."""
+    return open_league(root).run(queries.games, tournament_id=tournament_id, limit=limit)
+
+
+@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
+def games(root: str, **filters: Any) -> pd.DataFrame:
+    return open_league(root).run(queries.games, **filters)
+
+
+@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
+def agents_in_games(root: str, tournament_id: int | None, outside_tournaments: bool) -> list[str]:
+    return open_league(root).run(queries.agents_in_games, tournament_id, outside_tournaments)
+
+
+def game(root: str, game_id: int) -> dict[str, Any] | None:
+    return open_league(root).run(queries.game, game_id)
+
+
+# --------------------------------------------------------------------------- replays
+
+
+@dataclass
+class ReplayView:
+    meta: dict[str, Any]
+    payload: dict[str, Any]
+    events: pd.DataFrame
+    timeline: pd.DataFrame
+    steps: int
+    seconds_per_step: float
+
+
+@st.cache_data(ttl=600, max_entries=8, show_spinner="Loading replay...")
+def replay_view(path: str, mtime: float) -> ReplayView:
+    """Everything the Replays page needs from one file (`mtime` keys the cache to its version).
+
+    Raises LeagueError for a missing, corrupt or foreign file (arena.replay's message).
+    """
+    from arena.replay import read_replay
+
+    replay = read_replay(Path(path))
+    return ReplayView(meta=replay.meta, payload=player_payload(replay), events=events_table(replay),
+                      timeline=ball_timeline(replay), steps=replay.steps, seconds_per_step=replay.seconds_per_step())
+
+
+# --------------------------------------------------------------------------- training runs
+
+
+def training_runs(root: str) -> list[RunFile]:
+    return list_runs(LeagueHome(Path(root)).runs)
+
+
+@st.cache_data(ttl=TTL_SECONDS, max_entries=64, show_spinner=False)
+def training_metrics(path: str, size: int, mtime: float) -> Metrics:
+    """One run's metrics (size and mtime key the cache, so a growing file is re-read)."""
+    return read_metrics(Path(path))
+
+
+def run_info(path: str) -> dict[str, Any]:
+    return read_run_info(Path(path).parent)

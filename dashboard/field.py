@@ -1,0 +1,200 @@
+"""The soccar field seen from above, to scale, and the canvas code that draws it.
+
+Geometry is in Unreal units (uu), the same frame as replay files: blue defends y < 0, orange
+y > 0, z is up. Values are RocketSim's standard soccar arena (the ones RLGym's
+`rocket_league.common_values` lists); tests check the boost pads against RLGym when it is
+installed. The drawing itself runs in the browser (`FIELD_JS`), because a replay player has to
+redraw 15-30 frames a second without a round trip to the server.
+
+On the canvas the field lies on its side: +y (towards orange) points right and +x points up,
+which is the view from above in Rocket League's left-handed frame. Cars are drawn
+`CAR_DRAW_SCALE` times their hitbox size and the ball at least `MIN_BALL_PX` pixels wide so they
+stay visible on a laptop screen; everything else is to scale.
+"""
+
+from __future__ import annotations
+
+import json
+
+SIDE_WALL_X = 4096.0
+BACK_WALL_Y = 5120.0
+CORNER_CUT = 1152.0  # length of each leg of the 45-degree corner cut
+GOAL_HALF_WIDTH = 892.755  # goal centre to post
+GOAL_DEPTH = 880.0  # back of the net at |y| = 6000
+GOAL_HEIGHT = 642.775
+CEILING_Z = 2044.0
+BALL_RADIUS = 91.25
+CAR_LENGTH = 118.01  # Octane hitbox
+CAR_WIDTH = 84.2
+CENTER_CIRCLE_RADIUS = 1000.0  # kickoff circle as painted on the floor (approximate)
+BIG_PAD_RADIUS = 208.0  # pickup radius
+SMALL_PAD_RADIUS = 144.0
+CAR_DRAW_SCALE = 1.6
+MIN_BALL_PX = 6
+
+# The 34 boost pads: (x, y, big). Big pads are the six with z = 73 in RocketSim's list.
+BOOST_PADS: tuple[tuple[float, float, bool], ...] = (
+    (0.0, -4240.0, False), (-1792.0, -4184.0, False), (1792.0, -4184.0, False),
+    (-3072.0, -4096.0, True), (3072.0, -4096.0, True),
+    (-940.0, -3308.0, False), (940.0, -3308.0, False), (0.0, -2816.0, False),
+    (-3584.0, -2484.0, False), (3584.0, -2484.0, False),
+    (-1788.0, -2300.0, False), (1788.0, -2300.0, False),
+    (-2048.0, -1036.0, False), (0.0, -1024.0, False), (2048.0, -1036.0, False),
+    (-3584.0, 0.0, True), (-1024.0, 0.0, False), (1024.0, 0.0, False), (3584.0, 0.0, True),
+    (-2048.0, 1036.0, False), (0.0, 1024.0, False), (2048.0, 1036.0, False),
+    (-1788.0, 2300.0, False), (1788.0, 2300.0, False),
+    (-3584.0, 2484.0, False), (3584.0, 2484.0, False), (0.0, 2816.0, False),
+    (-940.0, 3310.0, False), (940.0, 3308.0, False),
+    (-3072.0, 4096.0, True), (3072.0, 4096.0, True),
+    (-1792.0, 4184.0, False), (1792.0, 4184.0, False), (0.0, 4240.0, False),
+)
+
+TEAM_COLORS = ("#2f7df6", "#ff8a1e")  # blue, orange
+TEAM_NAMES = ("blue", "orange")
+
+
+def field_outline() -> list[tuple[float, float]]:
+    """The walls at floor level as a closed octagon of (x, y) corners, clockwise from blue's left."""
+    x, y, c = SIDE_WALL_X, BACK_WALL_Y, CORNER_CUT
+    return [(-x, -y + c), (-x, y - c), (-x + c, y), (x - c, y), (x, y - c), (x, -y + c), (x - c, -y), (-x + c, -y)]
+
+
+def goal_boxes() -> list[dict[str, float]]:
+    """Each goal's mouth and net as a rectangle in (x, y): blue's first."""
+    return [
+        {"team": team, "x0": -GOAL_HALF_WIDTH, "x1": GOAL_HALF_WIDTH,
+         "y0": sign * BACK_WALL_Y, "y1": sign * (BACK_WALL_Y + GOAL_DEPTH)}
+        for team, sign in ((0, -1.0), (1, 1.0))
+    ]
+
+
+def geometry() -> dict:
+    """Everything the browser needs to draw the empty field, as plain JSON-able values."""
+    return {
+        "outline": field_outline(),
+        "goals": goal_boxes(),
+        "pads": [list(p) for p in BOOST_PADS],
+        "bigPadRadius": BIG_PAD_RADIUS,
+        "smallPadRadius": SMALL_PAD_RADIUS,
+        "centerCircle": CENTER_CIRCLE_RADIUS,
+        "halfX": SIDE_WALL_X,
+        "halfY": BACK_WALL_Y + GOAL_DEPTH,
+        "ballRadius": BALL_RADIUS,
+        "carLength": CAR_LENGTH * CAR_DRAW_SCALE,
+        "carWidth": CAR_WIDTH * CAR_DRAW_SCALE,
+        "minBallPx": MIN_BALL_PX,
+        "ceiling": CEILING_Z,
+        "teamColors": list(TEAM_COLORS),
+    }
+
+
+def geometry_json() -> str:
+    return json.dumps(geometry())
+
+
+# Browser side: a View maps field (x, y) to canvas pixels; drawField paints the static field
+# once (into an offscreen canvas), drawBall/drawCar paint one frame's objects over it.
+FIELD_JS = r"""
+function makeView(G, width) {
+  const margin = 150;  // uu around the field
+  const s = width / (2 * (G.halfY + margin));
+  const height = Math.round(2 * (G.halfX + margin) * s);
+  return {
+    s: s, width: width, height: height,
+    // +y right, +x up (view from above in the left-handed game frame)
+    px: (x, y) => [(y + G.halfY + margin) * s, (G.halfX + margin - x) * s],
+    // canvas angle of a heading given as yaw in the field frame
+    angle: (yaw) => Math.atan2(-Math.cos(yaw), Math.sin(yaw)),
+  };
+}
+
+function drawField(ctx, G, V) {
+  ctx.fillStyle = "#1b2a1f";
+  ctx.fillRect(0, 0, V.width, V.height);
+  // goals (behind the back walls)
+  for (const g of G.goals) {
+    const [ax, ay] = V.px(g.x1, g.y0), [bx, by] = V.px(g.x0, g.y1);
+    ctx.fillStyle = G.teamColors[g.team] + "55";
+    ctx.strokeStyle = G.teamColors[g.team];
+    ctx.lineWidth = 2;
+    const x0 = Math.min(ax, bx), y0 = Math.min(ay, by);
+    ctx.fillRect(x0, y0, Math.abs(bx - ax), Math.abs(by - ay));
+    ctx.strokeRect(x0, y0, Math.abs(bx - ax), Math.abs(by - ay));
+  }
+  // floor inside the walls, tinted by half
+  ctx.save();
+  ctx.beginPath();
+  G.outline.forEach(([x, y], i) => { const [cx, cy] = V.px(x, y); i ? ctx.lineTo(cx, cy) : ctx.moveTo(cx, cy); });
+  ctx.closePath();
+  ctx.clip();
+  const [midX] = V.px(0, 0);
+  ctx.fillStyle = "#24482f"; ctx.fillRect(0, 0, midX, V.height);
+  ctx.fillStyle = "#2c4a2a"; ctx.fillRect(midX, 0, V.width - midX, V.height);
+  ctx.restore();
+  ctx.beginPath();
+  G.outline.forEach(([x, y], i) => { const [cx, cy] = V.px(x, y); i ? ctx.lineTo(cx, cy) : ctx.moveTo(cx, cy); });
+  ctx.closePath();
+  ctx.strokeStyle = "#e8e8e8"; ctx.lineWidth = 3; ctx.stroke();
+  // halfway line and kickoff circle
+  ctx.strokeStyle = "rgba(255,255,255,0.45)"; ctx.lineWidth = 1.5;
+  const [lx0, ly0] = V.px(G.halfX, 0), [lx1, ly1] = V.px(-G.halfX, 0);
+  ctx.beginPath(); ctx.moveTo(lx0, ly0); ctx.lineTo(lx1, ly1); ctx.stroke();
+  const [cx, cy] = V.px(0, 0);
+  ctx.beginPath(); ctx.arc(cx, cy, G.centerCircle * V.s, 0, 2 * Math.PI); ctx.stroke();
+  // boost pads
+  for (const [x, y, big] of G.pads) {
+    const [px, py] = V.px(x, y);
+    ctx.beginPath();
+    ctx.arc(px, py, Math.max((big ? G.bigPadRadius * 0.6 : G.smallPadRadius * 0.45) * V.s, big ? 5 : 2.5), 0, 2 * Math.PI);
+    ctx.fillStyle = big ? "rgba(255,196,0,0.85)" : "rgba(255,214,90,0.55)";
+    ctx.fill();
+  }
+}
+
+function drawBall(ctx, G, V, x, y, z, trail) {
+  if (trail && trail.length > 1) {
+    ctx.beginPath();
+    trail.forEach(([tx, ty], i) => { const [px, py] = V.px(tx, ty); i ? ctx.lineTo(px, py) : ctx.moveTo(px, py); });
+    ctx.strokeStyle = "rgba(255,255,255,0.35)"; ctx.lineWidth = 2; ctx.stroke();
+  }
+  const [px, py] = V.px(x, y);
+  const r = Math.max(G.ballRadius * V.s, G.minBallPx / 2);
+  const lift = Math.max(0, z - G.ballRadius) / G.ceiling;  // 0 on the floor, 1 at the ceiling
+  ctx.beginPath(); ctx.arc(px, py, r, 0, 2 * Math.PI); ctx.fillStyle = "rgba(0,0,0,0.35)"; ctx.fill();
+  ctx.beginPath(); ctx.arc(px, py - lift * 10, r * (1 + 0.8 * lift), 0, 2 * Math.PI);
+  ctx.fillStyle = "#f5f5f5"; ctx.fill(); ctx.strokeStyle = "#222"; ctx.lineWidth = 1; ctx.stroke();
+}
+
+function drawCar(ctx, G, V, car) {
+  const [px, py] = V.px(car.x, car.y);
+  const L = G.carLength * V.s, W = G.carWidth * V.s;
+  ctx.save();
+  ctx.translate(px, py);
+  if (car.demolished) {
+    ctx.strokeStyle = "rgba(200,200,200,0.7)"; ctx.lineWidth = 2;
+    ctx.beginPath(); ctx.moveTo(-L / 2, -L / 2); ctx.lineTo(L / 2, L / 2);
+    ctx.moveTo(L / 2, -L / 2); ctx.lineTo(-L / 2, L / 2); ctx.stroke();
+    ctx.restore();
+    return;
+  }
+  // boost: a ring around the car, full circle = 100
+  ctx.beginPath();
+  ctx.arc(0, 0, L * 0.85, -Math.PI / 2, -Math.PI / 2 + 2 * Math.PI * car.boost / 100);
+  ctx.strokeStyle = "#ffd000"; ctx.lineWidth = 2.5; ctx.stroke();
+  ctx.rotate(V.angle(car.yaw));
+  if (!car.onGround) {  // airborne: a shadow under a lifted body
+    ctx.fillStyle = "rgba(0,0,0,0.35)"; ctx.fillRect(-L / 2 + 2, -W / 2 + 2, L, W);
+  }
+  ctx.fillStyle = G.teamColors[car.team];
+  ctx.strokeStyle = car.onGround ? "#111" : "#fff";
+  ctx.lineWidth = 1.2;
+  ctx.fillRect(-L / 2, -W / 2, L, W);
+  ctx.strokeRect(-L / 2, -W / 2, L, W);
+  // heading: a white nose
+  ctx.beginPath(); ctx.moveTo(L / 2 + 4, 0); ctx.lineTo(L / 2 - W * 0.45, -W * 0.4); ctx.lineTo(L / 2 - W * 0.45, W * 0.4);
+  ctx.closePath(); ctx.fillStyle = "#fff"; ctx.fill();
+  ctx.restore();
+  ctx.fillStyle = "#fff"; ctx.font = "11px sans-serif"; ctx.textAlign = "center";
+  ctx.fillText(car.label, px, py - L * 0.95 - 2);
+}
+"""

@@ -1,0 +1,70 @@
+"""Head-to-head page: score rates between agents as a heatmap, and one pair in detail."""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from dashboard import data, queries, ui
+
+DEFAULT_AGENTS = 12
+
+
+def render(root: str) -> None:
+    st.header("Head-to-head")
+    c1, c2 = st.columns([1, 3])
+    team_size = ui.stage_picker(root, c1)
+    pairs = data.pair_results(root, team_size)
+    if pairs.empty:
+        st.info(f"No games between different agents in {ui.stage_label(team_size)} yet.")
+        return
+    board = queries.rank(data.leaderboard(root, team_size, True), "elo")
+    met = set(pairs["agent"])
+    ranked = [n for n in board["name"] if n in met]
+    names = c2.multiselect("Agents in the matrix", ranked, default=ranked[:DEFAULT_AGENTS],
+                           key=f"h2h_agents_{team_size}", help="Listed best Elo first.")
+    if len(names) >= 2:
+        cells = queries.score_matrix(pairs, names)
+        st.altair_chart(heatmap(cells, names), width="stretch")
+        st.caption("Each cell is the row agent's score rate against the column agent (win 1, draw 1/2); "
+                   "the number is the games they played.")
+    else:
+        st.info("Choose at least two agents for the matrix.")
+
+    st.subheader("One pair")
+    p1, p2 = st.columns(2)
+    a = p1.selectbox("Agent A", ranked, index=0, key=f"h2h_a_{team_size}")
+    b = p2.selectbox("Agent B", ranked, index=min(1, len(ranked) - 1), key=f"h2h_b_{team_size}")
+    if a == b:
+        st.info("Choose two different agents.")
+        return
+    fit = data.mle(root, team_size)
+    record = pairs[(pairs["agent"] == a) & (pairs["opponent"] == b)]
+    m1, m2, m3 = st.columns(3)
+    m1.metric("Likelihood of superiority (A over B)", f"{fit.los(a, b):.1%}",
+              help=f"The probability that {a} is stronger than {b}, from the MLE fit of every game.")
+    diff = fit.rating(a) - fit.rating(b)
+    m2.metric("MLE rating difference", f"{diff:+.0f} Elo")
+    if record.empty:
+        m3.metric("Head-to-head", "never met")
+    else:
+        r = record.iloc[0]
+        m3.metric(f"{a} vs {b} (W-D-L)", f"{int(r.wins)}-{int(r.draws)}-{int(r.losses)}",
+                  help=f"score rate {r.score_rate:.2f} over {int(r.games)} games, goals {int(r.goals_for)}-"
+                       f"{int(r.goals_against)}")
+
+
+def heatmap(cells: pd.DataFrame, names: list[str]) -> alt.LayerChart:
+    size = max(28, min(48, 720 // max(len(names), 1)))
+    base = alt.Chart(cells).encode(
+        x=alt.X("opponent:N", sort=names, title="opponent", axis=alt.Axis(labelAngle=-40)),
+        y=alt.Y("agent:N", sort=names, title="agent"))
+    rects = base.mark_rect().encode(
+        color=alt.Color("score_rate:Q", title="score rate", scale=alt.Scale(domain=[0, 1], scheme="redblue")),
+        tooltip=["agent:N", "opponent:N", "games:Q", "wins:Q", "draws:Q", "losses:Q",
+                 alt.Tooltip("score_rate:Q", format=".2f")])
+    text = base.mark_text(fontSize=11).encode(
+        text=alt.condition("datum.games > 0", "games:Q", alt.value("")),
+        color=alt.condition("datum.score_rate > 0.8 || datum.score_rate < 0.2", alt.value("white"), alt.value("black")))
+    return alt.layer(rects, text).properties(width=size * len(names), height=size * len(names))

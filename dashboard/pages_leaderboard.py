@@ -1,0 +1,87 @@
+"""Leaderboard page: one stage's agents ranked, with Elo, MLE intervals and TrueSkill."""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from dashboard import data, queries, ui
+
+CHART_TOP_DEFAULT = 30
+
+COLUMNS = {
+    "rank": st.column_config.NumberColumn("#", format="%d", width="small"),
+    "name": st.column_config.TextColumn("Agent"),
+    "status": st.column_config.TextColumn("Status"),
+    "elo": st.column_config.NumberColumn("Elo", format="%.0f", help="Incremental Elo after the latest game"),
+    "mle": st.column_config.NumberColumn("MLE Elo", format="%.0f",
+                                         help="Whole-history maximum-likelihood rating (Elo scale)"),
+    "mle_ci": st.column_config.TextColumn("95% interval", help="95% confidence interval of the MLE rating"),
+    "mu": st.column_config.NumberColumn("TS mu", format="%.2f"),
+    "sigma": st.column_config.NumberColumn("TS sigma", format="%.2f"),
+    "ts": st.column_config.NumberColumn("mu - 3 sigma", format="%.2f"),
+    "games": st.column_config.NumberColumn("Games", format="%d", width="small"),
+    "wins": st.column_config.NumberColumn("W", format="%d", width="small"),
+    "draws": st.column_config.NumberColumn("D", format="%d", width="small"),
+    "losses": st.column_config.NumberColumn("L", format="%d", width="small"),
+    "gd": st.column_config.NumberColumn("GD", format="%+d", help="Goal difference", width="small"),
+    "last_played": st.column_config.DatetimeColumn("Last played", format="YYYY-MM-DD HH:mm"),
+}
+
+
+def render(root: str) -> None:
+    st.header("Leaderboard")
+    c1, c2, c3 = st.columns([1, 1.4, 1])
+    team_size = ui.stage_picker(root, c1)
+    rank_label = c2.selectbox("Rank by", list(queries.RANK_KEYS), key="rank_by")
+    show_retired = c3.checkbox("Show retired agents", key="show_retired")
+
+    board = data.leaderboard(root, team_size, show_retired)
+    ranked = queries.rank(board, queries.RANK_KEYS[rank_label])
+    if not int(ranked["games"].sum()):
+        st.info(f"No rated games in {ui.stage_label(team_size)} yet: agents are shown at their initial ratings. "
+                "Play some with `league tournament`.")
+    table = ranked.assign(mle_ci=[f"{lo:.0f} to {hi:.0f}" if pd.notna(lo) else "" for lo, hi in
+                                  zip(ranked["mle_low"], ranked["mle_high"])])[list(COLUMNS)]
+    table["last_played"] = pd.to_datetime(table["last_played"], utc=True, format="ISO8601")
+    st.dataframe(table, hide_index=True, column_config=COLUMNS, width="stretch",
+                 height=min(35 * (len(table) + 1) + 3, 640))
+    st.caption("Click a column header to sort. Elo is updated game by game; MLE Elo is fitted to every game at "
+               "once, with its 95% interval; TrueSkill's conservative rating is mu - 3 sigma.")
+
+    played = ranked[ranked["games"] > 0]
+    if played.empty:
+        return
+    st.subheader("Ratings")
+    top = st.slider("Agents in the chart", 1, len(played), min(CHART_TOP_DEFAULT, len(played))) \
+        if len(played) > 1 else 1
+    st.altair_chart(rating_chart(played.head(top), queries.RANK_KEYS[rank_label]), width="stretch")
+
+
+def rating_chart(rows: pd.DataFrame, key: str) -> alt.LayerChart:
+    """Each agent's rating with error bars: MLE with its 95% interval (and the incremental Elo as a
+    tick), or TrueSkill mu with mu +- 3 sigma."""
+    order = list(rows["name"])
+    if key == "ts":
+        frame = rows.assign(value=rows["mu"], low=rows["mu"] - 3 * rows["sigma"], high=rows["mu"] + 3 * rows["sigma"])
+        title, point_name = "TrueSkill mu (bars: mu +- 3 sigma)", "mu"
+    else:
+        frame = rows.assign(value=rows["mle"], low=rows["mle_low"], high=rows["mle_high"])
+        title, point_name = "MLE Elo (bars: 95% interval; tick: incremental Elo)", "MLE Elo"
+    frame = frame[["name", "status", "value", "low", "high", "elo", "games"]]
+    y = alt.Y("name:N", sort=order, title=None)
+    base = alt.Chart(frame).encode(y=y)
+    bars = base.mark_rule(strokeWidth=2, color="#7a8699").encode(
+        x=alt.X("low:Q", title=title, scale=alt.Scale(zero=False)), x2="high:Q")
+    points = base.mark_point(filled=True, size=70).encode(
+        x="value:Q",
+        color=alt.Color("status:N", scale=alt.Scale(domain=["champion", "active", "retired"],
+                                                    range=["#f2b705", "#4c8bf5", "#9e9e9e"])),
+        tooltip=[alt.Tooltip("name:N", title="agent"), alt.Tooltip("value:Q", title=point_name, format=".1f"),
+                 alt.Tooltip("low:Q", format=".1f"), alt.Tooltip("high:Q", format=".1f"),
+                 alt.Tooltip("elo:Q", title="Elo", format=".0f"), "games:Q"])
+    layers = [bars, points]
+    if key != "ts":
+        layers.append(base.mark_tick(color="#e45756", thickness=2, size=12).encode(x="elo:Q"))
+    return alt.layer(*layers).properties(height=28 * len(frame) + 70)  # + axis and title

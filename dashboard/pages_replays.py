@@ -1,0 +1,163 @@
+"""Replays page: choose a tournament and a game (filtered by agent and result) and watch it.
+
+The URL carries the choice (`?page=replays&game=ID`), so a game can be linked to directly.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from dashboard import data, ui
+from dashboard.replay_view import GOAL_LEAD_SECONDS, format_clock, player_html
+from league.errors import LeagueError
+
+OUTSIDE = -1  # the "games outside tournaments" choice
+GAME_LIST_LIMIT = 1000
+ANY_AGENT = "(any agent)"
+RESULTS_FOR_AGENT = {"any": "any result", "win": "won", "draw": "drawn", "loss": "lost"}
+RESULTS_FOR_GAME = {"any": "any result", "blue": "blue won", "orange": "orange won", "draw": "draw"}
+
+
+def _query_game() -> int | None:
+    try:
+        return int(st.query_params.get("game", ""))
+    except ValueError:
+        return None
+
+
+def render(root: str) -> None:
+    st.header("Replays")
+    if not data.summary(root)["games"]:
+        st.info("No games recorded yet. Games played by `league tournament` are recorded with their replays.")
+        return
+    wanted = _query_game()
+    requested = data.game(root, wanted) if wanted is not None else None
+    if wanted is not None and requested is None:
+        st.warning(f"There is no game #{wanted} in this league.")
+    if requested is not None and st.session_state.get("_replay_applied") != wanted:
+        # A link to a game: show it, whatever was chosen before.
+        st.session_state["_replay_applied"] = wanted
+        st.session_state["replay_tournament"] = requested["tournament_id"] or OUTSIDE
+        for key in ("replay_agent", "replay_result", "replay_game"):
+            st.session_state.pop(key, None)
+        st.session_state["replay_with_file"] = False
+        st.session_state["replay_game"] = wanted
+
+    listing = data.tournaments(root)
+    labels = {int(r.id): f"#{r.id} {r.name} ({ui.stage_label(r.team_size)}, {r.status}, {r.finished_games} games)"
+              for r in listing.itertuples()}
+    outside = data.games(root, outside_tournaments=True, limit=1)
+    if not outside.empty or not labels:
+        labels[OUTSIDE] = "Games outside tournaments (evaluation, manual)"
+    if st.session_state.get("replay_tournament") not in labels:
+        st.session_state["replay_tournament"] = next(iter(labels))
+
+    c1, c2, c3, c4 = st.columns([2.2, 1.4, 1.2, 0.9])
+    tid = c1.selectbox("Tournament", list(labels), key="replay_tournament", format_func=labels.get)
+    scope = {"tournament_id": None, "outside_tournaments": True} if tid == OUTSIDE else \
+        {"tournament_id": tid, "outside_tournaments": False}
+    agents = [ANY_AGENT] + data.agents_in_games(root, scope["tournament_id"], scope["outside_tournaments"])
+    if st.session_state.get("replay_agent") not in agents:
+        st.session_state["replay_agent"] = ANY_AGENT
+    agent = c2.selectbox("Agent", agents, key="replay_agent")
+    results = RESULTS_FOR_GAME if agent == ANY_AGENT else RESULTS_FOR_AGENT
+    if st.session_state.get("replay_result") not in results:
+        st.session_state["replay_result"] = "any"
+    result = c3.selectbox("Result", list(results), key="replay_result", format_func=results.get)
+    st.session_state.setdefault("replay_with_file", True)
+    with_file = c4.checkbox("With replay", key="replay_with_file",
+                            help="Only games that recorded a replay file.")
+
+    games = data.games(root, **scope, agent=None if agent == ANY_AGENT else agent, result=result,
+                       with_replay=with_file, limit=GAME_LIST_LIMIT)
+    if games.empty:
+        st.info("No games match these filters.")
+        return
+    choices = {int(r["id"]): ui.game_label(r) for _, r in games.iterrows()}
+    if st.session_state.get("replay_game") not in choices:
+        st.session_state["replay_game"] = next(iter(choices))
+    game_id = st.selectbox(f"Game ({len(choices):,} shown, newest first)", list(choices), key="replay_game",
+                           format_func=choices.get)
+    if wanted != game_id:
+        st.query_params["game"] = str(game_id)
+        st.session_state["_replay_applied"] = game_id
+    show_game(root, game_id)
+
+
+def show_game(root: str, game_id: int) -> None:
+    game = data.game(root, game_id)
+    if game is None:
+        st.warning(f"Game #{game_id} is no longer in the league.")
+        return
+    st.markdown(f"### :blue[{game['blue']}] {game['blue_goals']} - {game['orange_goals']} :orange[{game['orange']}]")
+    where = f"tournament #{game['tournament_id']} {game['tournament']}" if game["tournament_id"] else game["origin"]
+    st.caption(f"Game #{game_id} · {ui.stage_label(game['team_size'])} · {where} · seed {game['seed']} · "
+               f"{format_clock(game['length_seconds'])} played · {ui.when(game['played'])}")
+    if not game["replay_path"]:
+        st.info(f"Game #{game_id} has no replay file recorded.")
+        return
+    path = Path(game["replay_path"])
+    path = path if path.is_absolute() else data.open_league(root).home.root / path
+    try:
+        mtime = path.stat().st_mtime
+    except OSError:
+        st.warning(f"The replay file of game #{game_id} is missing: {path}. It may have been deleted or moved; "
+                   "the game's result and ratings are still recorded.")
+        return
+    try:
+        view = data.replay_view(str(path), mtime)
+    except LeagueError as exc:
+        st.error(str(exc))
+        return
+
+    events = view.events
+    goals = events[events["kind"] == "goal"]
+    lead = int(round(GOAL_LEAD_SECONDS / view.seconds_per_step))
+    starts = {0: "Kick-off (start)"}
+    for _, g in goals.iterrows():
+        starts[max(0, int(g["step"]) - lead)] = f"Goal at {g['time']}: {g['team']} {g['car']} ({g['score']})"
+    key = f"replay_start_{game_id}"
+    if st.session_state.get(key) not in starts:
+        st.session_state[key] = 0
+    start = st.selectbox("Start at", list(starts), key=key, format_func=starts.get,
+                         help="The player's own lists of goals and touches jump too.")
+    st.iframe(player_html(view.payload, start, autoplay=start > 0), height="content",
+              alt=f"Replay of game {game_id}")
+
+    c1, c2 = st.columns(2)
+    with c1:
+        st.subheader("Goals")
+        if goals.empty:
+            st.caption("No goals.")
+        else:
+            st.dataframe(goals[["time", "team", "car", "score", "step"]], hide_index=True, width="stretch")
+    with c2:
+        touches = events[events["kind"] == "touch"]
+        st.subheader(f"Touches ({len(touches)})")
+        if touches.empty:
+            st.caption("No touches recorded.")
+        else:
+            st.dataframe(touches[["time", "team", "car", "step"]], hide_index=True, width="stretch", height=230)
+    st.subheader("Ball")
+    st.altair_chart(ball_chart(view.timeline, goals, view.seconds_per_step), width="stretch")
+
+
+def ball_chart(timeline: pd.DataFrame, goals: pd.DataFrame, seconds_per_step: float) -> alt.VConcatChart:
+    marks = pd.DataFrame({"seconds": goals["step"] * seconds_per_step, "team": goals["team"]})
+    x = alt.X("seconds:Q", title="game time (s)")
+    rules = alt.Chart(marks).mark_rule(strokeDash=[4, 3], strokeWidth=2).encode(
+        x=x, color=alt.Color("team:N", scale=alt.Scale(domain=["blue", "orange"], range=["#2f7df6", "#ff8a1e"]),
+                             title="goal"))
+    speed = alt.Chart(timeline).mark_line(color="#e0e0e0").encode(
+        x=x, y=alt.Y("speed:Q", title="ball speed (uu/s)"),
+        tooltip=[alt.Tooltip("seconds:Q", format=".1f"), alt.Tooltip("speed:Q", format=".0f")])
+    position = alt.Chart(timeline).transform_fold(["x", "y", "z"], as_=["axis", "uu"]).mark_line().encode(
+        x=x, y=alt.Y("uu:Q", title="ball position (uu)"),
+        strokeDash=alt.StrokeDash("axis:N", title="axis"),
+        tooltip=[alt.Tooltip("seconds:Q", format=".1f"), "axis:N", alt.Tooltip("uu:Q", format=".0f")])
+    return alt.vconcat(alt.layer(speed, rules).properties(height=160),
+                       alt.layer(position, rules).properties(height=160)).resolve_scale(color="independent")

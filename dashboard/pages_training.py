@@ -1,0 +1,76 @@
+"""Training page: the metrics training runs wrote to <league home>/runs/ (docs/training-metrics.md)."""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from dashboard import data, ui
+from dashboard.training_runs import NAMESPACES, long_form, metric_sort_key
+
+PREFERRED = ("charts/episode_reward", "charts/steps_per_second", "losses/policy_loss", "losses/value_loss",
+             "eval/win_rate")
+AXES = {"Steps": "step", "Wall time (s)": "seconds"}
+
+
+def render(root: str) -> None:
+    st.header("Training")
+    runs = data.training_runs(root)
+    if not runs:
+        st.info("No training runs yet: runs write their metrics to runs/<run name>/metrics.jsonl in the league "
+                "home (format: docs/training-metrics.md).")
+        return
+    by_name = {r.name: r for r in runs}
+    c1, c2 = st.columns([3, 1])
+    ui.keep_valid("training_runs", by_name)
+    chosen = c1.multiselect("Runs", list(by_name), default=[runs[0].name], key="training_runs",
+                            help="Most recently written first.")
+    axis_label = c2.radio("Over", list(AXES), horizontal=True, key="training_axis")
+    if not chosen:
+        st.info("Choose one or more runs.")
+        return
+
+    frames, rows = {}, []
+    for name in chosen:
+        run = by_name[name]
+        metrics = data.training_metrics(str(run.path), run.size, run.mtime)
+        frames[name] = metrics.frame
+        last = metrics.frame.iloc[-1] if len(metrics.frame) else None
+        rows.append({"run": name, "records": len(metrics.frame),
+                     "last step": None if last is None else int(last["step"]),
+                     "elapsed": None if last is None else pd.to_timedelta(last.get("seconds"), unit="s"),
+                     "updated": pd.Timestamp(run.mtime, unit="s", tz="UTC"),
+                     "bad lines": metrics.skipped_lines})
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config={
+        "updated": st.column_config.DatetimeColumn("Updated", format="YYYY-MM-DD HH:mm:ss")})
+    for name in chosen:
+        info = data.run_info(str(by_name[name].path))
+        if info:
+            with st.expander(f"{name}: run.json"):
+                st.json(info)
+
+    available = sorted({c for f in frames.values() for c in f.columns if c not in ("step", "time", "seconds")},
+                       key=metric_sort_key)
+    if not available:
+        st.info("These runs have not written any metric yet.")
+        return
+    defaults = [m for m in available if m in PREFERRED or any(m.startswith(p + "/") for p in PREFERRED)]
+    ui.keep_valid("training_metrics", available)
+    metrics = st.multiselect("Metrics", available, default=defaults or available[:4], key="training_metrics",
+                             help=f"Namespaced keys ({', '.join(p + '/' for p in NAMESPACES)}...).")
+    if not metrics:
+        return
+    axis = AXES[axis_label]
+    long = long_form(frames, metrics, axis)
+    cols = st.columns(2)
+    for i, metric in enumerate(metrics):
+        part = long[long["metric"] == metric]
+        chart = (alt.Chart(part).mark_line().encode(
+            x=alt.X("x:Q", title=axis_label), y=alt.Y("value:Q", title=None, scale=alt.Scale(zero=False)),
+            color=alt.Color("run:N", legend=alt.Legend(orient="bottom") if len(chosen) > 1 else None),
+            tooltip=["run:N", alt.Tooltip("x:Q", title=axis_label, format=",.0f"),
+                     alt.Tooltip("value:Q", format=".4g")])
+            .properties(title=metric, height=220))
+        cols[i % 2].altair_chart(chart, width="stretch")
+

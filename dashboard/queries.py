@@ -1,0 +1,332 @@
+"""The dashboard's data access: read-only SQL over the league database, returning DataFrames.
+
+No Streamlit here (the pages cache these results; tests call them directly). Aggregation runs in
+SQLite with GROUP BY, so a page costs the same few queries whether the league has 200 games or
+20,000. Table and column meanings: docs/schema.md.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import networkx as nx
+import pandas as pd
+import sqlite_utils
+
+from league.config import RatingsConfig
+from league.lineage import build_lineage
+from league.ratings import MleRatings, conservative, mle_fit
+from league.registry import Agent
+
+SCORE_SQL = "CASE result WHEN '{win}' THEN 1.0 WHEN 'draw' THEN 0.5 ELSE 0.0 END"
+
+
+def _frame(db: sqlite_utils.Database, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> pd.DataFrame:
+    return pd.read_sql_query(sql, db.conn, params=params)
+
+
+def _marks(values: Sequence[Any]) -> str:
+    return ", ".join("?" for _ in values)
+
+
+# --------------------------------------------------------------------------- the league as a whole
+
+
+def summary(db: sqlite_utils.Database) -> dict[str, int]:
+    """Counts of agents, games and tournaments."""
+    row = next(db.query("""SELECT (SELECT COUNT(*) FROM agents) AS agents, (SELECT COUNT(*) FROM games) AS games,
+                                  (SELECT COUNT(*) FROM tournaments) AS tournaments"""))
+    return dict(row)
+
+
+def team_sizes(db: sqlite_utils.Database) -> list[int]:
+    """Team sizes that have games or stage agents, smallest first (1 when there are none)."""
+    rows = db.query("""SELECT team_size FROM games GROUP BY team_size
+                       UNION SELECT team_size FROM agents WHERE team_size IS NOT NULL GROUP BY team_size""")
+    sizes = sorted({int(r["team_size"]) for r in rows})
+    return sizes or [1]
+
+
+def games_by_team_size(db: sqlite_utils.Database) -> dict[int, int]:
+    return {int(r["team_size"]): int(r["n"]) for r in
+            db.query("SELECT team_size, COUNT(*) AS n FROM games GROUP BY team_size")}
+
+
+# --------------------------------------------------------------------------- leaderboard
+
+
+def leaderboard(db: sqlite_utils.Database, team_size: int, cfg: RatingsConfig,
+                include_retired: bool = False) -> pd.DataFrame:
+    """One row per agent of the stage (plus anyone rated in it), unplayed ones at initial ratings.
+
+    Columns: name, kind, status, elo, mu, sigma, ts (mu - 3 sigma), games, wins, draws, losses,
+    goals_for, goals_against, gd, last_played. Not ranked: see `rank`.
+    """
+    frame = _frame(db, f"""
+        SELECT a.name, a.kind, a.status,
+               COALESCE(r.elo, :elo) AS elo, COALESCE(r.mu, :mu) AS mu, COALESCE(r.sigma, :sigma) AS sigma,
+               COALESCE(r.games, 0) AS games, COALESCE(r.wins, 0) AS wins, COALESCE(r.draws, 0) AS draws,
+               COALESCE(r.losses, 0) AS losses, COALESCE(r.goals_for, 0) AS goals_for,
+               COALESCE(r.goals_against, 0) AS goals_against, r.last_played
+        FROM agents a LEFT JOIN ratings r ON r.agent_id = a.id AND r.team_size = :ts
+        WHERE (a.team_size = :ts OR a.team_size IS NULL OR r.agent_id IS NOT NULL)
+              {"" if include_retired else "AND a.status != 'retired'"}
+        ORDER BY a.id""",
+        {"elo": cfg.elo.initial, "mu": cfg.trueskill.mu, "sigma": cfg.trueskill.sigma, "ts": team_size})
+    frame["ts"] = conservative(frame["mu"], frame["sigma"])
+    frame["gd"] = frame["goals_for"] - frame["goals_against"]
+    return frame
+
+
+def with_mle(board: pd.DataFrame, fit: MleRatings) -> pd.DataFrame:
+    """Add the whole-history MLE rating and its 95% interval (NaN for agents without games)."""
+    out = board.copy()
+    known = set(fit.names)
+    mle, lo, hi = [], [], []
+    for name, games in zip(out["name"], out["games"]):
+        if name in known and (games > 0 or name == fit.anchor):
+            a, b = fit.interval(name)
+            mle.append(fit.rating(name)), lo.append(a), hi.append(b)
+        else:
+            mle.append(float("nan")), lo.append(float("nan")), hi.append(float("nan"))
+    out["mle"], out["mle_low"], out["mle_high"] = mle, lo, hi
+    return out
+
+
+RANK_KEYS = {"Elo": "elo", "MLE Elo": "mle", "TrueSkill (mu - 3 sigma)": "ts"}
+
+
+def rank(board: pd.DataFrame, by: str = "elo") -> pd.DataFrame:
+    """Sort best first by `by` (unplayed and NaN last) and number the rows from 1."""
+    out = board.sort_values([by, "games"], ascending=[False, False], na_position="last", kind="stable")
+    out = out.reset_index(drop=True)
+    out.insert(0, "rank", range(1, len(out) + 1))
+    return out
+
+
+# --------------------------------------------------------------------------- head-to-head and MLE
+
+
+def pair_results(db: sqlite_utils.Database, team_size: int) -> pd.DataFrame:
+    """Results of every ordered pair that met: agent, opponent, games, wins, draws, losses,
+    score (wins + draws / 2), score_rate, goals_for, goals_against. Mirror matches are left out."""
+    frame = _frame(db, f"""
+        WITH sides AS (
+            SELECT blue_agent_id AS a, orange_agent_id AS b, {SCORE_SQL.format(win='blue')} AS s,
+                   blue_goals AS gf, orange_goals AS ga
+            FROM games WHERE team_size = :ts AND blue_agent_id != orange_agent_id
+            UNION ALL
+            SELECT orange_agent_id, blue_agent_id, {SCORE_SQL.format(win='orange')}, orange_goals, blue_goals
+            FROM games WHERE team_size = :ts AND blue_agent_id != orange_agent_id)
+        SELECT an.name AS agent, bn.name AS opponent, COUNT(*) AS games,
+               SUM(s = 1.0) AS wins, SUM(s = 0.5) AS draws, SUM(s = 0.0) AS losses, SUM(s) AS score,
+               SUM(gf) AS goals_for, SUM(ga) AS goals_against
+        FROM sides JOIN agents an ON an.id = sides.a JOIN agents bn ON bn.id = sides.b
+        GROUP BY sides.a, sides.b""", {"ts": team_size})
+    frame["score_rate"] = frame["score"] / frame["games"]
+    return frame
+
+
+def mle_from_pairs(pairs: pd.DataFrame, cfg: RatingsConfig, names: Sequence[str] | None = None) -> MleRatings:
+    """The whole-history MLE fit (league.ratings.mle_fit) from per-pair totals.
+
+    mle_fit reduces games to per-pair totals itself, so handing it each pair's wins, draws and
+    losses gives the same fit as handing it every game.
+    """
+    once = pairs[pairs["agent"] < pairs["opponent"]]  # each unordered pair once
+    games: list[tuple[str, str, float]] = []
+    for a, b, won, drawn, lost in zip(*(once[c].tolist() for c in ("agent", "opponent", "wins", "draws", "losses"))):
+        games += [(a, b, 1.0)] * int(won) + [(a, b, 0.5)] * int(drawn) + [(a, b, 0.0)] * int(lost)
+    return mle_fit(games, cfg.mle, cfg.elo.scale, names=names)
+
+
+def score_matrix(pairs: pd.DataFrame, names: Sequence[str]) -> pd.DataFrame:
+    """The pair rows restricted to `names`, with every (agent, opponent) cell present (NaN if unplayed)."""
+    grid = pd.MultiIndex.from_product([list(names), list(names)], names=["agent", "opponent"]).to_frame(index=False)
+    grid = grid[grid["agent"] != grid["opponent"]]
+    cells = grid.merge(pairs, on=["agent", "opponent"], how="left")
+    cells["games"] = cells["games"].fillna(0).astype(int)
+    return cells
+
+
+# --------------------------------------------------------------------------- rating history
+
+
+def rating_history(db: sqlite_utils.Database, names: Sequence[str], team_size: int) -> pd.DataFrame:
+    """Each chosen agent's rating after every rated game: name, game_no, game_id, played, elo, mu,
+    sigma, ts. game_no 0 is the rating before its first game."""
+    if not names:
+        return pd.DataFrame(columns=["name", "game_no", "game_id", "played", "elo", "mu", "sigma", "ts"])
+    frame = _frame(db, f"""
+        WITH h AS (
+            SELECT rh.*, ROW_NUMBER() OVER (PARTITION BY rh.agent_id ORDER BY rh.id) AS game_no
+            FROM rating_history rh
+            WHERE rh.team_size = ? AND rh.agent_id IN (SELECT id FROM agents WHERE name IN ({_marks(names)})))
+        SELECT a.name, 0 AS game_no, NULL AS game_id, h.played, h.elo_before AS elo, h.mu_before AS mu,
+               h.sigma_before AS sigma
+        FROM h JOIN agents a ON a.id = h.agent_id WHERE h.game_no = 1
+        UNION ALL
+        SELECT a.name, h.game_no, h.game_id, h.played, h.elo_after, h.mu_after, h.sigma_after
+        FROM h JOIN agents a ON a.id = h.agent_id
+        ORDER BY 1, 2""", [team_size, *names])
+    frame["played"] = pd.to_datetime(frame["played"], utc=True, format="ISO8601")
+    frame["ts"] = conservative(frame["mu"], frame["sigma"])
+    return frame
+
+
+# --------------------------------------------------------------------------- agents and lineage
+
+
+def agents(db: sqlite_utils.Database) -> pd.DataFrame:
+    """Every agent with its parent's name and, per agent, its best-known rating (own stage)."""
+    return _frame(db, """
+        SELECT a.id, a.name, a.kind, a.team_size, a.status, p.name AS parent, a.created, a.steps_trained,
+               a.checkpoint_path, a.notes,
+               r.elo, r.mu, r.sigma, COALESCE(r.games, 0) AS games
+        FROM agents a LEFT JOIN agents p ON p.id = a.parent_id
+        LEFT JOIN ratings r ON r.agent_id = a.id AND r.team_size = COALESCE(a.team_size, 1)
+        ORDER BY a.id""")
+
+
+def lineage_graph(db: sqlite_utils.Database) -> nx.DiGraph:
+    """league.lineage's graph (parent -> child) of every agent, retired ones included."""
+    return build_lineage([Agent(**row) for row in db.query("SELECT * FROM agents ORDER BY id")])
+
+
+def tree_layout(graph: nx.DiGraph) -> dict[str, tuple[float, float]]:
+    """(generation, row) per node: roots at generation 0, leaves on consecutive rows and each
+    parent centred on its children, so every line of versions reads left to right."""
+    pos: dict[str, tuple[float, float]] = {}
+    next_row = [0.0]
+
+    def place(node: str, depth: int) -> float:
+        children = sorted(graph.successors(node), key=lambda n: graph.nodes[n].get("id", 0))
+        if not children:
+            row = next_row[0]
+            next_row[0] += 1.0
+        else:
+            rows = [place(child, depth + 1) for child in children]
+            row = (rows[0] + rows[-1]) / 2.0
+        pos[node] = (float(depth), row)
+        return row
+
+    roots = sorted((n for n in graph.nodes if graph.in_degree(n) == 0), key=lambda n: graph.nodes[n].get("id", 0))
+    for root in roots:
+        place(root, 0)
+    return pos
+
+
+def agent_details(db: sqlite_utils.Database, name: str) -> dict[str, Any] | None:
+    """One agent row plus its children's names and its ratings per team size."""
+    rows = list(db.query("""SELECT a.*, p.name AS parent FROM agents a LEFT JOIN agents p ON p.id = a.parent_id
+                            WHERE a.name = ?""", [name]))
+    if not rows:
+        return None
+    row = rows[0]
+    row["children"] = [r["name"] for r in db.query("SELECT name FROM agents WHERE parent_id = ? ORDER BY id",
+                                                  [row["id"]])]
+    row["ratings"] = list(db.query("SELECT * FROM ratings WHERE agent_id = ? ORDER BY team_size", [row["id"]]))
+    return row
+
+
+# --------------------------------------------------------------------------- tournaments
+
+
+def tournaments(db: sqlite_utils.Database) -> pd.DataFrame:
+    """Tournaments newest first with entrants count and progress (0..1)."""
+    frame = _frame(db, """SELECT id, name, team_size, status, seed, games_per_pair, planned_games, finished_games,
+                                 entrants_json, created, finished FROM tournaments ORDER BY id DESC""")
+    frame["entrants"] = [len(json.loads(e)) for e in frame["entrants_json"]]
+    frame["progress"] = (frame["finished_games"] / frame["planned_games"].where(frame["planned_games"] > 0)).fillna(0.0)
+    return frame.drop(columns=["entrants_json"])
+
+
+def tournament_standings(db: sqlite_utils.Database, tournament_id: int) -> pd.DataFrame:
+    """Points table of one tournament: agent, games, wins, draws, losses, points (win 1, draw 0.5),
+    score_rate, goal difference; best first."""
+    frame = _frame(db, f"""
+        WITH sides AS (
+            SELECT blue_agent_id AS a, {SCORE_SQL.format(win='blue')} AS s, blue_goals - orange_goals AS gd
+            FROM games WHERE tournament_id = :t
+            UNION ALL
+            SELECT orange_agent_id, {SCORE_SQL.format(win='orange')}, orange_goals - blue_goals
+            FROM games WHERE tournament_id = :t)
+        SELECT an.name AS agent, COUNT(*) AS games, SUM(s = 1.0) AS wins, SUM(s = 0.5) AS draws,
+               SUM(s = 0.0) AS losses, SUM(s) AS points, SUM(gd) AS gd
+        FROM sides JOIN agents an ON an.id = sides.a GROUP BY sides.a
+        ORDER BY points DESC, gd DESC, agent""", {"t": tournament_id})
+    frame["score_rate"] = frame["points"] / frame["games"]
+    return frame
+
+
+# --------------------------------------------------------------------------- games and replays
+
+RESULT_FILTERS = ("any", "win", "draw", "loss", "blue", "orange")
+
+
+def games(db: sqlite_utils.Database, tournament_id: int | None = None, outside_tournaments: bool = False,
+          agent: str | None = None, result: str = "any", with_replay: bool = False,
+          limit: int = 1000) -> pd.DataFrame:
+    """Games newest first, filtered in SQL.
+
+    `result` is `any`, `blue`, `orange` or `draw` for the game itself, or `win`, `loss` (and
+    `draw`) seen from `agent`.
+    """
+    if result not in RESULT_FILTERS:
+        raise ValueError(f"unknown result filter {result!r}")
+    where, params = [], []
+    if tournament_id is not None:
+        where.append("g.tournament_id = ?")
+        params.append(tournament_id)
+    elif outside_tournaments:
+        where.append("g.tournament_id IS NULL")
+    if agent:
+        where.append("(b.name = ? OR o.name = ?)")
+        params += [agent, agent]
+    if result in ("blue", "orange", "draw"):
+        where.append("g.result = ?")
+        params.append(result)
+    elif result in ("win", "loss") and agent:
+        good, bad = ("blue", "orange") if result == "win" else ("orange", "blue")
+        where.append("((b.name = ? AND g.result = ?) OR (o.name = ? AND g.result = ?))")
+        params += [agent, good, agent, bad]
+    if with_replay:
+        where.append("g.replay_path IS NOT NULL")
+    sql = """SELECT g.id, g.tournament_id, g.schedule_index, g.origin, g.team_size, b.name AS blue, o.name AS orange,
+                    g.blue_goals, g.orange_goals, g.result, g.length_seconds, g.seed, g.replay_path, g.played
+             FROM games g JOIN agents b ON b.id = g.blue_agent_id JOIN agents o ON o.id = g.orange_agent_id"""
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    return _frame(db, sql + " ORDER BY g.id DESC LIMIT ?", [*params, limit])
+
+
+def count_games(db: sqlite_utils.Database, tournament_id: int | None = None, outside_tournaments: bool = False) -> int:
+    if tournament_id is not None:
+        row = next(db.query("SELECT COUNT(*) AS n FROM games WHERE tournament_id = ?", [tournament_id]))
+    elif outside_tournaments:
+        row = next(db.query("SELECT COUNT(*) AS n FROM games WHERE tournament_id IS NULL"))
+    else:
+        row = next(db.query("SELECT COUNT(*) AS n FROM games"))
+    return int(row["n"])
+
+
+def agents_in_games(db: sqlite_utils.Database, tournament_id: int | None = None,
+                    outside_tournaments: bool = False) -> list[str]:
+    """Names of the agents that played in the chosen set of games."""
+    where = ("WHERE g.tournament_id = ?" if tournament_id is not None
+             else "WHERE g.tournament_id IS NULL" if outside_tournaments else "")
+    params = [tournament_id] if tournament_id is not None else []
+    rows = db.query(f"""SELECT a.name FROM agents a WHERE a.id IN (
+                            SELECT blue_agent_id FROM games g {where} UNION SELECT orange_agent_id FROM games g {where})
+                        ORDER BY a.name""", params * 2)
+    return [r["name"] for r in rows]
+
+
+def game(db: sqlite_utils.Database, game_id: int) -> dict[str, Any] | None:
+    rows = list(db.query("""SELECT g.*, b.name AS blue, o.name AS orange, t.name AS tournament
+                            FROM games g JOIN agents b ON b.id = g.blue_agent_id
+                            JOIN agents o ON o.id = g.orange_agent_id
+                            LEFT JOIN tournaments t ON t.id = g.tournament_id WHERE g.id = ?""", [game_id]))
+    return rows[0] if rows else None

@@ -1,0 +1,319 @@
+"""What the Replays page shows of one replay: the browser player, its events and a ball timeline.
+
+Pure functions over `arena.replay.Replay` (no Streamlit), so they are tested directly. The
+player is one self-contained HTML page (canvas + controls) embedded in an iframe: positions go
+to the browser once, as base64 int16 arrays, and the browser animates them on its own, so
+play, pause, speed and scrubbing never wait on the server.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import numpy as np
+import pandas as pd
+
+from arena.replay import Replay
+from dashboard.field import FIELD_JS, TEAM_NAMES, geometry
+
+GOAL_LEAD_SECONDS = 3.0  # jumping to a goal starts this long before it, to see the build-up
+CAR_FIELDS = ("x", "y", "yaw_mrad", "boost", "flags", "speed")
+BALL_FIELDS = ("x", "y", "z", "speed")
+
+
+def format_clock(seconds: float) -> str:
+    """m:ss for a non-negative number of seconds."""
+    seconds = max(0.0, float(seconds))
+    return f"{int(seconds // 60)}:{int(seconds % 60):02d}"
+
+
+def car_labels(replay: Replay) -> list[str]:
+    """B1, B2, ... for blue cars and O1, O2, ... for orange, in replay car order."""
+    counts = [0, 0]
+    labels = []
+    for team in replay.teams:
+        counts[team] += 1
+        labels.append(f"{'BO'[team]}{counts[team]}")
+    return labels
+
+
+def _b64_int16(values: np.ndarray) -> str:
+    clipped = np.clip(np.rint(values), -32767, 32767).astype("<i2")
+    return base64.b64encode(np.ascontiguousarray(clipped).tobytes()).decode("ascii")
+
+
+def events_table(replay: Replay) -> pd.DataFrame:
+    """Goals, kickoffs and touches in game order: step, time, kind, team, car, score after."""
+    labels = car_labels(replay)
+    dt = replay.seconds_per_step()
+    rows = []
+    for kind in ("kickoff", "goal", "touch"):
+        for e in (replay.goals() if kind == "goal" else replay.events_of(kind)):
+            car = e.get("scorer", e.get("car", -1))
+            team = e.get("team", -1)
+            if kind != "goal" and 0 <= car < len(replay.teams):
+                team = replay.teams[car]
+            rows.append({"step": e["step"], "time": format_clock(e["step"] * dt), "kind": kind,
+                         "team": TEAM_NAMES[team] if team in (0, 1) else "",
+                         "car": labels[car] if 0 <= car < len(labels) else ""})
+    table = pd.DataFrame(rows, columns=["step", "time", "kind", "team", "car"])
+    table = table.sort_values(["step", "kind"], kind="stable").reset_index(drop=True)
+    blue = orange = 0
+    scores = []
+    for kind, team in zip(table["kind"], table["team"]):
+        if kind == "goal":
+            blue += team == "blue"
+            orange += team == "orange"
+        scores.append(f"{blue}-{orange}")
+    table["score"] = scores
+    return table
+
+
+def player_payload(replay: Replay) -> dict:
+    """The replay as the browser player reads it (compact: int16 arrays in base64)."""
+    ball_speed = np.linalg.norm(replay.ball[:, 3:6], axis=1)
+    ball = np.column_stack([replay.ball[:, 0:3], ball_speed])
+    cars = replay.cars
+    flags = replay.on_ground.astype(np.int16) + 2 * replay.demolished.astype(np.int16)
+    car_speed = np.linalg.norm(cars[:, :, 6:9], axis=2)
+    car_block = np.stack([cars[:, :, 0], cars[:, :, 1], cars[:, :, 4] * 1000.0, replay.boost, flags, car_speed],
+                         axis=2)
+    meta = replay.meta
+    labels = car_labels(replay)
+    names = [meta.get(TEAM_NAMES[t], TEAM_NAMES[t]) for t in replay.teams]
+    goals = [dict(g, label=labels[g["scorer"]] if 0 <= g["scorer"] < len(labels) else "") for g in replay.goals()]
+    touches = [dict(t, label=labels[t["car"]] if 0 <= t["car"] < len(labels) else "",
+                    team=replay.teams[t["car"]] if 0 <= t["car"] < len(labels) else t["team"])
+               for t in replay.events_of("touch")]
+    return {
+        "steps": replay.steps,
+        "cars": len(replay.teams),
+        "dt": replay.seconds_per_step(),
+        "teams": replay.teams,
+        "labels": labels,
+        "names": names,
+        "blue": meta.get("blue", "blue"),
+        "orange": meta.get("orange", "orange"),
+        "gameSeconds": meta.get("game_seconds"),
+        "ball": _b64_int16(ball),
+        "carData": _b64_int16(car_block),
+        "carFields": len(CAR_FIELDS),
+        "goals": goals,
+        "touches": touches,
+        "goalLead": GOAL_LEAD_SECONDS,
+    }
+
+
+def _script_json(value) -> str:
+    """JSON safe to inline in a <script> element."""
+    return json.dumps(value).replace("</", "<\\/")
+
+
+def player_html(payload: dict, start_step: int = 0, autoplay: bool = False) -> str:
+    """A self-contained HTML page that plays the replay: field, controls, event lists."""
+    start = int(min(max(start_step, 0), max(payload["steps"] - 1, 0)))
+    return (_PLAYER_TEMPLATE
+            .replace("/*GEOMETRY*/", _script_json(geometry()))
+            .replace("/*PAYLOAD*/", _script_json(payload))
+            .replace("/*START*/", str(start))
+            .replace("/*AUTOPLAY*/", "true" if autoplay else "false")
+            .replace("/*FIELD_JS*/", FIELD_JS))
+
+
+def ball_timeline(replay: Replay, max_points: int = 1500) -> pd.DataFrame:
+    """Ball speed and position over the game, thinned to at most `max_points` rows."""
+    stride = max(1, int(np.ceil(replay.steps / max_points)))
+    idx = np.arange(0, replay.steps, stride)
+    ball = replay.ball[idx]
+    return pd.DataFrame({
+        "seconds": idx * replay.seconds_per_step(),
+        "speed": np.linalg.norm(ball[:, 3:6], axis=1),
+        "x": ball[:, 0], "y": ball[:, 1], "z": ball[:, 2],
+    })
+
+
+_PLAYER_TEMPLATE = r"""<!DOCTYPE html>
+<html><head><meta charset="utf-8">
+<style>
+  body { margin: 0; font-family: "Source Sans Pro", sans-serif; background: #0e1117; color: #eee; }
+  #wrap { display: flex; gap: 12px; }
+  #left { flex: 1 1 auto; min-width: 0; }
+  #right { flex: 0 0 250px; font-size: 13px; }
+  #hud { display: flex; justify-content: space-between; align-items: baseline; padding: 4px 2px; }
+  #score { font-size: 22px; font-weight: 700; }
+  .blue { color: #5b9dff; } .orange { color: #ff9d45; }
+  #clock { font-size: 20px; font-variant-numeric: tabular-nums; }
+  canvas { display: block; width: 100%; border-radius: 6px; }
+  #controls { display: flex; gap: 8px; align-items: center; padding: 6px 0; }
+  #controls button, #controls select { background: #262730; color: #eee; border: 1px solid #555;
+    border-radius: 4px; padding: 3px 9px; font-size: 14px; cursor: pointer; }
+  #scrub { flex: 1; }
+  #timeline { position: relative; height: 10px; margin: 0 2px; }
+  .tick { position: absolute; top: 0; width: 3px; height: 10px; border-radius: 1px; }
+  h4 { margin: 8px 0 4px; font-size: 14px; }
+  .list { max-height: 150px; overflow-y: auto; border: 1px solid #333; border-radius: 4px; }
+  .list div { padding: 2px 6px; cursor: pointer; white-space: nowrap; }
+  .list div:hover { background: #333; }
+  .carrow { display: flex; align-items: center; gap: 6px; margin: 3px 0; }
+  .bar { flex: 1; min-width: 60px; height: 8px; background: #333; border-radius: 3px; overflow: hidden; }
+  .bar > div { height: 100%; background: #ffd000; }
+  .muted { color: #999; }
+</style></head>
+<body>
+<div id="wrap">
+  <div id="left">
+    <div id="hud">
+      <span id="score"></span>
+      <span id="clock"></span>
+    </div>
+    <canvas id="field"></canvas>
+    <div id="controls">
+      <button id="play" title="Play / pause (space)">&#9654; Play</button>
+      <button id="back" title="One step back">&#9664;</button>
+      <button id="fwd" title="One step forward">&#9654;</button>
+      <select id="speed" title="Playback speed">
+        <option value="0.25">0.25x</option><option value="0.5">0.5x</option><option value="1" selected>1x</option>
+        <option value="2">2x</option><option value="4">4x</option><option value="8">8x</option>
+      </select>
+      <input id="scrub" type="range" min="0" value="0" step="1" title="Scrub through the game">
+      <span id="stepinfo" class="muted"></span>
+    </div>
+    <div id="timeline"></div>
+  </div>
+  <div id="right">
+    <h4>Cars</h4><div id="cars"></div>
+    <h4>Goals</h4><div id="goals" class="list"></div>
+    <h4>Touches</h4><div id="touches" class="list"></div>
+  </div>
+</div>
+<script>
+const G = /*GEOMETRY*/;
+const D = /*PAYLOAD*/;
+/*FIELD_JS*/
+function decode(b64) {
+  const bin = atob(b64); const bytes = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+  return new Int16Array(bytes.buffer);
+}
+const BALL = decode(D.ball), CARS = decode(D.carData), NF = D.carFields, T = D.steps, C = D.cars;
+const canvas = document.getElementById("field"), ctx = canvas.getContext("2d");
+const scrub = document.getElementById("scrub"), playBtn = document.getElementById("play");
+const speedSel = document.getElementById("speed");
+scrub.max = Math.max(T - 1, 0);
+let V = null, background = null, frame = /*START*/, pos = frame, playing = false, last = null;
+
+function clock(sec) { sec = Math.max(0, sec); const m = Math.floor(sec / 60), s = Math.floor(sec % 60);
+  return m + ":" + String(s).padStart(2, "0"); }
+function stepTime(step) { return step * D.dt; }
+
+function layout() {
+  const w = Math.max(320, document.getElementById("left").clientWidth);
+  V = makeView(G, w);
+  const ratio = window.devicePixelRatio || 1;
+  canvas.width = Math.round(V.width * ratio); canvas.height = Math.round(V.height * ratio);
+  canvas.style.height = V.height + "px";
+  background = document.createElement("canvas");
+  background.width = canvas.width; background.height = canvas.height;
+  const bctx = background.getContext("2d"); bctx.scale(ratio, ratio);
+  drawField(bctx, G, V);
+  buildTimeline();
+  draw();
+}
+
+function car(i, f) {
+  const o = (f * C + i) * NF;
+  return { x: CARS[o], y: CARS[o + 1], yaw: CARS[o + 2] / 1000, boost: CARS[o + 3],
+           onGround: (CARS[o + 4] & 1) > 0, demolished: (CARS[o + 4] & 2) > 0, speed: CARS[o + 5],
+           team: D.teams[i], label: D.labels[i] };
+}
+
+function draw() {
+  const ratio = window.devicePixelRatio || 1;
+  ctx.setTransform(1, 0, 0, 1, 0, 0);
+  ctx.drawImage(background, 0, 0);
+  ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+  const f = frame, trail = [];
+  const trailSteps = Math.round(1.5 / D.dt);
+  for (let k = Math.max(0, f - trailSteps); k <= f; k++) trail.push([BALL[k * 4], BALL[k * 4 + 1]]);
+  for (let i = 0; i < C; i++) drawCar(ctx, G, V, car(i, f));
+  drawBall(ctx, G, V, BALL[f * 4], BALL[f * 4 + 1], BALL[f * 4 + 2], trail);
+  // HUD
+  let b = 0, o = 0;
+  for (const g of D.goals) if (g.step <= f) { if (g.team === 0) b++; else o++; }
+  document.getElementById("score").innerHTML =
+    '<span class="blue">' + esc(D.blue) + " " + b + '</span> &ndash; <span class="orange">' + o + " " + esc(D.orange) + "</span>";
+  const t = stepTime(f);
+  let clk = clock(t) + " / " + clock(stepTime(T - 1));
+  if (D.gameSeconds) { const left = D.gameSeconds - t; clk = left >= 0 ? clock(left) : "+" + clock(-left) + " OT"; }
+  document.getElementById("clock").textContent = clk;
+  document.getElementById("stepinfo").textContent = "step " + f + " / " + (T - 1);
+  scrub.value = f;
+  let rows = "";
+  for (let i = 0; i < C; i++) {
+    const c = car(i, f);
+    const state = c.demolished ? "demolished" : (c.onGround ? "" : "air");
+    rows += '<div class="carrow"><span class="' + ["blue", "orange"][c.team] + '" style="width:26px">' + c.label +
+      '</span><div class="bar" title="boost ' + c.boost + '"><div style="width:' + c.boost + '%"></div></div>' +
+      '<span class="muted" style="flex:0 0 auto;text-align:right;font-size:12px">' + c.speed + " uu/s " + state + "</span></div>";
+  }
+  document.getElementById("cars").innerHTML = rows + '<div class="muted">ball ' + BALL[f * 4 + 3] + " uu/s, z " + BALL[f * 4 + 2] + "</div>";
+}
+
+function esc(s) { return String(s).replace(/[&<>"]/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}[c])); }
+
+function seek(step, play) {
+  frame = Math.min(Math.max(Math.round(step), 0), T - 1); pos = frame;
+  setPlaying(play); draw();
+}
+function setPlaying(p) {
+  playing = p && frame < T - 1; last = null;
+  playBtn.innerHTML = playing ? "&#10074;&#10074; Pause" : "&#9654; Play";
+  if (playing) requestAnimationFrame(tick);
+}
+function tick(now) {
+  if (!playing) return;
+  if (last !== null) {
+    pos += (now - last) / 1000 * parseFloat(speedSel.value) / D.dt;
+    const f = Math.min(Math.floor(pos), T - 1);
+    if (f !== frame) { frame = f; draw(); }
+    if (frame >= T - 1) { setPlaying(false); return; }
+  }
+  last = now;
+  requestAnimationFrame(tick);
+}
+
+function buildTimeline() {
+  const tl = document.getElementById("timeline"); tl.innerHTML = "";
+  for (const g of D.goals) {
+    const d = document.createElement("div"); d.className = "tick";
+    d.style.left = (100 * g.step / Math.max(T - 1, 1)) + "%"; d.style.background = G.teamColors[g.team];
+    d.title = "goal " + clock(stepTime(g.step)); d.onclick = () => seek(g.step - D.goalLead / D.dt, true);
+    tl.appendChild(d);
+  }
+}
+
+function fillList(id, items, text, onPick) {
+  const el = document.getElementById(id);
+  if (!items.length) { el.innerHTML = '<div class="muted">none</div>'; return; }
+  for (const it of items) {
+    const d = document.createElement("div"); d.innerHTML = text(it); d.onclick = () => onPick(it); el.appendChild(d);
+  }
+}
+fillList("goals", D.goals, (g) => clock(stepTime(g.step)) + ' <span class="' + ["blue", "orange"][g.team] + '">' +
+  ["Blue", "Orange"][g.team] + "</span> goal" + (g.label ? " (" + g.label + ")" : ""),
+  (g) => seek(g.step - D.goalLead / D.dt, true));
+fillList("touches", D.touches, (t) => clock(stepTime(t.step)) + ' <span class="' + ["blue", "orange"][t.team] + '">' +
+  t.label + "</span> touch", (t) => seek(t.step, false));
+
+playBtn.onclick = () => { if (frame >= T - 1) { frame = 0; pos = 0; } setPlaying(!playing); };
+document.getElementById("back").onclick = () => seek(frame - 1, false);
+document.getElementById("fwd").onclick = () => seek(frame + 1, false);
+scrub.oninput = () => seek(parseInt(scrub.value), false);
+document.addEventListener("keydown", (e) => { if (e.code === "Space") { e.preventDefault(); playBtn.click(); } });
+window.addEventListener("resize", layout);
+layout();
+if (/*AUTOPLAY*/) setPlaying(true);
+</script>
+</body></html>
+"""

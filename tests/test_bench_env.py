@@ -1,0 +1,45 @@
+"""`league bench env` runs every measurement end to end (tiny durations) and refuses bad input.
+
+The figures themselves are benchmark output, never asserted: these machines are too noisy.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from league.cli import app
+
+runner = CliRunner()
+
+
+def test_bench_env_prints_the_table_and_writes_json(tmp_path):
+    out = tmp_path / "bench.json"
+    result = runner.invoke(app, ["bench", "env", "--stage", "2v2", "--workers", "2", "--envs-per-worker", "2",
+                                 "--seconds", "0.4", "--warmup", "0.1", "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    for row in ("bare RocketSim (ceiling)", "bare RocketSim, 1 process", "RLGym v2 standard env (reference) x",
+                "this runner, random actions", "this runner, MLP policy"):
+        assert row in result.output
+    report = json.loads(out.read_text())
+    assert report["stage"] == "2v2" and report["team_size"] == 2 and report["workers"] == 2
+    names = [m["name"] for m in report["measurements"]]
+    assert len(names) == 5
+    for m in report["measurements"]:
+        assert m["env_steps_per_s"] > 0
+        assert m["agent_steps_per_s"] == pytest.approx(4 * m["env_steps_per_s"])
+        assert m["ticks_per_s"] == pytest.approx(8 * m["env_steps_per_s"])
+    assert report["runner_vs_ceiling"] > 0 and report["runner_vs_reference"] > 0
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--stage", "4v4"], "Unknown stage '4v4'"),
+    (["--seconds", "0"], "--seconds must be positive"),
+    (["--envs-per-worker", "0"], "--envs-per-worker at least 1"),
+])
+def test_bad_input_is_one_sentence_and_exit_2(args, message):
+    result = runner.invoke(app, ["bench", "env", *args])
+    assert result.exit_code == 2
+    assert message in result.output

@@ -1,0 +1,449 @@
+"""The dashboard's pages rendered with Streamlit's AppTest against fixture leagues, plus its pure parts."""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("streamlit")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+from typer.testing import CliRunner  # noqa: E402
+
+from dashboard import field, queries  # noqa: E402
+from dashboard.replay_view import GOAL_LEAD_SECONDS, car_labels, events_table, format_clock, player_html, player_payload  # noqa: E402
+from dashboard.training_runs import list_runs, long_form, read_metrics  # noqa: E402
+from league.ratings import conservative  # noqa: E402
+from league.registry import GameRecord, Registry  # noqa: E402
+from dashboard_fixture import TICK_SKIP, build_empty_league, build_fixture_league, synthetic_replay  # noqa: E402
+
+APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")
+
+
+@pytest.fixture(scope="module")
+def league(tmp_path_factory):
+    return build_fixture_league(tmp_path_factory.mktemp("dash") / "league")
+
+
+@pytest.fixture(scope="module")
+def empty_home(tmp_path_factory):
+    return build_empty_league(tmp_path_factory.mktemp("empty") / "league")
+
+
+@pytest.fixture
+def reg(league):
+    registry = Registry.open(league.home.db_path, readonly=True)
+    yield registry
+    registry.close()
+
+
+def page(monkeypatch, home, name: str, **query) -> AppTest:
+    """Render one page of the app against the league at `home`."""
+    monkeypatch.setenv("LEAGUE_HOME", str(home))
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.query_params["page"] = name
+    for key, value in query.items():
+        at.query_params[key] = str(value)
+    return at.run()
+
+
+def no_problems(at: AppTest) -> AppTest:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    return at
+
+
+def texts(elements) -> str:
+    return " | ".join(str(e.value) for e in elements)
+
+
+def charts(at: AppTest) -> list:
+    return at.get("vega_lite_chart")
+
+
+# --------------------------------------------------------------------------- leaderboard
+
+
+def test_leaderboard_ranks_the_stage_by_elo_with_mle_intervals(monkeypatch, league, reg):
+    at = no_problems(page(monkeypatch, league.home.root, "leaderboard"))
+    assert at.header[0].value == "Leaderboard"
+    board = at.dataframe[0].value
+    assert list(board.columns[:4]) == ["rank", "name", "status", "elo"]
+    for col in ("mle", "mle_ci", "mu", "sigma", "ts", "games", "wins", "draws", "losses", "gd",
+                "last_played"):
+        assert col in board.columns
+    expected = sorted((r for r in reg.leaderboard(1)), key=lambda r: -r["elo"])
+    assert list(board["name"]) == [r["name"] for r in expected]
+    assert list(board["rank"]) == list(range(1, len(expected) + 1))
+    assert "ppo-1v1-v1" not in set(board["name"])  # retired: hidden unless asked
+    top = board.iloc[0]
+    want = expected[0]
+    assert top["elo"] == pytest.approx(want["elo"])
+    assert top["ts"] == pytest.approx(conservative(want["mu"], want["sigma"]))
+    assert (top["wins"], top["draws"], top["losses"]) == (want["wins"], want["draws"], want["losses"])
+    assert top["gd"] == want["goals_for"] - want["goals_against"]
+    assert dict(zip(board["name"], board["status"]))["ppo-1v1-v4"] == "champion"
+    # MLE ratings agree with the registry's own whole-history fit and sit inside their intervals.
+    fit = reg.mle(1, names=list(board["name"]))
+    for row in board.itertuples():
+        assert row.mle == pytest.approx(fit.rating(row.name), abs=0.01)
+        low, high = fit.interval(row.name)
+        assert row.mle_ci == f"{low:.0f} to {high:.0f}" and low <= row.mle <= high
+    assert len(charts(at)) == 1
+
+
+def test_leaderboard_shows_retired_when_asked_and_ranks_by_trueskill(monkeypatch, league):
+    at = page(monkeypatch, league.home.root, "leaderboard")
+    at.checkbox(key="show_retired").check().run()
+    board = no_problems(at).dataframe[0].value
+    assert dict(zip(board["name"], board["status"]))["ppo-1v1-v1"] == "retired"
+    at.selectbox(key="rank_by").select("TrueSkill (mu - 3 sigma)").run()
+    board = no_problems(at).dataframe[0].value
+    assert list(board["ts"]) == sorted(board["ts"], reverse=True)
+
+
+def test_leaderboard_other_stage(monkeypatch, league):
+    at = page(monkeypatch, league.home.root, "leaderboard")
+    at.selectbox(key="stage").select(2).run()
+    names = set(no_problems(at).dataframe[0].value["name"])
+    assert {"ppo-2v2-v1", "ppo-2v2-v2", "random", "rule"} == names
+
+
+# --------------------------------------------------------------------------- rating history
+
+
+def test_rating_history_charts_the_best_agents(monkeypatch, league, reg):
+    at = no_problems(page(monkeypatch, league.home.root, "history"))
+    chosen = at.multiselect[0].value
+    assert chosen[0] == "ppo-1v1-v4" and len(chosen) == 5
+    summary = at.dataframe[0].value
+    assert list(summary["agent"]) == sorted(chosen)
+    games = dict(zip(summary["agent"], summary["games"]))
+    assert games["ppo-1v1-v4"] == len(reg.rating_history("ppo-1v1-v4", 1))
+    current = dict(zip(summary["agent"], summary["current"]))
+    assert current["ppo-1v1-v4"] == pytest.approx(reg.rating("ppo-1v1-v4", 1)["elo"])
+    assert len(charts(at)) == 1
+    at.radio(key="history_axis").set_value("Time").run()
+    at.radio(key="history_metric").set_value("TrueSkill mu - 3 sigma").run()
+    summary = no_problems(at).dataframe[0].value
+    r = reg.rating("ppo-1v1-v4", 1)
+    assert dict(zip(summary["agent"], summary["current"]))["ppo-1v1-v4"] == pytest.approx(
+        conservative(r["mu"], r["sigma"]))
+
+
+def test_rating_history_query_starts_at_the_initial_rating(league, reg):
+    frame = queries.rating_history(reg.db, ["ppo-1v1-v2"], 1)
+    assert frame["game_no"].iloc[0] == 0 and frame["elo"].iloc[0] == pytest.approx(1500.0)
+    assert list(frame["game_no"]) == list(range(len(frame)))
+
+
+# --------------------------------------------------------------------------- head-to-head
+
+
+def test_head_to_head_matrix_and_pair(monkeypatch, league, reg):
+    at = no_problems(page(monkeypatch, league.home.root, "head-to-head"))
+    assert len(charts(at)) == 1
+    assert "score rate" in texts(at.caption)
+    a, b = at.selectbox(key="h2h_a_1").value, at.selectbox(key="h2h_b_1").value
+    assert (a, b) == ("ppo-1v1-v4", at.multiselect[0].value[1])
+    fit = reg.mle(1, names=[r["name"] for r in reg.leaderboard(1, include_retired=True)])
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Likelihood of superiority (A over B)"] == f"{fit.los(a, b):.1%}"
+    played = [g for g in reg.games(1) if {g["blue"], g["orange"]} == {a, b}]
+    wins = sum((g["blue"] == a and g["result"] == "blue") or (g["orange"] == a and g["result"] == "orange")
+               for g in played)
+    draws = sum(g["result"] == "draw" for g in played)
+    assert metrics[f"{a} vs {b} (W-D-L)"] == f"{wins}-{draws}-{len(played) - wins - draws}"
+
+
+def test_score_matrix_cells(league, reg):
+    pairs = queries.pair_results(reg.db, 1)
+    cells = queries.score_matrix(pairs, ["ppo-1v1-v4", "random", "ppo-1v1-v1"])
+    assert len(cells) == 6
+    v4_random = cells[(cells["agent"] == "ppo-1v1-v4") & (cells["opponent"] == "random")].iloc[0]
+    rand_v4 = cells[(cells["agent"] == "random") & (cells["opponent"] == "ppo-1v1-v4")].iloc[0]
+    assert v4_random["games"] == rand_v4["games"] == 2
+    assert v4_random["score_rate"] + rand_v4["score_rate"] == pytest.approx(1.0)
+    never = cells[(cells["agent"] == "ppo-1v1-v4") & (cells["opponent"] == "ppo-1v1-v1")].iloc[0]
+    assert never["games"] == 0 and math.isnan(never["score_rate"])
+
+
+# --------------------------------------------------------------------------- lineage
+
+
+def test_lineage_graph_and_details(monkeypatch, league):
+    at = no_problems(page(monkeypatch, league.home.root, "lineage"))
+    assert len(charts(at)) == 1
+    assert at.selectbox(key="lineage_agent").value == "ppo-1v1-v4"  # the first champion
+    facts = at.table[0].value["value"]
+    assert facts["parent"] == "ppo-1v1-v3" and facts["children"] == "ppo-2v2-v1"
+    assert facts["status"] == "champion"
+    at.selectbox(key="lineage_agent").select("lstm-1v1-v1").run()
+    facts = no_problems(at).table[0].value["value"]
+    assert facts["parent"] == "ppo-1v1-v2" and facts["kind"] == "lstm"
+    ratings = at.dataframe[0].value
+    assert list(ratings["stage"]) == ["1v1"]
+
+
+def test_lineage_layout_reads_left_to_right(league, reg):
+    graph = queries.lineage_graph(reg.db)
+    pos = queries.tree_layout(graph)
+    assert set(pos) == set(graph.nodes)
+    for parent, child in graph.edges:
+        assert pos[child][0] == pos[parent][0] + 1
+    assert pos["ppo-2v2-v2"][0] == 5  # v1 -> v2 -> v3 -> v4 -> 2v2-v1 -> 2v2-v2
+    rows = [p[1] for n, p in pos.items() if graph.out_degree(n) == 0]
+    assert len(set(rows)) == len(rows)  # leaves never share a row
+
+
+# --------------------------------------------------------------------------- tournaments
+
+
+def test_tournaments_list_and_running_one(monkeypatch, league):
+    at = no_problems(page(monkeypatch, league.home.root, "tournaments"))
+    listing = at.dataframe[0].value
+    assert list(listing["name"]) == ["round-robin-2v2", "round-robin-1v1"]
+    assert list(listing["status"]) == ["running", "finished"]
+    assert list(listing["games"]) == ["5 / 12", "30 / 30"]
+    assert "refresh every" in texts(at.caption)
+    assert at.selectbox(key="tournament").value == league.running_tournament
+    standings = at.dataframe[1].value
+    assert standings["games"].sum() == 2 * 5
+    at.selectbox(key="tournament").select(league.finished_tournament).run()
+    standings = no_problems(at).dataframe[1].value
+    assert standings["games"].sum() == 2 * 30 and standings["points"].sum() == 30
+    assert list(standings["points"]) == sorted(standings["points"], reverse=True)
+
+
+# --------------------------------------------------------------------------- replays
+
+
+def test_replay_page_plays_a_game(monkeypatch, league, reg):
+    game = next(g for g in reg.games() if g["id"] == league.replay_game)
+    at = no_problems(page(monkeypatch, league.home.root, "replays", game=league.replay_game))
+    assert at.selectbox(key="replay_game").value == league.replay_game
+    assert at.selectbox(key="replay_tournament").value == league.finished_tournament
+    heading = texts(at.markdown)
+    assert f"{game['blue_goals']} - {game['orange_goals']}" in heading and game["blue"] in heading
+    player = at.get("iframe")[0].proto.srcdoc
+    assert "<canvas" in player and json.dumps(game["blue"]) in player
+    goals = at.dataframe[0].value
+    assert len(goals) == game["blue_goals"] + game["orange_goals"]
+    assert list(goals.columns) == ["time", "team", "car", "score", "step"]
+    assert len(charts(at)) == 1  # ball speed and position
+    starts = at.selectbox(key=f"replay_start_{league.replay_game}").options
+    assert len(starts) == 1 + len(goals)
+    # jumping to the first goal restarts the player there, playing
+    lead = round(GOAL_LEAD_SECONDS / (TICK_SKIP / 120))
+    at.selectbox(key=f"replay_start_{league.replay_game}").select(max(0, int(goals["step"].iloc[0]) - lead)).run()
+    player = no_problems(at).get("iframe")[0].proto.srcdoc
+    assert "if (true) setPlaying(true);" in player
+
+
+def test_replay_filters_by_agent_and_result(monkeypatch, league):
+    at = page(monkeypatch, league.home.root, "replays")
+    assert at.selectbox(key="replay_tournament").value == league.running_tournament  # newest first
+    at.selectbox(key="replay_tournament").select(league.finished_tournament).run()
+    at.selectbox(key="replay_agent").select("ppo-1v1-v4").run()
+    at.selectbox(key="replay_result").select("win").run()
+    no_problems(at)
+    labels = at.selectbox(key="replay_game").options
+    assert labels and all("ppo-1v1-v4" in label for label in labels)
+    for label in labels:  # "#id blue b-o orange  (time)"
+        _, blue, score, orange = label.split("(")[0].split()
+        b, o = map(int, score.split("-"))
+        assert (blue == "ppo-1v1-v4" and b > o) or (orange == "ppo-1v1-v4" and o > b)
+
+
+def test_replay_file_missing_is_a_message(monkeypatch, league):
+    at = no_problems(page(monkeypatch, league.home.root, "replays", game=league.missing_replay_game))
+    warning = texts(at.warning)
+    assert f"The replay file of game #{league.missing_replay_game} is missing" in warning
+    assert not at.get("iframe")
+
+
+def test_game_without_replay_and_unknown_game(monkeypatch, league):
+    at = no_problems(page(monkeypatch, league.home.root, "replays", game=league.no_replay_game))
+    assert f"Game #{league.no_replay_game} has no replay file recorded." in texts(at.info)
+    at = no_problems(page(monkeypatch, league.home.root, "replays", game=99999))
+    assert "There is no game #99999" in texts(at.warning)
+
+
+def test_corrupt_replay_file_is_a_message(monkeypatch, tmp_path):
+    home = build_empty_league(tmp_path / "league")
+    reg = Registry.open(home.db_path)
+    reg.record_game(GameRecord(blue="rule", orange="random", team_size=1, seed=1, blue_goals=1, orange_goals=0,
+                               length_seconds=60.0, replay_path="replays/bad.replay"))
+    reg.close()
+    (home.replays / "bad.replay").write_bytes(b"not a zip file")
+    at = page(monkeypatch, home.root, "replays", game=1)
+    assert not at.exception
+    assert "not a readable replay file" in texts(at.error)
+
+
+# --------------------------------------------------------------------------- training
+
+
+def test_training_page_charts_run_metrics(monkeypatch, league):
+    at = no_problems(page(monkeypatch, league.home.root, "training"))
+    assert at.multiselect(key="training_runs").value == ["ppo-2v2"]  # most recently written
+    at.multiselect(key="training_runs").set_value(["ppo-1v1", "ppo-2v2"]).run()
+    runs = no_problems(at).dataframe[0].value
+    assert list(runs["run"]) == ["ppo-1v1", "ppo-2v2"]
+    assert list(runs["records"]) == [60, 60] and list(runs["bad lines"]) == [0, 1]
+    assert list(runs["last step"]) == [3_000_000, 3_000_000]
+    chosen = at.multiselect(key="training_metrics").value
+    assert "charts/episode_reward" in chosen and "losses/value_loss" in chosen
+    assert len(charts(at)) == len(chosen)
+
+
+def test_metrics_reader_skips_partial_and_non_numeric(tmp_path):
+    run = tmp_path / "runs" / "r1"
+    run.mkdir(parents=True)
+    (run / "metrics.jsonl").write_text(
+        '{"step": 2, "time": 10.5, "charts/x": 1.0, "note": "text", "flag": true}\n'
+        '{"step": 1, "time": 10.0, "charts/x": 0.5, "losses/l": NaN}\n'
+        '[1, 2]\n'
+        '{"time": 3}\n'
+        '{"step": 3, "ti')
+    metrics = read_metrics(run / "metrics.jsonl")
+    assert metrics.skipped_lines == 3
+    assert list(metrics.frame["step"]) == [1.0, 2.0]
+    assert list(metrics.frame["seconds"]) == [0.0, 0.5]
+    assert metrics.metric_names == ["charts/x"]
+    assert [r.name for r in list_runs(tmp_path / "runs")] == ["r1"]
+    long = long_form({"r1": metrics.frame}, ["charts/x", "missing"], "step")
+    assert list(long["value"]) == [0.5, 1.0]
+
+
+# --------------------------------------------------------------------------- empty and missing leagues
+
+
+@pytest.mark.parametrize("name, message", [
+    ("leaderboard", "No rated games in 1v1 yet"),
+    ("history", "no rating history to show"),
+    ("head-to-head", "No games between different agents"),
+    ("lineage", "No agent has a parent yet"),
+    ("tournaments", "No tournaments yet"),
+    ("replays", "No games recorded yet"),
+    ("training", "No training runs yet"),
+])
+def test_empty_league_pages_say_so(monkeypatch, empty_home, name, message):
+    at = no_problems(page(monkeypatch, empty_home.root, name))
+    assert message in texts(at.info)
+    if name == "leaderboard":
+        board = at.dataframe[0].value
+        assert set(board["name"]) == {"random", "rule"} and set(board["games"]) == {0}
+
+
+def test_missing_league_is_a_message(monkeypatch, tmp_path):
+    at = page(monkeypatch, tmp_path / "nowhere", "leaderboard")
+    assert not at.exception
+    assert "There is no league at" in texts(at.error) and "league init" in texts(at.error)
+    (tmp_path / "folder").mkdir()
+    at = page(monkeypatch, tmp_path / "folder", "replays")
+    assert not at.exception and "No league found at" in texts(at.error)
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "league.db").write_bytes(b"garbage" * 100)
+    at = page(monkeypatch, tmp_path / "bad", "tournaments")
+    assert not at.exception and "not a league database" in texts(at.error)
+
+
+def test_home_from_script_arguments(monkeypatch, league, tmp_path):
+    from dashboard.app import home_argument
+
+    assert home_argument(["--home", "/x/y"]) == "/x/y"
+    assert home_argument(["--other", "1"]) is None
+    monkeypatch.setenv("LEAGUE_HOME", str(tmp_path / "elsewhere"))
+    monkeypatch.setattr(sys, "argv", [APP, "--home", str(league.home.root)])
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.query_params["page"] = "tournaments"
+    no_problems(at.run())
+
+
+# --------------------------------------------------------------------------- field and replay view
+
+
+def test_boost_pads_and_field_geometry():
+    assert len(field.BOOST_PADS) == 34
+    assert sum(big for _, _, big in field.BOOST_PADS) == 6
+    for x, y, big in field.BOOST_PADS:  # the field is point-symmetric (RocketSim's list is off by 2 uu once)
+        assert any(abs(x + x2) <= 2 and abs(y + y2) <= 2 and big == big2 for x2, y2, big2 in field.BOOST_PADS)
+    outline = field.field_outline()
+    assert len(outline) == 8 and max(abs(x) for x, _ in outline) == 4096 and max(abs(y) for _, y in outline) == 5120
+    for x, y in outline:  # corner cuts: every corner is on a side or back wall, none in the square corner
+        assert abs(x) + abs(y) <= 4096 + 5120 - 1152
+
+
+def test_boost_pads_match_rlgym():
+    common = pytest.importorskip("rlgym.rocket_league.common_values")
+    assert [(x, y) for x, y, _ in field.BOOST_PADS] == [(x, y) for x, y, _ in common.BOOST_LOCATIONS]
+    assert [big for _, _, big in field.BOOST_PADS] == [z > 71 for _, _, z in common.BOOST_LOCATIONS]
+    assert field.SIDE_WALL_X == common.SIDE_WALL_X and field.BACK_WALL_Y == common.BACK_WALL_Y
+    assert field.CORNER_CUT == common.CORNER_CATHETUS_LENGTH
+    assert field.GOAL_HALF_WIDTH == common.GOAL_CENTER_TO_POST
+    assert field.BACK_WALL_Y + field.GOAL_DEPTH == common.BACK_NET_Y
+
+
+def test_player_payload_round_trips_positions():
+    replay = synthetic_replay(5, "a", "b", 2, 2, 1, 60.0)
+    payload = player_payload(replay)
+    assert payload["cars"] == 4 and payload["labels"] == car_labels(replay) == ["B1", "B2", "O1", "O2"]
+    ball = np.frombuffer(base64.b64decode(payload["ball"]), "<i2").reshape(replay.steps, 4)
+    assert np.abs(ball[:, :3] - replay.ball[:, :3]).max() <= 0.5
+    cars = np.frombuffer(base64.b64decode(payload["carData"]), "<i2").reshape(replay.steps, 4, 6)
+    assert np.abs(cars[:, :, 0] - replay.cars[:, :, 0]).max() <= 0.5
+    assert np.abs(cars[:, :, 2] / 1000 - replay.cars[:, :, 4]).max() <= 0.001
+    assert (cars[:, :, 3] == np.rint(replay.boost)).all()
+    assert [g["team"] for g in payload["goals"]].count(0) == 2
+    events = events_table(replay)
+    assert list(events[events["kind"] == "goal"]["score"])[-1] == "2-1"
+    html = player_html(payload, start_step=10 ** 9)
+    assert f"frame = {replay.steps - 1}," in html  # the start is clamped to the game
+    assert "</script>" not in player_html(dict(payload, blue="</script>"))[-200:-20]
+
+
+def test_player_html_escapes_names():
+    replay = synthetic_replay(1, "</script><b>x", "o", 1, 0, 0, 20.0)
+    html = player_html(player_payload(replay))
+    assert "</script><b>x" not in html
+
+
+def test_format_clock():
+    assert format_clock(0) == "0:00" and format_clock(61.9) == "1:01" and format_clock(-3) == "0:00"
+
+
+# --------------------------------------------------------------------------- command
+
+
+def test_dashboard_command_on_a_missing_league(tmp_path):
+    from league.cli import app
+
+    result = CliRunner().invoke(app, ["dashboard", "--home", str(tmp_path / "none")])
+    assert result.exit_code == 2
+    assert "No league found at" in " ".join(result.output.split())
+
+
+def test_dashboard_command_line():
+    from dashboard.cli import DEFAULT_ADDRESS, streamlit_command
+
+    assert DEFAULT_ADDRESS == "127.0.0.1"
+    cmd = streamlit_command(Path("/h"), 8600, "127.0.0.1")
+    assert cmd[1:4] == ["-m", "streamlit", "run"] and cmd[4].endswith("dashboard/app.py")
+    assert cmd[cmd.index("--server.port") + 1] == "8600"
+    assert cmd[cmd.index("--server.address") + 1] == "127.0.0.1"
+    assert cmd[cmd.index("--server.headless") + 1] == "true"
+    assert cmd[-3:] == ["--", "--home", "/h"]
+
+
+def test_dashboard_imports_no_training_stack():
+    code = ("import sys, dashboard.app, dashboard.cli; "
+            "print(sorted(m for m in ('torch', 'rlgym', 'RocketSim', 'agents', 'training') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]"

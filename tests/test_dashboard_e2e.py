@@ -1,0 +1,279 @@
+"""End to end: `league dashboard` on a free port, driven by headless Chromium over the DevTools protocol.
+
+Opens the leaderboard and a replay, checks what the browser rendered (agent names, the player's
+score and event lists, playback advancing), and saves screenshots (also copied to
+/tmp/dashboard-shots/ for a person to look at). Skipped when Debian's `chromium` is not installed
+(`apt-get install -y chromium`).
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import itertools
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from dashboard_fixture import build_fixture_league
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install -y chromium)")
+SHOTS_COPY = Path("/tmp/dashboard-shots")
+START_TIMEOUT = 60.0
+RENDER_TIMEOUT = 45.0
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until(check, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            result = check()
+            if result:
+                return result
+        except (OSError, ValueError) as exc:  # not up yet
+            last = exc
+        time.sleep(0.3)
+    raise AssertionError(f"timed out waiting for {what} (last problem: {last})")
+
+
+class Browser:
+    """Headless Chromium with one page, driven through the DevTools protocol."""
+
+    def __init__(self, profile: Path, width: int = 1600, height: int = 1100):
+        from websockets.sync.client import connect  # ships with streamlit
+
+        port = free_port()
+        self.proc = subprocess.Popen(
+            [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             "--hide-scrollbars", f"--user-data-dir={profile}", f"--window-size={width},{height}",
+             f"--remote-debugging-port={port}", "about:blank"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        self.stack = contextlib.ExitStack()
+        try:
+            def page_target():
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=2) as resp:
+                    pages = [t for t in json.load(resp) if t["type"] == "page"]
+                return pages[0]["webSocketDebuggerUrl"] if pages else None
+
+            url = wait_until(page_target, 30, "chromium's DevTools endpoint")
+            self.ws = self.stack.enter_context(connect(url, max_size=None, open_timeout=10))
+        except BaseException:
+            self.close()
+            raise
+        self.ids = itertools.count(1)
+
+    def call(self, method: str, **params):
+        msg_id = next(self.ids)
+        self.ws.send(json.dumps({"id": msg_id, "method": method, "params": params}))
+        while True:
+            msg = json.loads(self.ws.recv(timeout=30))
+            if msg.get("id") == msg_id:
+                if "error" in msg:
+                    raise RuntimeError(f"{method}: {msg['error']}")
+                return msg["result"]
+
+    def evaluate(self, expression: str):
+        result = self.call("Runtime.evaluate", expression=expression, returnByValue=True)
+        return result["result"].get("value")
+
+    def goto(self, url: str) -> None:
+        self.call("Page.navigate", url=url)
+
+    def wait_for_text(self, needles: list[str], expression: str = "document.body ? document.body.innerText : ''",
+                      timeout: float = RENDER_TIMEOUT) -> str:
+        seen = {"text": ""}
+
+        def found():
+            seen["text"] = self.evaluate(expression) or ""
+            return all(n in seen["text"] for n in needles)
+
+        try:
+            wait_until(found, timeout, f"{needles}")
+        except AssertionError:
+            raise AssertionError(f"{needles} not all rendered; page text was:\n{seen['text'][:3000]}") from None
+        return seen["text"]
+
+    def tables(self) -> list[list[list[str]]]:
+        """Every st.dataframe's cells, from the accessible table the grid keeps beside its canvas."""
+        return self.evaluate(
+            "Array.from(document.querySelectorAll('[data-testid=stDataFrame] table')).map(t => "
+            "Array.from(t.querySelectorAll('tr')).map(r => Array.from(r.querySelectorAll('th, td'))"
+            ".map(c => c.textContent)))") or []
+
+    def wait_for_table(self, header: str, timeout: float = RENDER_TIMEOUT) -> list[dict[str, str]]:
+        """The rows (as column -> text) of the first table with a column named `header`."""
+        seen = {"tables": []}
+
+        def found():
+            seen["tables"] = self.tables()
+            return next(([dict(zip(t[0], row)) for row in t[1:]] for t in seen["tables"]
+                         if t and header in t[0] and len(t) > 1), None)
+
+        try:
+            return wait_until(found, timeout, f"a table with column {header!r}")
+        except AssertionError:
+            raise AssertionError(f"no table with column {header!r}; tables: {seen['tables']}") from None
+
+    def screenshot(self, path: Path) -> Path:
+        data = self.call("Page.captureScreenshot", format="png")["data"]
+        path.write_bytes(base64.b64decode(data))
+        return path
+
+    def close(self) -> None:
+        self.stack.close()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGTERM)
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """`league dashboard` on a fixture league and a free port; yields (base url, league)."""
+    league = build_fixture_league(tmp_path_factory.mktemp("e2e") / "league")
+    port = free_port()
+    script = Path(sys.executable).with_name("league")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "league.cli"]
+    log = tmp_path_factory.mktemp("e2e-log") / "dashboard.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([*command, "dashboard", "--home", str(league.home.root), "--port", str(port)],
+                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+
+    def healthy():
+        if proc.poll() is not None:
+            raise AssertionError(f"league dashboard exited with {proc.returncode}:\n{log.read_text()}")
+        with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as resp:
+            return resp.read().strip() == b"ok"
+
+    try:
+        wait_until(healthy, START_TIMEOUT, "the dashboard to serve")
+        yield base, league
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    b = Browser(tmp_path_factory.mktemp("chromium-profile"))
+    yield b
+    b.close()
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("screenshots")
+    yield folder
+    SHOTS_COPY.mkdir(parents=True, exist_ok=True)
+    for png in folder.glob("*.png"):
+        shutil.copy(png, SHOTS_COPY / png.name)
+
+
+def test_leaderboard_in_the_browser(served, browser, shots):
+    base, league = served
+    browser.goto(f"{base}/?page=leaderboard")
+    text = browser.wait_for_text(["Leaderboard", "Ratings", "MLE Elo (bars: 95% interval"])
+    assert "Traceback" not in text
+    rows = browser.wait_for_table("Agent")
+    assert list(rows[0]) == ["#", "Agent", "Status", "Elo", "MLE Elo", "95% interval", "TS mu", "TS sigma",
+                             "mu - 3 sigma", "Games", "W", "D", "L", "GD", "Last played"]
+    assert [r["Agent"] for r in rows] == ["ppo-1v1-v4", "ppo-1v1-v2", "ppo-1v1-v3", "lstm-1v1-v1", "rule", "random"]
+    assert (rows[0]["#"], rows[0]["Status"]) == ("1", "champion")
+    assert all(" to " in r["95% interval"] for r in rows)
+    browser.wait_for_text(["Ratings"])
+    time.sleep(1.0)  # let the chart finish drawing
+    assert browser.screenshot(shots / "leaderboard.png").stat().st_size > 10_000
+
+
+PLAYER = "document.querySelector('iframe[title^=\"Replay of game\"]')"
+
+
+def player_text() -> str:
+    return f"(() => {{ const f = {PLAYER}; return f && f.contentDocument && f.contentDocument.body ? " \
+           "f.contentDocument.body.innerText : ''; })()"
+
+
+def test_replay_in_the_browser(served, browser, shots):
+    base, league = served
+    browser.goto(f"{base}/?page=replays&game={league.replay_game}")
+    browser.wait_for_text(["Replays", "ppo-1v1-v4", "Goals", "Touches", "Ball"])
+    text = browser.wait_for_text(["Play", "Goals", "Touches", "B1", "O1", "step 0 /"], expression=player_text())
+    assert "ppo-1v1-v4 0" in text  # the scoreboard at kick-off
+    steps = int(text.split("step 0 /")[1].split()[0])
+    # The player draws on its canvas and plays by itself.
+    assert browser.evaluate(f"{PLAYER}.contentDocument.getElementById('field').height") > 200
+    browser.evaluate(f"{PLAYER}.contentDocument.getElementById('play').click()")
+    time.sleep(1.5)
+    browser.evaluate(f"{PLAYER}.contentDocument.getElementById('play').click()")  # pause
+    step = int(browser.evaluate(player_text()).split("step ")[1].split()[0])
+    assert 0 < step < steps
+    # The scrubber moves to any step; the score follows the goals.
+    browser.evaluate(f"(() => {{ const d = {PLAYER}.contentDocument, s = d.getElementById('scrub'); "
+                     f"s.value = {steps}; s.dispatchEvent(new Event('input')); }})()")
+    text = browser.evaluate(player_text())
+    assert f"step {steps} / {steps}" in text
+    browser.evaluate(f"(() => {{ const d = {PLAYER}.contentDocument, s = d.getElementById('scrub'); "
+                     f"s.value = {steps // 3}; s.dispatchEvent(new Event('input')); }})()")
+    browser.evaluate(f"{PLAYER}.scrollIntoView({{block: 'center'}})")
+    time.sleep(0.5)
+    assert browser.screenshot(shots / "replay.png").stat().st_size > 10_000
+
+
+def test_missing_replay_in_the_browser(served, browser, shots):
+    base, league = served
+    browser.goto(f"{base}/?page=replays&game={league.missing_replay_game}")
+    text = browser.wait_for_text([f"The replay file of game #{league.missing_replay_game} is missing"])
+    assert "Traceback" not in text
+    browser.screenshot(shots / "replay-missing.png")
+
+
+def test_running_tournament_refreshes_while_games_are_recorded(served, browser, shots):
+    """The database is written (a game recorded) while the page is open; the page catches up by itself."""
+    from league.registry import GameRecord, Registry
+
+    base, league = served
+    browser.goto(f"{base}/?page=tournaments")
+    browser.wait_for_text(["Tournaments", "5 of 12 games played (running)"])
+    listing = browser.wait_for_table("Progress")
+    assert [(r["name"], r["status"], r["games"]) for r in listing] == [
+        ("round-robin-2v2", "running", "5 / 12"), ("round-robin-1v1", "finished", "30 / 30")]
+    reg = Registry.open(league.home.db_path)
+    try:
+        new_game = reg.record_game(GameRecord(
+            blue="random", orange="ppo-2v2-v1", team_size=2, seed=5, blue_goals=0, orange_goals=2,
+            length_seconds=40.0, origin="tournament", tournament_id=league.running_tournament, schedule_index=5))
+    finally:
+        reg.close()
+    browser.wait_for_text(["6 of 12 games played (running)"], timeout=30)
+    wait_until(lambda: sum(int(r["games"]) for r in browser.wait_for_table("Points")) == 2 * 6, 15,
+               "the standings to count the new game")
+    links = wait_until(lambda: (lambda rows: rows if len(rows) == 6 else None)(
+        {r["Game"]: r["Replay"] for r in browser.wait_for_table("Schedule #")}), 15, "the new game in the list")
+    assert links[str(league.missing_replay_game)].endswith(f"game={league.missing_replay_game}&show=watch")
+    assert links[str(new_game)].endswith("&show=details")  # the game just recorded has no replay
+    browser.screenshot(shots / "tournaments.png")

@@ -1,0 +1,67 @@
+"""Evaluation matches on the game runner: results, reproducibility, and one act call per policy per step."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents.baselines import RandomPolicy, make_baseline
+from agents.policy import Policy
+from arena.matches import MatchResult, match_layout, play_matches
+
+
+class Recording(Policy):
+    """Uniformly random, remembering how many rows each act call got."""
+
+    def __init__(self):
+        self.rng = np.random.default_rng(0)
+        self.batch_sizes: list[int] = []
+        self.starts = 0
+
+    def seed(self, seed: int) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, obs, state=None, episode_start=None, deterministic=False):
+        self.batch_sizes.append(len(obs))
+        self.starts += int(np.sum(episode_start))
+        return self.rng.integers(0, 90, len(obs)), None
+
+
+def test_results_are_whole_timed_games():
+    blue, orange = Recording(), Recording()
+    results = play_matches(blue, orange, n_games=5, team_size=2, seed=1, game_seconds=3, workers=2, backend="serial")
+    assert len(results) == 5
+    assert all(isinstance(r, MatchResult) and r.length_seconds == 3.0 for r in results)
+    assert all(isinstance(r.blue_goals, int) and isinstance(r.orange_goals, int) for r in results)
+    # 2 workers x 3 arenas, 2 cars a side: every call covers all 6 arenas' cars of one side.
+    assert set(blue.batch_sizes) == {12} and set(orange.batch_sizes) == {12}
+    steps = int(3 * 120 / 8)
+    assert len(blue.batch_sizes) == steps  # one call per step, one round of games
+    assert blue.starts == 12  # episode_start marks only each game's first step
+
+
+def test_reproducible_from_the_seed_on_either_backend():
+    def play(backend: str) -> list[MatchResult]:
+        return play_matches(RandomPolicy(), RandomPolicy(), n_games=4, team_size=1, seed=5, game_seconds=20,
+                            workers=2, backend=backend)
+
+    serial = play("serial")
+    assert serial == play("serial") == play("multiprocessing")
+
+
+def test_sides_go_to_the_right_policy():
+    # The rule bot playing orange must outscore random playing blue.
+    results = play_matches(RandomPolicy(), make_baseline("rule"), n_games=4, team_size=1, seed=2,
+                           game_seconds=30, backend="serial")
+    assert sum(r.orange_goals for r in results) > sum(r.blue_goals for r in results)
+
+
+@pytest.mark.parametrize("n_games, workers, expected", [(1, 2, (1, 1)), (5, 2, (2, 3)), (100, 2, (2, 50)),
+                                                        (200, 2, (2, 50)), (130, 2, (2, 33))])
+def test_match_layout_plays_few_spare_games(n_games, workers, expected):
+    assert match_layout(n_games, workers, None) == expected
+
+
+def test_zero_games_is_refused():
+    with pytest.raises(ValueError, match="n_games"):
+        play_matches(RandomPolicy(), RandomPolicy(), n_games=0)

@@ -1,0 +1,70 @@
+"""Batched reward terms on hand-made game states."""
+
+import numpy as np
+import pytest
+
+from arena.batch import StepBatch
+from league.config import RewardsConfig, RewardWeights
+from training.rewards import (DemoTerm, FaceBall, GoalTerm, SaveTerm, TouchTerm, VelocityBallToGoal,
+                              VelocityPlayerToBall, build_reward)
+
+
+def batch(ball=None, cars=None, goals=None, touches=None, team_size=1, n_envs=1):
+    c = 2 * team_size
+    b = np.zeros((n_envs, 9), np.float32) if ball is None else np.asarray(ball, np.float32)
+    cs = np.zeros((n_envs, c, 18), np.float32) if cars is None else np.asarray(cars, np.float32)
+    return StepBatch(team_size=team_size, tick_skip=8, teams=np.repeat(np.array([0, 1], np.int8), team_size),
+                     agent_ids=[f"c{i}" for i in range(c)], ball=b, cars=cs, pads=np.ones((n_envs, 34), np.float32),
+                     goals=np.zeros((n_envs, 2)) if goals is None else np.asarray(goals),
+                     touches=np.zeros((n_envs, c)) if touches is None else np.asarray(touches),
+                     score=np.zeros((n_envs, 2)), seconds_left=np.zeros(n_envs), episode_seconds=np.zeros(n_envs),
+                     seconds_since_touch=np.zeros(n_envs), game_states=lambda: [])
+
+
+def rewards(term, b):
+    return term.get_rewards_batch(b, np.zeros(b.n_envs, bool), np.zeros(b.n_envs, bool))
+
+
+def test_goal_and_touch():
+    b = batch(goals=[[1, 0]], touches=[[0, 3]])
+    assert rewards(GoalTerm(), b).tolist() == [[1, -1]]
+    assert rewards(TouchTerm(), b).tolist() == [[0, 1]]
+
+
+def test_velocity_terms_point_the_right_way_for_each_team():
+    cars = np.zeros((1, 2, 18))
+    cars[0, 0, 1], cars[0, 0, 10] = -1000, 2300  # blue behind the ball, driving at it
+    cars[0, 1, 1], cars[0, 1, 10] = 1000, 2300  # orange in front, driving away from it
+    cars[0, :, 3:6] = [0, 1, 0]
+    ball = np.zeros((1, 9))
+    ball[0, 4] = 3000  # ball rolling towards orange's goal
+    b = batch(ball=ball, cars=cars)
+    assert rewards(VelocityPlayerToBall(), b)[0].tolist() == pytest.approx([1.0, -1.0])
+    ball_goal = rewards(VelocityBallToGoal(), b)[0]
+    assert ball_goal[0] > 0.45 and ball_goal[1] < -0.45
+    assert rewards(FaceBall(), b)[0].tolist() == pytest.approx([1.0, -1.0])
+
+
+def test_demo_counts_new_demolitions_once():
+    term = DemoTerm()
+    cars = np.zeros((1, 2, 18))
+    assert rewards(term, batch(cars=cars)).tolist() == [[0, 0]]
+    cars[0, 1, 17] = 1  # orange demolished
+    assert rewards(term, batch(cars=cars)).tolist() == [[1, -1]]
+    assert rewards(term, batch(cars=cars)).tolist() == [[0, 0]]  # still demolished: no new reward
+
+
+def test_save_needs_a_dangerous_ball_and_a_touch():
+    ball = np.zeros((1, 9))
+    ball[0, 1], ball[0, 4] = -4000, -2000  # deep in blue's half, heading into blue's goal
+    assert rewards(SaveTerm(), batch(ball=ball, touches=[[1, 0]])).tolist() == [[1, 0]]
+    assert rewards(SaveTerm(), batch(ball=ball, touches=[[0, 1]])).tolist() == [[0, 0]]
+
+
+def test_weighted_sum_and_sparse_mode():
+    b = batch(goals=[[0, 1]], touches=[[1, 0]])
+    dense = build_reward(RewardsConfig(weights=RewardWeights(goal=10, touch=0.5, velocity_player_to_ball=0,
+                                                             velocity_ball_to_goal=0, face_ball=0, demo=0, save=0)))
+    assert rewards(dense, b).tolist() == [[-9.5, 10.0]]
+    sparse = build_reward(RewardsConfig(mode="sparse"))
+    assert rewards(sparse, b).tolist() == [[-10.0, 10.0]]

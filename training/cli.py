@@ -1,0 +1,71 @@
+"""`league train`: the command function (registered by league/cli.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from league.cli_common import ConfigOpt, HomeOpt, handles_errors, out
+
+
+@handles_errors
+def train_command(
+    stage: Annotated[str, typer.Option("--stage", help="Team size to train: 1v1, 2v2 or 3v3.")] = "1v1",
+    steps: Annotated[Optional[int], typer.Option("--steps", help="Agent steps to train for.", show_default=False)] = None,
+    minutes: Annotated[Optional[float], typer.Option("--minutes", help="Wall-clock budget.", show_default=False)] = None,
+    policy: Annotated[Optional[str], typer.Option("--policy", help="mlp or lstm.", show_default=False)] = None,
+    config: ConfigOpt = None,
+    device: Annotated[Optional[str], typer.Option("--device", help="auto, cpu or cuda.", show_default=False)] = None,
+    workers: Annotated[Optional[int], typer.Option("--workers", help="Game worker processes.", show_default=False)] = None,
+    name: Annotated[Optional[str], typer.Option("--name", help="Run name; versions are NAME-v1, NAME-v2, ...", show_default=False)] = None,
+    resume: Annotated[Optional[str], typer.Option("--resume", help="Continue from this snapshot, optimizer included.", show_default=False)] = None,
+    seed: Annotated[Optional[int], typer.Option("--seed", help="Seed for everything random.", show_default=False)] = None,
+    set_: Annotated[Optional[list[str]], typer.Option("--set", help="Override any config key: --set ppo.epochs=3.", show_default=False)] = None,
+    home: HomeOpt = None,
+) -> None:
+    """Train a PPO (or LSTM) learner by self-play against league opponents, snapshotting into the registry.
+
+    Ctrl-C saves a final snapshot and exits cleanly.
+
+    Example: league train --stage 1v1 --minutes 10 --policy mlp
+    """
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    from league.config import load_config
+    from league.errors import LeagueError
+    from league.home import resolve_home
+    from league.registry import Registry
+    from training.selfplay import SelfPlayTrainer
+
+    league_home = resolve_home(home).require()
+    overrides = {"training.steps": steps, "training.minutes": minutes, "policy.kind": policy,
+                 "training.device": device, "runner.workers": workers, "seed": seed}
+    if steps is not None and minutes is None:
+        overrides["training.minutes"] = 0.0
+    if minutes is not None and steps is None:
+        overrides["training.steps"] = 0
+    cfg = load_config(stage=stage, user_file=config, home_file=league_home.config_path, overrides=overrides, sets=set_)
+    if not cfg.training.steps and not cfg.training.minutes:
+        raise LeagueError("Give a budget: --steps N or --minutes M (Ctrl-C also stops and saves).")
+    registry = Registry.open(league_home.db_path, cfg.ratings)
+    with Progress(TextColumn("[bold]training[/]"), BarColumn(), TextColumn("{task.completed:,.0f} steps"),
+                  TextColumn("{task.fields[sps]:,.0f} steps/s"), TextColumn("reward {task.fields[reward]}"),
+                  TimeElapsedColumn(), TimeRemainingColumn(), console=out, transient=False) as bar:
+        total = cfg.training.steps or cfg.training.minutes * 60
+        task = bar.add_task("train", total=total, sps=0.0, reward="-")
+
+        def progress(info: dict) -> None:
+            done = info["steps"] if cfg.training.steps else info["elapsed"]
+            reward = info.get("charts/episode_reward")
+            bar.update(task, completed=done, sps=info.get("charts/steps_per_second", 0.0),
+                       reward=f"{reward:.2f}" if reward is not None else "-")
+
+        trainer = SelfPlayTrainer(cfg, league_home, registry, name=name, resume=resume, on_progress=progress)
+        result = trainer.run()
+    note = " (interrupted; final snapshot saved)" if result.interrupted else ""
+    out.print(f"Trained {result.run} to {result.steps:,} steps in {result.seconds:.0f} s{note}; "
+              f"versions: {', '.join(result.versions) or 'none'}", highlight=False)
+    split = sum(result.timing.values()) or 1.0
+    out.print("Time split: " + ", ".join(f"{k} {v / split:.0%}" for k, v in result.timing.items()), highlight=False)

@@ -1,0 +1,40 @@
+"""Where a training run's numbers go: runs/<run>/metrics.jsonl (read by the dashboard, format in
+docs/training-metrics.md) and, when the tensorboard package is installed, TensorBoard scalars
+in the same folder."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+
+class MetricsLog:
+    def __init__(self, run_dir: Path, run_info: dict[str, Any] | None = None):
+        self.run_dir = run_dir
+        run_dir.mkdir(parents=True, exist_ok=True)
+        if run_info is not None:
+            (run_dir / "run.json").write_text(json.dumps(run_info, indent=2, sort_keys=True, default=str))
+        self._file = open(run_dir / "metrics.jsonl", "a", encoding="utf-8")
+        self._tb = None
+        try:
+            from torch.utils.tensorboard import SummaryWriter
+
+            self._tb = SummaryWriter(log_dir=str(run_dir / "tensorboard"))
+        except ImportError:  # tensorboard is optional
+            pass
+
+    def write(self, step: int, values: dict[str, float]) -> None:
+        clean = {k: float(v) for k, v in values.items() if isinstance(v, (int, float)) and math.isfinite(v)}
+        self._file.write(json.dumps({"step": int(step), "time": time.time(), **clean}) + "\n")
+        self._file.flush()
+        if self._tb is not None:
+            for key, value in clean.items():
+                self._tb.add_scalar(key, value, step)
+
+    def close(self) -> None:
+        self._file.close()
+        if self._tb is not None:
+            self._tb.close()

@@ -1,0 +1,168 @@
+"""Shaped rewards for training: RLGym RewardFunctions with the runner's batched form.
+
+Each term is an RLGym `RewardFunction` (so it also works, slowly, in a plain RLGym env via
+arena.batch's adapter) and implements `get_rewards_batch(batch, terminated, truncated)` over
+all arenas of a worker at once ([E, C] float32, car-id order). `WeightedSum` is the composite,
+sharing its parts' interface as RLGym's CombinedReward does. `build_reward(cfg)` turns the
+`rewards:` config section (configs/rewards.yaml) into one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from rlgym.api import RewardFunction
+
+from agents.obs import BALL_POS, BALL_VEL, CAR_BOOST, CAR_DEMOED, CAR_FWD, CAR_POS, CAR_VEL
+from arena.batch import StepBatch
+
+CAR_MAX_SPEED = 2300.0
+BALL_MAX_SPEED = 6000.0
+GOAL_Y = 5120.0  # the goal line; blue defends -y
+GOAL_CENTER_Z = 321.0
+SAVE_MIN_BALL_SPEED = 500.0  # uu/s towards our goal for a touch to count as a save
+SAVE_ZONE_Y = 2500.0  # the ball must be this deep in our half
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    return v / np.maximum(np.linalg.norm(v, axis=-1, keepdims=True), 1e-6)
+
+
+def _team_sign(batch: StepBatch) -> np.ndarray:
+    """+1 for blue (attacks +y), -1 for orange, per car [C]."""
+    return np.where(batch.teams == 0, 1.0, -1.0)
+
+
+class BatchedReward(RewardFunction):
+    """Base: the RLGym per-agent methods are not used by the runner; stateless by default."""
+
+    def reset(self, agents, initial_state, shared_info) -> None:
+        pass
+
+    def get_rewards(self, agents, state, is_terminated, is_truncated, shared_info) -> dict:
+        raise NotImplementedError("use get_rewards_batch through the league's game runner")
+
+    def reset_batch(self, envs: np.ndarray, start_states: list) -> None:
+        pass
+
+    def get_rewards_batch(self, batch: StepBatch, terminated: np.ndarray, truncated: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+
+class GoalTerm(BatchedReward):
+    """+1 to the scoring team's cars, -1 to the conceding team's."""
+
+    def get_rewards_batch(self, batch, terminated, truncated):
+        teams = batch.teams.astype(np.int64)
+        return (batch.goals[:, teams] - batch.goals[:, 1 - teams]).astype(np.float32)
+
+
+class TouchTerm(BatchedReward):
+    """1 for each car that touched the ball this step."""
+
+    def get_rewards_batch(self, batch, terminated, truncated):
+        return (batch.touches > 0).astype(np.float32)
+
+
+class VelocityPlayerToBall(BatchedReward):
+    """Car velocity towards the ball, as a share of top speed (in [-1, 1])."""
+
+    def get_rewards_batch(self, batch, terminated, truncated):
+        to_ball = _unit(batch.ball[:, None, BALL_POS] - batch.cars[..., CAR_POS])
+        return (np.sum(batch.cars[..., CAR_VEL] * to_ball, axis=-1) / CAR_MAX_SPEED).astype(np.float32)
+
+
+class VelocityBallToGoal(BatchedReward):
+    """Ball velocity towards the opponent's goal, as a share of the ball's top speed."""
+
+    def get_rewards_batch(self, batch, terminated, truncated):
+        sign = _team_sign(batch)  # [C]
+        goal = np.zeros((len(sign), 3))
+        goal[:, 1], goal[:, 2] = sign * GOAL_Y, GOAL_CENTER_Z
+        to_goal = _unit(goal[None] - batch.ball[:, None, BALL_POS])  # [E, C, 3]
+        return (np.sum(batch.ball[:, None, BALL_VEL] * to_goal, axis=-1) / BALL_MAX_SPEED).astype(np.float32)
+
+
+class FaceBall(BatchedReward):
+    """Cosine between the car's nose and the direction to the ball."""
+
+    def get_rewards_batch(self, batch, terminated, truncated):
+        to_ball = _unit(batch.ball[:, None, BALL_POS] - batch.cars[..., CAR_POS])
+        return np.sum(batch.cars[..., CAR_FWD] * to_ball, axis=-1).astype(np.float32)
+
+
+class BoostTerm(BatchedReward):
+    """sqrt(boost / 100): values holding some boost, with diminishing returns."""
+
+    def get_rewards_batch(self, batch, terminated, truncated):
+        return np.sqrt(np.clip(batch.cars[..., CAR_BOOST], 0, 100) / 100.0).astype(np.float32)
+
+
+class DemoTerm(BatchedReward):
+    """+1 to a team for each opponent newly demolished this step, -1 to a car that was."""
+
+    def __init__(self):
+        self.prev: np.ndarray | None = None
+
+    def reset_batch(self, envs, start_states):
+        if self.prev is not None:
+            self.prev[envs] = False
+
+    def get_rewards_batch(self, batch, terminated, truncated):
+        demoed = batch.cars[..., CAR_DEMOED] > 0.5
+        if self.prev is None or self.prev.shape != demoed.shape:
+            self.prev = np.zeros_like(demoed)
+        new = demoed & ~self.prev
+        self.prev = demoed.copy()
+        teams = batch.teams
+        opp_new = np.stack([new[:, teams == 1].sum(1), new[:, teams == 0].sum(1)], axis=1)  # [E, 2] per team
+        return (opp_new[:, teams.astype(np.int64)] - new).astype(np.float32)
+
+
+class SaveTerm(BatchedReward):
+    """1 for touching a ball that was heading fast into the toucher's own goal area."""
+
+    def get_rewards_batch(self, batch, terminated, truncated):
+        sign = _team_sign(batch)  # +1 blue: own goal at -y
+        ball_vy = batch.ball[:, None, BALL_VEL.start + 1] * sign  # towards the opponent is positive
+        ball_y = batch.ball[:, None, BALL_POS.start + 1] * sign
+        dangerous = (ball_vy < -SAVE_MIN_BALL_SPEED) & (ball_y < -SAVE_ZONE_Y)
+        return ((batch.touches > 0) & dangerous).astype(np.float32)
+
+
+TERMS: dict[str, type[BatchedReward]] = {
+    "goal": GoalTerm,
+    "touch": TouchTerm,
+    "velocity_player_to_ball": VelocityPlayerToBall,
+    "velocity_ball_to_goal": VelocityBallToGoal,
+    "face_ball": FaceBall,
+    "boost": BoostTerm,
+    "demo": DemoTerm,
+    "save": SaveTerm,
+}
+
+
+class WeightedSum(BatchedReward):
+    """sum_i weight_i * term_i, computed per batch."""
+
+    def __init__(self, terms: list[tuple[BatchedReward, float]]):
+        self.terms = terms
+
+    def reset_batch(self, envs, start_states):
+        for term, _ in self.terms:
+            term.reset_batch(envs, start_states)
+
+    def get_rewards_batch(self, batch, terminated, truncated):
+        total = np.zeros((batch.n_envs, len(batch.teams)), dtype=np.float32)
+        for term, weight in self.terms:
+            total += weight * term.get_rewards_batch(batch, terminated, truncated)
+        return total
+
+
+def build_reward(cfg: Any) -> WeightedSum:
+    """The reward of a `rewards:` config section: sparse (goal only) or the weighted dense terms."""
+    if cfg.mode == "sparse":
+        return WeightedSum([(GoalTerm(), cfg.weights.goal)])
+    terms = [(TERMS[name](), float(weight)) for name, weight in vars(cfg.weights).items() if weight != 0]
+    return WeightedSum(terms)

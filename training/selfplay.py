@@ -1,0 +1,301 @@
+"""The self-play loop: `league train --stage 1v1`.
+
+    games (VecGame, shared memory) -> one batched forward for the learner's rows and one per
+    opponent policy -> rollout buffer -> PPO update -> every `snapshot_every_steps` a checkpoint
+    and a new registry version (parent = previous version) -> every K snapshots evaluation games
+    that update the ratings.
+
+In every env one team is the learner (blue in even envs, orange in odd ones, so it learns
+both sides) and the other is an opponent drawn from the league (training.opponents).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from agents.checkpoint import load_checkpoint, save_checkpoint
+from agents.networks import build_network
+from agents.nn_policy import NetworkPolicy
+from arena.game import GamePlugins
+from arena.vector import VecGame, default_workers
+from league.config import Config
+from league.errors import LeagueError
+from league.home import LeagueHome
+from league.registry import Registry
+from training.evaluation import evaluate_snapshot
+from training.metrics import MetricsLog
+from training.opponents import OpponentPool, draw_pool
+from training.ppo import PpoLearner
+from training.rewards import build_reward
+
+VERSION_RE = re.compile(r"^(?P<prefix>.+)-v(?P<k>\d+)$")
+
+
+@dataclass
+class TrainResult:
+    run: str
+    versions: list[str]
+    steps: int  # agent steps trained in total (including resumed ones)
+    seconds: float
+    interrupted: bool
+    skipped_updates: int
+    timing: dict[str, float]
+
+
+def pick_device(choice: str) -> torch.device:
+    if choice == "cuda" and not torch.cuda.is_available():
+        raise LeagueError("--device cuda was asked for but no CUDA device is available.")
+    if choice == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(choice)
+
+
+def run_versions(registry: Registry, prefix: str) -> list[str]:
+    """The run's snapshot names, oldest first."""
+    found = []
+    for name in registry.names():
+        m = VERSION_RE.match(name)
+        if m and m.group("prefix") == prefix:
+            found.append((int(m.group("k")), name))
+    return [n for _, n in sorted(found)]
+
+
+class SelfPlayTrainer:
+    def __init__(self, cfg: Config, home: LeagueHome, registry: Registry, name: str | None = None,
+                 resume: str | None = None, on_progress: Callable[[dict], None] | None = None):
+        self.cfg, self.home, self.registry = cfg, home, registry
+        self.on_progress = on_progress or (lambda info: None)
+        self.team_size = cfg.game.team_size
+        self.device = pick_device(cfg.training.device)
+        torch.manual_seed(cfg.seed)
+        self.start_steps = 0
+        optimizer_state = None
+        if resume:
+            agent = registry.agent(resume)
+            m = VERSION_RE.match(agent.name)
+            if agent.kind not in ("mlp", "lstm") or not m:
+                raise LeagueError(f"{resume!r} is not a training snapshot (expected a name like mlp-1v1-v3).")
+            ckpt = load_checkpoint(home.root / agent.checkpoint_path, expected_sha256=agent.checkpoint_sha256)
+            self.net = ckpt.net.train()
+            optimizer_state = ckpt.optimizer_state
+            self.start_steps = agent.steps_trained
+            self.prefix = m.group("prefix")
+            self.parent: str | None = agent.name
+        else:
+            self.prefix = name or f"{cfg.policy.kind}-{cfg.stage}"
+            existing = run_versions(registry, self.prefix)
+            if existing:
+                raise LeagueError(f"Run {self.prefix!r} already has versions (latest {existing[-1]!r}); "
+                                  f"continue it with --resume {existing[-1]} or choose another --name.")
+            if self.prefix in registry.names():
+                raise LeagueError(f"An agent named {self.prefix!r} exists; choose another --name.")
+            self.net = build_network(cfg.policy)
+            self.parent = None
+        self.versions = run_versions(registry, self.prefix)
+        self.net.to(self.device)
+        self.workers = cfg.runner.workers or default_workers()
+        if self.device.type == "cpu":
+            threads = cfg.training.torch_threads or max(1, (os.cpu_count() or 1) - self.workers)
+            torch.set_num_threads(threads)  # leave the other cores to the game workers
+        self.optimizer_state = optimizer_state
+
+    # ------------------------------------------------------------------ setup
+
+    def _layout(self, games: VecGame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Learner rows [S], their envs [S], and each env's opponent rows [E, team_size]."""
+        side = np.arange(games.num_envs) % 2  # learner team per env: blue in even envs
+        learner_mask = games.teams == side[games.env_of_row]
+        learner_rows = np.flatnonzero(learner_mask)
+        opp_rows = np.flatnonzero(~learner_mask).reshape(games.num_envs, self.team_size)
+        return learner_rows, games.env_of_row[learner_rows], opp_rows
+
+    def _snapshot(self, learner: PpoLearner, steps: int) -> str | None:
+        """Checkpoint + registry version; None if the weights are not finite (never written)."""
+        k = 1 + max([int(VERSION_RE.match(v).group("k")) for v in self.versions], default=0)
+        name = f"{self.prefix}-v{k}"
+        rel = Path("checkpoints") / f"{name}.safetensors"
+        try:
+            sha = save_checkpoint(self.home.root / rel, self.net, steps=steps, training_config=self.cfg.to_dict(),
+                                  optimizer=learner.optimizer)
+        except LeagueError:
+            return None
+        self.registry.add_agent(name, self.net.config.kind, self.team_size, parent=self.parent,
+                                checkpoint_path=str(rel), checkpoint_sha256=sha, config=self.cfg.to_dict(),
+                                steps_trained=steps)
+        self.parent = name
+        self.versions.append(name)
+        return name
+
+    # ------------------------------------------------------------------ the loop
+
+    def run(self) -> TrainResult:
+        cfg, tcfg = self.cfg, self.cfg.training
+        plugins = GamePlugins(reward_fn=build_reward(cfg.rewards))
+        rng = np.random.default_rng(cfg.seed)
+        run_dir = self.home.runs / self.prefix
+        log = MetricsLog(run_dir, {"run": self.prefix, "stage": cfg.stage, "seed": cfg.seed,
+                                   "resumed_from": self.parent, "config": cfg.to_dict()})
+        timing = {"collection": 0.0, "inference": 0.0, "update": 0.0, "snapshot": 0.0, "evaluation": 0.0}
+        start_time = time.perf_counter()
+        deadline = start_time + tcfg.minutes * 60 if tcfg.minutes else None
+        interrupted = False
+        with VecGame(cfg.game, cfg.runner, mode="training", seed=cfg.seed, workers=self.workers,
+                     plugins=plugins) as games:
+            learner_rows, slot_env, opp_rows = self._layout(games)
+            slots = len(learner_rows)
+            steps_per_update = slots * cfg.ppo.steps_per_env
+            budget = tcfg.steps if tcfg.steps else None
+            total_updates = max(1, budget // steps_per_update) if budget else None
+            learner = PpoLearner(self.net, cfg.ppo, slots, obs_dim=games.single_observation_space.shape[0],
+                                 device=self.device, total_updates=total_updates, seed=cfg.seed)
+            if self.optimizer_state is not None:
+                learner.optimizer.load_state_dict(self.optimizer_state)
+            pool = self._refresh(games, opp_rows, rng, 0)
+            obs = games.reset(seed=cfg.seed)
+            starts = games.info.episode_start.copy()
+            actions = np.zeros(games.num_agents, dtype=np.int64)
+            steps, since_snapshot, snapshots = 0, 0, 0
+            stats = _EpisodeStats(games.num_envs, slots, len(pool.groups))
+            try:
+                while (budget is None or steps < budget) and (deadline is None or time.perf_counter() < deadline):
+                    t0 = time.perf_counter()
+                    actions[learner_rows] = learner.act(torch.from_numpy(obs[learner_rows]),
+                                                        torch.from_numpy(starts[learner_rows].astype(np.float32))).cpu().numpy()
+                    for g in pool.groups:
+                        actions[g.rows], g.state = g.policy.act(obs[g.rows], g.state, starts[g.rows])
+                    t1 = time.perf_counter()
+                    obs, rewards, _, _, info = games.step(actions)
+                    t2 = time.perf_counter()
+                    learner.observe_rewards(torch.from_numpy(rewards[learner_rows]))
+                    starts = info.episode_start.copy()
+                    stats.step(rewards[learner_rows], info, slot_env, pool, games)
+                    steps += slots
+                    since_snapshot += slots
+                    timing["inference"] += t1 - t0
+                    timing["collection"] += t2 - t1
+                    if learner.buffer.full:
+                        t3 = time.perf_counter()
+                        upd = learner.update(torch.from_numpy(obs[learner_rows]),
+                                             torch.from_numpy(starts[learner_rows].astype(np.float32)))
+                        timing["update"] += time.perf_counter() - t3
+                        elapsed = time.perf_counter() - start_time
+                        row = {**upd.as_log(), **stats.flush(pool), "charts/steps_per_second": steps / elapsed,
+                               "charts/skipped_updates_total": learner.skipped_updates}
+                        log.write(self.start_steps + steps, row)
+                        self.on_progress({"steps": steps, "budget": budget, "elapsed": elapsed, **row})
+                    if since_snapshot >= tcfg.snapshot_every_steps and not learner.buffer.t:
+                        since_snapshot = 0
+                        snapshots += 1
+                        pool = self._after_snapshot(learner, games, opp_rows, rng, snapshots, steps, stats, pool,
+                                                    timing, log)
+            except KeyboardInterrupt:
+                interrupted = True
+            if since_snapshot or not self.versions:
+                t = time.perf_counter()
+                self._record_payoff(stats, pool)
+                self._snapshot(learner, self.start_steps + steps)
+                timing["snapshot"] += time.perf_counter() - t
+        log.close()
+        return TrainResult(self.prefix, self.versions, self.start_steps + steps, time.perf_counter() - start_time,
+                           interrupted, learner.skipped_updates, timing)
+
+    def _refresh(self, games: VecGame, opp_rows: np.ndarray, rng: np.random.Generator, k: int) -> OpponentPool:
+        return draw_pool(self.registry, self.cfg.training, self.prefix, self.team_size, self.net, self.versions,
+                         opp_rows, rng, self.home.root, self.cfg.seed + 7919 * (k + 1))
+
+    def _record_payoff(self, stats: "_EpisodeStats", pool: OpponentPool) -> None:
+        results = {}
+        for g, (w, d, n) in zip(pool.groups, stats.payoff_counts()):
+            name = self.versions[-1] if g.name.startswith("<") and self.versions else g.name
+            if n > 0 and not name.startswith("<"):
+                prev = results.get(name, (0, 0, 0))
+                results[name] = (prev[0] + w, prev[1] + d, prev[2] + n)
+        if results:
+            self.registry.record_payoff(self.prefix, self.team_size, results, decay=self.cfg.training.payoff_decay)
+        stats.reset_payoff(len(pool.groups))
+
+    def _after_snapshot(self, learner, games, opp_rows, rng, snapshots, steps, stats, pool, timing, log):
+        tcfg = self.cfg.training
+        t = time.perf_counter()
+        self._record_payoff(stats, pool)
+        name = self._snapshot(learner, self.start_steps + steps)
+        timing["snapshot"] += time.perf_counter() - t
+        if name and tcfg.eval_every_snapshots and tcfg.eval_games and snapshots % tcfg.eval_every_snapshots == 0:
+            t = time.perf_counter()
+            policy = NetworkPolicy(self.net, device=self.device, name=name)
+            rates = evaluate_snapshot(self.registry, name, policy, self.team_size, tcfg.eval_games,
+                                      tcfg.eval_game_seconds, self.cfg.seed + snapshots, self.home.root,
+                                      self.cfg.game.tick_skip, workers=self.workers)
+            self.net.train()
+            timing["evaluation"] += time.perf_counter() - t
+            row = {f"eval/win_rate/{k}": v for k, v in rates.items()}
+            row["eval/elo"] = self.registry.rating(name, self.team_size)["elo"]
+            log.write(self.start_steps + steps, row)
+        new_pool = self._refresh(games, opp_rows, rng, snapshots)
+        stats.reset_payoff(len(new_pool.groups))
+        return new_pool
+
+
+class _EpisodeStats:
+    """Episode returns, goals and results per opponent, accumulated with array operations."""
+
+    def __init__(self, n_envs: int, slots: int, n_groups: int):
+        self.returns = np.zeros(slots)
+        self.done_returns: list[float] = []
+        self.lengths: list[float] = []
+        self.goals_for = self.goals_against = self.touches = 0.0
+        self.side = np.arange(n_envs) % 2
+        self.reset_payoff(n_groups)
+
+    def reset_payoff(self, n_groups: int) -> None:
+        self.wins = np.zeros(n_groups)
+        self.draws = np.zeros(n_groups)
+        self.games = np.zeros(n_groups)
+
+    def payoff_counts(self):
+        return list(zip(self.wins.tolist(), self.draws.tolist(), self.games.tolist()))
+
+    def step(self, rewards: np.ndarray, info, slot_env: np.ndarray, pool: OpponentPool, games: VecGame) -> None:
+        self.returns += rewards
+        envs = np.arange(len(self.side))
+        self.goals_for += float(info.goals[envs, self.side].sum())
+        self.goals_against += float(info.goals[envs, 1 - self.side].sum())
+        learner_cars = games.teams.reshape(len(envs), -1) == self.side[:, None]
+        self.touches += float((info.touches.reshape(len(envs), -1) > 0)[learner_cars].sum())
+        done = info.done
+        if done.any():
+            done_slots = done[slot_env]
+            self.done_returns.extend(self.returns[done_slots].tolist())
+            self.returns[done_slots] = 0.0
+            finished = np.flatnonzero(done)
+            self.lengths.extend(info.episode_seconds[finished].tolist())
+            ours = info.episode_score[finished, self.side[finished]]
+            theirs = info.episode_score[finished, 1 - self.side[finished]]
+            groups = pool.env_opponent[finished]
+            np.add.at(self.wins, groups, (ours > theirs).astype(float))
+            np.add.at(self.draws, groups, (ours == theirs).astype(float))
+            np.add.at(self.games, groups, 1.0)
+
+    def flush(self, pool: OpponentPool) -> dict[str, float]:
+        row: dict[str, float] = {"charts/goals_for": self.goals_for, "charts/goals_against": self.goals_against,
+                                 "charts/touches": self.touches}
+        if self.done_returns:
+            row["charts/episode_reward"] = float(np.mean(self.done_returns))
+            row["charts/episode_length"] = float(np.mean(self.lengths))
+            row["charts/episodes"] = float(len(self.done_returns))
+        for g, w, d, n in zip(pool.groups, self.wins, self.draws, self.games):
+            label = "latest" if g.name.startswith("<") else g.name
+            row[f"charts/opponent_share/{label}"] = len(np.unique(g.envs)) / len(self.side)
+            if n:
+                row[f"charts/win_rate/{label}"] = (w + 0.5 * d) / n
+        self.done_returns, self.lengths = [], []
+        self.goals_for = self.goals_against = self.touches = 0.0
+        return row
