@@ -231,8 +231,17 @@ def kickoff_target(view: View, p: RuleParams) -> np.ndarray:
     return view.ball_pos[:, :2] - np.stack([np.zeros_like(offset), offset], axis=1)
 
 
-def jump_and_flip(view: View, shooting: np.ndarray, reach: np.ndarray, p: RuleParams,
-                  rng: np.random.Generator, c: Controls) -> None:
+def state_noise(view: View) -> np.ndarray:
+    """A uniform-looking number in [0, 1) per row that depends on the car's state alone.
+
+    The bot's only coin flip (unsticking a turtled car) uses it instead of a generator, so the
+    bot is a pure function of what it sees: a game replays exactly however games are batched.
+    """
+    phase = view.pos @ np.array([12.9898, 78.233, 37.719]) + view.vel @ np.array([0.1234, 0.5678, 0.9123])
+    return np.modf(np.abs(np.sin(phase)) * 43758.5453)[0]
+
+
+def jump_and_flip(view: View, shooting: np.ndarray, reach: np.ndarray, p: RuleParams, c: Controls) -> None:
     """Jump into a ball within `reach` (uu, per row), then release and front-flip (or keep holding
     for a high ball). Only rows that are `shooting` start a jump."""
     dist = np.linalg.norm(view.ball_pos[:, :2] - view.pos[:, :2], axis=1)
@@ -248,7 +257,7 @@ def jump_and_flip(view: View, shooting: np.ndarray, reach: np.ndarray, p: RulePa
     flip = (airborne & ~just_jumped & (vz > 0) & (z < p.flip_max_z) & (dist < p.flip_range)
             & (ball_z < p.low_ball_z + 100.0))
     turtled = airborne & (view.up[:, 2] < p.turtle_up_z) & (z < p.turtle_max_z)
-    unstick = turtled & (rng.random(len(z)) < p.turtle_press_chance)
+    unstick = turtled & (state_noise(view) < p.turtle_press_chance)
 
     c.jump[:] = start | hold | flip | unstick
     c.pitch[:] = np.where(flip, -1, 0)
@@ -261,13 +270,9 @@ class RuleBot(Policy):
     name = "rule"
 
     def __init__(self, seed: int | None = None, params: RuleParams | None = None):
-        self.params = params or RuleParams()
-        self.rng = np.random.default_rng(seed)  # only to unstick a turtled car
+        self.params = params or RuleParams()  # the bot is deterministic: `seed` is accepted and unused
         self._ground = _ground_table()
         self._jump = _jump_table()
-
-    def seed(self, seed: int) -> None:
-        self.rng = np.random.default_rng(seed)
 
     def controls(self, obs: np.ndarray) -> Controls:
         view = read_view(obs)
@@ -284,7 +289,7 @@ class RuleBot(Policy):
         reach = np.where(kickoff, p.kickoff_flip_distance, reach)
         drive(view, target, p, c)
         c.boost[:] |= kickoff & view.on_ground  # the race to the ball: full boost
-        jump_and_flip(view, kickoff | (attacking & (misaligned < p.flip_max_misalignment)), reach, p, self.rng, c)
+        jump_and_flip(view, kickoff | (attacking & (misaligned < p.flip_max_misalignment)), reach, p, c)
         return c
 
     def to_actions(self, c: Controls) -> np.ndarray:

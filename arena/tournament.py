@@ -12,12 +12,10 @@ replays exactly from its seed, the results equal an uninterrupted run's.
 
 from __future__ import annotations
 
-import ctypes
 import json
 import math
 import multiprocessing as mp
 import queue
-import signal
 import traceback
 from collections.abc import Iterator
 
@@ -25,6 +23,7 @@ from pathlib import Path
 
 from agents.loading import load_policy
 from arena.game import GameSpec
+from arena.procs import detach_worker_signals
 from arena.tournament_play import GameOutcome, GamePlayer
 from league.config import Config
 from league.errors import LeagueError
@@ -33,7 +32,6 @@ from league.registry import Agent, GameRecord, Registry
 from league.schedule import ScheduledGame, round_robin
 
 MAX_ARENAS_PER_WORKER = 64
-_PR_SET_PDEATHSIG = 1
 
 
 def resolve_entrants(registry: Registry, team_size: int, agents: list[str] | None, baselines: bool) -> list[str]:
@@ -77,18 +75,9 @@ def pending_games(registry: Registry, tid: int) -> list[ScheduledGame]:
     return [g for g in schedule if g.index not in done]
 
 
-def _die_with_parent() -> None:
-    """Linux: this worker gets SIGKILL when the driver dies, even by kill -9 (no orphans)."""
-    try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):
-        pass
-
-
 def _worker_main(games: list[ScheduledGame], agents: dict[str, Agent], spec: GameSpec, home_root: str,
                  replay_dir: str, arenas: int, meta: dict, results) -> None:
-    _die_with_parent()
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the driver handles Ctrl-C and stops us
+    detach_worker_signals()
     try:
         policies = {name: load_policy(agent, home_root=Path(home_root)) for name, agent in agents.items()}
         player = GamePlayer(spec, policies, Path(home_root), replay_dir, arenas, meta)

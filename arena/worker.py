@@ -32,6 +32,7 @@ from arena.game import (
 )
 from arena.gym_state import ArenaArrays, GymStateReader, check_car_order, fill_demolished
 from arena.mutators import RNG_KEY
+from arena.procs import detach_worker_signals
 from arena.rewards import GoalReward
 from arena.rlgym_state import agent_ids, base_state, read_state, write_state
 from arena.rules import TICKS_PER_SECOND
@@ -315,6 +316,7 @@ def run_worker(conn, buffer, plan: WorkerPlan) -> None:
     A closed pipe (the runner went away) ends the loop quietly, so a worker never outlives
     its runner.
     """
+    detach_worker_signals()
     try:
         worker = ArenaWorker(plan, buffer)
         conn.send_bytes(REPLY_OK)

@@ -1,0 +1,173 @@
+"""Tournaments: planning, playing, replays, resume after kill -9, determinism, retired agents."""
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from agents.checkpoint import save_checkpoint
+from agents.networks import build_network
+from arena.replay import read_replay
+from arena.tournament import open_tournament, pending_games, resolve_entrants, run_tournament, standings
+from league.cli import app
+from league.config import PolicyConfig, load_config
+from league.errors import LeagueError
+from league.home import LeagueHome
+from league.registry import Registry
+
+GAME_SECONDS = 8
+
+
+def add_network_agent(home: LeagueHome, reg: Registry, name: str, seed: int) -> None:
+    torch.manual_seed(seed)
+    net = build_network(PolicyConfig(actor_sizes=[32], critic_sizes=[32]))
+    rel = Path("checkpoints") / f"{name}.safetensors"
+    sha = save_checkpoint(home.root / rel, net, steps=0)
+    reg.add_agent(name, "mlp", 1, checkpoint_path=str(rel), checkpoint_sha256=sha)
+
+
+@pytest.fixture
+def league(tmp_path):
+    home = LeagueHome(tmp_path / "league")
+    home.create_dirs()
+    reg = Registry.create(home.db_path)
+    add_network_agent(home, reg, "net-a", 1)
+    add_network_agent(home, reg, "net-b", 2)
+    return home, reg
+
+
+def play(home, reg, entrants, games=2, seed=5, workers=2):
+    tid, _ = open_tournament(reg, load_config(), 1, games, seed, entrants)
+    list(run_tournament(reg, home, tid, workers, game_seconds=GAME_SECONDS))
+    return tid
+
+
+def results(reg, tid):
+    return {g["schedule_index"]: (g["blue"], g["orange"], g["blue_goals"], g["orange_goals"])
+            for g in reg.games(tournament_id=tid)}
+
+
+def test_round_robin_records_every_game_with_a_consistent_replay(league):
+    home, reg = league
+    entrants = resolve_entrants(reg, 1, None, baselines=True)
+    assert set(entrants) == {"random", "rule", "net-a", "net-b"}
+    tid = play(home, reg, entrants)
+    t = reg.tournament(tid)
+    assert t["status"] == "finished" and t["planned_games"] == t["finished_games"] == 12
+    games = reg.games(tournament_id=tid)
+    assert sorted(g["schedule_index"] for g in games) == list(range(12))
+    for g in games:
+        replay = read_replay(home.root / g["replay_path"])
+        assert replay.score_from_events() == (g["blue_goals"], g["orange_goals"])
+        assert replay.meta["blue"] == g["blue"] and replay.meta["seed"] == g["seed"]
+        assert abs(replay.meta["length_seconds"] - GAME_SECONDS) < 0.1
+    recomputed = reg.recompute_ratings(1)
+    for name, (elo, mu, sigma) in recomputed.items():
+        row = reg.rating(name, 1)
+        assert row["elo"] == pytest.approx(elo) and row["mu"] == pytest.approx(mu)
+    table = standings(reg, tid)
+    assert sum(r["games"] for r in table) == 24 and table[0]["points"] >= table[-1]["points"]
+
+
+def test_a_rerun_game_reproduces_its_replay_exactly(league, tmp_path):
+    home, reg = league
+    tid = play(home, reg, ["rule", "random", "net-a"], games=2, workers=2)
+    first = {g["schedule_index"]: read_replay(home.root / g["replay_path"]) for g in reg.games(tournament_id=tid)}
+    # The same tournament in another league home, one worker instead of two: other batches.
+    other = LeagueHome(tmp_path / "other")
+    other.create_dirs()
+    reg2 = Registry.create(other.db_path)
+    for name in ("net-a",):
+        agent = reg.agent(name)
+        (other.root / agent.checkpoint_path).parent.mkdir(parents=True, exist_ok=True)
+        for suffix in (".safetensors", ".json"):
+            src = (home.root / agent.checkpoint_path).with_suffix(suffix)
+            (other.root / agent.checkpoint_path).with_suffix(suffix).write_bytes(src.read_bytes())
+        reg2.add_agent(name, "mlp", 1, checkpoint_path=agent.checkpoint_path, checkpoint_sha256=agent.checkpoint_sha256)
+    tid2 = play(other, reg2, ["rule", "random", "net-a"], games=2, workers=1)
+    assert results(reg, tid) == results(reg2, tid2)
+    for g in reg2.games(tournament_id=tid2):
+        again = read_replay(other.root / g["replay_path"])
+        before = first[g["schedule_index"]]
+        assert np.array_equal(again.ball, before.ball) and np.array_equal(again.cars, before.cars)
+        assert np.array_equal(again.events, before.events)
+
+
+def test_retired_agents_are_never_entered(league):
+    home, reg = league
+    reg.set_status("net-b", "retired")
+    assert "net-b" not in resolve_entrants(reg, 1, None, baselines=True)
+    with pytest.raises(LeagueError, match="retired"):
+        resolve_entrants(reg, 1, ["net-a", "net-b"], baselines=True)
+    with pytest.raises(LeagueError, match="at least two entrants"):
+        resolve_entrants(reg, 1, None, baselines=False)
+
+
+def _wait_for_games(db: Path, n: int, timeout: float = 120.0) -> int:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+                count = conn.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+            if count >= n:
+                return count
+        except sqlite3.OperationalError:
+            pass
+        time.sleep(0.05)
+    raise AssertionError("the tournament did not record games in time")
+
+
+def test_kill_9_then_resume_finishes_exactly_the_planned_games(league, tmp_path):
+    home, reg = league
+    cmd = [sys.executable, "-m", "league.cli", "tournament", "--home", str(home.root), "--games", "4",
+           "--game-seconds", str(GAME_SECONDS), "--workers", "2", "--seed", "11", "--agents", "rule,random,net-a"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    _wait_for_games(home.db_path, 3)
+    os.killpg(proc.pid, signal.SIGKILL)  # the driver and its workers, mid-tournament
+    proc.wait()
+    reg = Registry.open(home.db_path)
+    tid = reg.tournaments()[-1]["id"]
+    done_before = len(reg.games(tournament_id=tid))
+    assert 3 <= done_before < 12
+    resumed = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "Resuming tournament" in resumed.stdout
+    games = reg.games(tournament_id=tid)
+    assert sorted(g["schedule_index"] for g in games) == list(range(12))  # none twice, none missing
+    assert reg.tournament(tid)["status"] == "finished"
+    for name, (elo, mu, sigma) in reg.recompute_ratings(1).items():
+        assert reg.rating(name, 1)["elo"] == pytest.approx(elo) and reg.rating(name, 1)["sigma"] == pytest.approx(sigma)
+    # The same tournament uninterrupted, elsewhere, gives the same results.
+    fresh = LeagueHome(tmp_path / "fresh")
+    fresh.create_dirs()
+    reg2 = Registry.create(fresh.db_path)
+    agent = reg.agent("net-a")
+    for suffix in (".safetensors", ".json"):
+        dest = (fresh.root / agent.checkpoint_path).with_suffix(suffix)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes((home.root / agent.checkpoint_path).with_suffix(suffix).read_bytes())
+    reg2.add_agent("net-a", "mlp", 1, checkpoint_path=agent.checkpoint_path, checkpoint_sha256=agent.checkpoint_sha256)
+    tid2, _ = open_tournament(reg2, load_config(), 1, 4, 11, ["rule", "random", "net-a"])
+    list(run_tournament(reg2, fresh, tid2, 1, game_seconds=GAME_SECONDS))
+    assert results(reg, tid) == results(reg2, tid2)
+
+
+def test_cli_tournament_prints_standings_and_refuses_bad_input(league):
+    home, _ = league
+    runner = CliRunner()
+    result = runner.invoke(app, ["tournament", "--home", str(home.root), "--games", "1", "--game-seconds", "4",
+                                 "--agents", "rule,random", "--workers", "1"])
+    assert result.exit_code == 0, result.output
+    assert "standings" in result.output and "rule" in result.output
+    bad = runner.invoke(app, ["tournament", "--home", str(home.root), "--agents", "rule,nobody"])
+    assert bad.exit_code == 2 and "No agent named 'nobody'" in bad.output
+    bad = runner.invoke(app, ["tournament", "--home", str(home.root), "--games", "0"])
+    assert bad.exit_code == 2
