@@ -1,0 +1,99 @@
+"""The self-play loop end to end on a tmp league home (tiny budgets)."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from typer.testing import CliRunner
+
+from agents.checkpoint import load_checkpoint
+from league.cli import app
+from league.config import load_config
+from league.home import LeagueHome
+from league.lineage import line_to, lineage_of
+from league.registry import Registry
+from training.selfplay import SelfPlayTrainer
+
+TINY = ["runner.workers=2", "runner.envs_per_worker=2", "ppo.steps_per_env=32", "ppo.minibatch_size=128",
+        "policy.actor_sizes=[32]", "policy.critic_sizes=[32]", "training.snapshot_every_steps=256",
+        "training.eval_every_snapshots=1", "training.eval_games=2", "training.eval_game_seconds=5"]
+
+
+@pytest.fixture
+def home(tmp_path):
+    h = LeagueHome(tmp_path / "league")
+    h.create_dirs()
+    Registry.create(h.db_path).close()
+    return h
+
+
+def train(home, steps, extra=(), **kw):
+    cfg = load_config(stage="1v1", sets=[*TINY, f"training.steps={steps}", *extra])
+    reg = Registry.open(home.db_path, cfg.ratings)
+    return SelfPlayTrainer(cfg, home, reg, **kw).run(), reg
+
+
+def test_smoke_run_creates_versions_lineage_games_ratings_and_metrics(home):
+    result, reg = train(home, 1024)
+    assert len(result.versions) >= 2 and result.steps == 1024 and not result.interrupted
+    graph = lineage_of(reg)
+    assert line_to(graph, result.versions[-1]) == result.versions
+    evals = [g for g in reg.games() if g["origin"] == "evaluation"]
+    assert evals and reg.rating(result.versions[0], 1)["games"] > 0
+    assert reg.payoff("mlp-1v1", 1)  # results against opponents are kept for PFSP
+    lines = [json.loads(l) for l in (home.runs / "mlp-1v1" / "metrics.jsonl").read_text().splitlines()]
+    keys = set().union(*lines)
+    assert {"losses/policy_loss", "losses/entropy", "charts/steps_per_second", "eval/elo"} <= keys
+    for name in result.versions:
+        agent = reg.agent(name)
+        ckpt = load_checkpoint(home.root / agent.checkpoint_path, expected_sha256=agent.checkpoint_sha256)
+        assert ckpt.meta.steps == agent.steps_trained and ckpt.optimizer_state is not None
+
+
+def test_resume_continues_steps_and_lineage(home):
+    first, reg = train(home, 512)
+    last = first.versions[-1]
+    second, reg = train(home, 512, resume=last)
+    assert second.versions[-1] != last and second.steps == first.steps + 512
+    assert reg.agent(second.versions[len(first.versions)]).parent_id == reg.agent(last).id
+    assert line_to(lineage_of(reg), second.versions[-1])[: len(first.versions)] == first.versions
+
+
+def test_fresh_run_with_an_existing_name_is_refused(home):
+    train(home, 256)
+    with pytest.raises(Exception, match="already has versions"):
+        train(home, 256)
+
+
+def test_same_seed_same_config_gives_the_same_first_update(tmp_path):
+    weights = []
+    for k in range(2):
+        h = LeagueHome(tmp_path / f"l{k}")
+        h.create_dirs()
+        Registry.create(h.db_path).close()
+        result, reg = train(h, 128, extra=["training.eval_games=0"])  # exactly one update
+        agent = reg.agent(result.versions[-1])
+        weights.append(load_checkpoint(h.root / agent.checkpoint_path).net.state_dict())
+    for key in weights[0]:
+        assert (weights[0][key] == weights[1][key]).all(), key
+
+
+def test_cli_train_needs_a_budget_and_ctrl_c_saves_a_snapshot(home):
+    bad = CliRunner().invoke(app, ["train", "--home", str(home.root), "--steps", "0"])
+    assert bad.exit_code == 2 and "budget" in bad.output
+    cmd = [sys.executable, "-m", "league.cli", "train", "--home", str(home.root), "--minutes", "5", "--name", "ctrlc",
+           *[a for s in TINY for a in ("--set", s)], "--set", "training.eval_games=0"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while not (home.runs / "ctrlc" / "metrics.jsonl").exists() or not (home.runs / "ctrlc" / "metrics.jsonl").stat().st_size:
+        assert time.time() < deadline and proc.poll() is None, proc.communicate()
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert "interrupted; final snapshot saved" in out
+    assert Registry.open(home.db_path).agent("ctrlc-v1").steps_trained > 0
