@@ -53,7 +53,7 @@ class NetworkPolicy(Policy):
                           else self._tensor(episode_start, np.float32))
                 logits, _, state = self.net.step(x, state, starts)
             else:
-                logits, _, _ = self.net.step(x)
+                logits = self.net.logits(x)  # the actor only: playing needs no value
             if deterministic:
                 actions = logits.argmax(dim=-1)
             else:

@@ -71,7 +71,7 @@ class RuleParams:
     kickoff_flip_distance: float = 450.0
     # Defending: when the car is this far up-field of the ball, it goes back goal-side.
     upfield_margin: float = -300.0
-    pass_side_offset: float = 900.0  # lateral distance at which the car passes the ball going back
+    pass_side_offset: float = 1700.0  # lateral distance at which the car passes the ball going back
     goal_side_depth: float = 1200.0  # how far goal-side of the ball it aims
     # Jumping and flipping (car-centre heights; a resting car is at z = 17).
     flip_base_distance: float = 200.0

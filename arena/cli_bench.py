@@ -101,3 +101,39 @@ def _print_report(stage: str, report) -> None:
         "the work of one. Runner ratios are medians of per-round ratios; other rows are ratios of medians.",
         highlight=False,
     )
+
+
+@app.command("tournament")
+@handles_errors
+def tournament(
+    games: Annotated[int, typer.Option("--games", help="Games per pairing of the 4 entrants.")] = 2,
+    game_seconds: Annotated[float, typer.Option("--game-seconds", help="Game clock per game.")] = 60.0,
+    workers: Annotated[Optional[int], typer.Option("--workers", help="Worker processes (default: one per core).",
+                                                   show_default=False)] = None,
+    json_file: Annotated[Optional[Path], typer.Option("--json", help="Also write the figures to this JSON file.",
+                                                      show_default=False)] = None,
+) -> None:
+    """A 4-agent 1v1 round robin (rule, random, two MLPs) timed against bare RocketSim on the same cores.
+
+    Example: league bench tournament --games 25 --game-seconds 300
+    """
+    from rich.table import Table
+
+    from arena.bench_tournament import bench_tournament
+    from arena.vector import default_workers
+
+    if games < 1 or game_seconds <= 0:
+        raise LeagueError("--games must be at least 1 and --game-seconds positive.")
+    r = bench_tournament(games, game_seconds, workers or default_workers())
+    table = Table(title=f"Tournament: {r.games} games of {r.game_seconds:g} s, {r.workers} workers")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    table.add_row("wall seconds", f"{r.wall_seconds:.1f}")
+    table.add_row("games/s", f"{r.games_per_second:.2f}")
+    table.add_row("simulated game-seconds per wall-second", f"{r.sim_seconds_per_wall_second:,.0f}")
+    table.add_row("bare RocketSim ticks/s, same processes", _rate(r.ceiling_ticks_per_second))
+    table.add_row("bare physics seconds for the same game time", f"{r.bare_physics_seconds:.1f}")
+    table.add_row("tournament time / bare physics time", f"{r.times_bare_physics:.2f}x")
+    out.print(table)
+    if json_file is not None:
+        json_file.write_text(json.dumps(r.to_dict(), indent=2))

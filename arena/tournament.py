@@ -21,6 +21,8 @@ from collections.abc import Iterator
 
 from pathlib import Path
 
+import torch
+
 from agents.loading import load_policy
 from arena.game import GameSpec
 from arena.procs import detach_worker_signals
@@ -78,6 +80,7 @@ def pending_games(registry: Registry, tid: int) -> list[ScheduledGame]:
 def _worker_main(games: list[ScheduledGame], agents: dict[str, Agent], spec: GameSpec, home_root: str,
                  replay_dir: str, arenas: int, meta: dict, results) -> None:
     detach_worker_signals()
+    torch.set_num_threads(1)  # one process per core: tiny per-step batches gain nothing from more
     try:
         policies = {name: load_policy(agent, home_root=Path(home_root)) for name, agent in agents.items()}
         player = GamePlayer(spec, policies, Path(home_root), replay_dir, arenas, meta)

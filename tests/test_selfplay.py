@@ -39,7 +39,7 @@ def train(home, steps, extra=(), **kw):
 
 def test_smoke_run_creates_versions_lineage_games_ratings_and_metrics(home):
     result, reg = train(home, 1024)
-    assert len(result.versions) >= 2 and result.steps == 1024 and not result.interrupted
+    assert len(result.versions) >= 2 and 1024 <= result.steps < 1024 + 8 and not result.interrupted
     graph = lineage_of(reg)
     assert line_to(graph, result.versions[-1]) == result.versions
     evals = [g for g in reg.games() if g["origin"] == "evaluation"]
@@ -58,7 +58,7 @@ def test_resume_continues_steps_and_lineage(home):
     first, reg = train(home, 512)
     last = first.versions[-1]
     second, reg = train(home, 512, resume=last)
-    assert second.versions[-1] != last and second.steps == first.steps + 512
+    assert second.versions[-1] != last and first.steps + 512 <= second.steps < first.steps + 512 + 8
     assert reg.agent(second.versions[len(first.versions)]).parent_id == reg.agent(last).id
     assert line_to(lineage_of(reg), second.versions[-1])[: len(first.versions)] == first.versions
 

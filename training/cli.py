@@ -69,3 +69,38 @@ def train_command(
               f"versions: {', '.join(result.versions) or 'none'}", highlight=False)
     split = sum(result.timing.values()) or 1.0
     out.print("Time split: " + ", ".join(f"{k} {v / split:.0%}" for k, v in result.timing.items()), highlight=False)
+
+
+@handles_errors
+def bench_train_command(
+    stage: Annotated[str, typer.Option("--stage", help="1v1, 2v2 or 3v3.")] = "1v1",
+    iterations: Annotated[int, typer.Option("--iterations", help="Measured PPO iterations (after one warm-up).")] = 4,
+    batch: Annotated[int, typer.Option("--batch", help="Agent steps per iteration (one minibatch).")] = 50_000,
+    workers: Annotated[Optional[int], typer.Option("--workers", help="Game worker processes.", show_default=False)] = None,
+    envs_per_worker: Annotated[Optional[int], typer.Option("--envs-per-worker", help="Arenas per worker.", show_default=False)] = None,
+    set_: Annotated[Optional[list[str]], typer.Option("--set", help="Override any config key.", show_default=False)] = None,
+) -> None:
+    """End-to-end training throughput (updates included) and the split between collection, inference and update.
+
+    Example: league bench train --stage 1v1 --iterations 4
+    """
+    from rich.table import Table
+
+    from league.config import STAGES
+    from league.errors import LeagueError
+    from training.bench import bench_train
+
+    if stage not in STAGES:
+        raise LeagueError(f"Unknown stage {stage!r}; expected one of {', '.join(STAGES)}.")
+    if iterations < 1 or batch < 1:
+        raise LeagueError("--iterations and --batch must be at least 1.")
+    r = bench_train(stage, iterations, batch, workers, envs_per_worker, set_)
+    table = Table(title=f"Training throughput, {stage}, {r.batch:,} agent steps per iteration")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    table.add_row("end to end (agent steps/s, updates included)", f"{r.agent_steps_per_second:,.0f}")
+    table.add_row("collection only, same workers (agent steps/s)", f"{r.collection_only_steps_per_second:,.0f}")
+    table.add_row("end to end / collection only", f"{r.ratio:.2f}x")
+    for k, v in r.share.items():
+        table.add_row(f"time in {k}", f"{v:.0%}")
+    out.print(table)

@@ -36,7 +36,7 @@ class OpponentGroup:
 @dataclass
 class OpponentPool:
     groups: list[OpponentGroup] = field(default_factory=list)
-    env_opponent: np.ndarray | None = None  # [E] index into groups
+    env_opponent: np.ndarray | None = None  # [E_league] index into groups
 
     def names(self) -> list[str]:
         return [g.name for g in self.groups]
@@ -46,10 +46,12 @@ def draw_pool(
     registry: Registry, cfg: TrainingConfig, run: str, team_size: int, latest_net, versions: list[str],
     opp_rows_of_env: np.ndarray, rng: np.random.Generator, home_root: Path, seed: int,
 ) -> OpponentPool:
-    """Sample an opponent for every env and load each distinct one once.
+    """Sample an opponent for every league env (the envs not in pure self-play) and load each once.
 
-    `versions`: the run's snapshot names, oldest first (the newest is the "latest" self);
-    `opp_rows_of_env`: [E, team_size] runner rows of each env's opponent team.
+    The mix's `latest` share is played by the learner itself on both sides (see
+    training.selfplay); here it only takes over the shares of sources with no candidates yet,
+    as a frozen copy of the latest weights. `versions`: the run's snapshot names, oldest
+    first; `opp_rows_of_env`: [E_league, team_size] runner rows of each env's opponent team.
     """
     active = {a.name for a in registry.agents(include_retired=False)}
     past = [v for v in versions[:-1] if v in active]
@@ -57,7 +59,8 @@ def draw_pool(
     rates = [win_rate(*payoff.get(v, (0, 0, 0))) for v in past]
     baselines = [b for b in ("rule", "random") if b in active]
     n_envs = len(opp_rows_of_env)
-    picks = sample_opponents(n_envs, vars(cfg.opponents), LATEST, past, rates, baselines, rng, cfg.pfsp_weighting)
+    mix = {k: v for k, v in vars(cfg.opponents).items() if k != "latest"}
+    picks = sample_opponents(n_envs, mix, LATEST, past, rates, baselines, rng, cfg.pfsp_weighting)
     # Bound the distinct policies: the most frequent ones stay, the rest play the latest self.
     counts = {name: picks.count(name) for name in dict.fromkeys(picks)}
     keep = sorted(counts, key=lambda n: (n != LATEST, -counts[n]))[: cfg.max_opponents]

@@ -5,8 +5,10 @@
     and a new registry version (parent = previous version) -> every K snapshots evaluation games
     that update the ratings.
 
-In every env one team is the learner (blue in even envs, orange in odd ones, so it learns
-both sides) and the other is an opponent drawn from the league (training.opponents).
+A fixed share of the envs (`training.opponents.latest`) is pure self-play: the learner drives
+both teams there, and every car's experience is training data. In the other ("league") envs
+one team is the learner (blue in even envs, orange in odd ones, so it learns both sides) and
+the other an opponent drawn from the league at every snapshot (training.opponents).
 """
 
 from __future__ import annotations
@@ -102,20 +104,27 @@ class SelfPlayTrainer:
         self.versions = run_versions(registry, self.prefix)
         self.net.to(self.device)
         self.workers = cfg.runner.workers or default_workers()
-        if self.device.type == "cpu":
-            threads = cfg.training.torch_threads or max(1, (os.cpu_count() or 1) - self.workers)
-            torch.set_num_threads(threads)  # leave the other cores to the game workers
+        # While games run, inference leaves the cores to the game workers; updates take them all.
+        cores = os.cpu_count() or 1
+        self.collect_threads = cfg.training.torch_threads or max(1, cores - self.workers)
+        self.update_threads = cfg.training.torch_threads or cores
+        torch.set_num_threads(self.collect_threads)
         self.optimizer_state = optimizer_state
 
     # ------------------------------------------------------------------ setup
 
-    def _layout(self, games: VecGame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Learner rows [S], their envs [S], and each env's opponent rows [E, team_size]."""
-        side = np.arange(games.num_envs) % 2  # learner team per env: blue in even envs
-        learner_mask = games.teams == side[games.env_of_row]
+    def _layout(self, games: VecGame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Learner rows [S], their envs [S], the league envs [E_l] and their opponent rows [E_l, team_size]."""
+        mix = vars(self.cfg.training.opponents)
+        share = mix["latest"] / sum(mix.values()) if sum(mix.values()) > 0 else 1.0
+        n_self = int(round(games.num_envs * share))
+        self_play = np.arange(games.num_envs) < n_self
+        side = np.arange(games.num_envs) % 2  # learner team in league envs: blue in even envs
+        learner_mask = self_play[games.env_of_row] | (games.teams == side[games.env_of_row])
         learner_rows = np.flatnonzero(learner_mask)
-        opp_rows = np.flatnonzero(~learner_mask).reshape(games.num_envs, self.team_size)
-        return learner_rows, games.env_of_row[learner_rows], opp_rows
+        league_envs = np.flatnonzero(~self_play)
+        opp_rows = np.flatnonzero(~learner_mask).reshape(len(league_envs), self.team_size)
+        return learner_rows, games.env_of_row[learner_rows], league_envs, opp_rows
 
     def _snapshot(self, learner: PpoLearner, steps: int) -> str | None:
         """Checkpoint + registry version; None if the weights are not finite (never written)."""
@@ -149,7 +158,7 @@ class SelfPlayTrainer:
         interrupted = False
         with VecGame(cfg.game, cfg.runner, mode="training", seed=cfg.seed, workers=self.workers,
                      plugins=plugins) as games:
-            learner_rows, slot_env, opp_rows = self._layout(games)
+            learner_rows, slot_env, league_envs, opp_rows = self._layout(games)
             slots = len(learner_rows)
             steps_per_update = slots * cfg.ppo.steps_per_env
             budget = tcfg.steps if tcfg.steps else None
@@ -163,7 +172,8 @@ class SelfPlayTrainer:
             starts = games.info.episode_start.copy()
             actions = np.zeros(games.num_agents, dtype=np.int64)
             steps, since_snapshot, snapshots = 0, 0, 0
-            stats = _EpisodeStats(games.num_envs, slots, len(pool.groups))
+            stats = _EpisodeStats(games.num_envs, slots, league_envs)
+            stats.set_pool(pool)
             try:
                 while (budget is None or steps < budget) and (deadline is None or time.perf_counter() < deadline):
                     t0 = time.perf_counter()
@@ -183,8 +193,11 @@ class SelfPlayTrainer:
                     timing["collection"] += t2 - t1
                     if learner.buffer.full:
                         t3 = time.perf_counter()
+                        # The game workers idle during the update: give the learner every core.
+                        torch.set_num_threads(self.update_threads)
                         upd = learner.update(torch.from_numpy(obs[learner_rows]),
                                              torch.from_numpy(starts[learner_rows].astype(np.float32)))
+                        torch.set_num_threads(self.collect_threads)
                         timing["update"] += time.perf_counter() - t3
                         elapsed = time.perf_counter() - start_time
                         row = {**upd.as_log(), **stats.flush(pool), "charts/steps_per_second": steps / elapsed,
@@ -240,20 +253,26 @@ class SelfPlayTrainer:
             row["eval/elo"] = self.registry.rating(name, self.team_size)["elo"]
             log.write(self.start_steps + steps, row)
         new_pool = self._refresh(games, opp_rows, rng, snapshots)
-        stats.reset_payoff(len(new_pool.groups))
+        stats.set_pool(new_pool)
         return new_pool
 
 
 class _EpisodeStats:
     """Episode returns, goals and results per opponent, accumulated with array operations."""
 
-    def __init__(self, n_envs: int, slots: int, n_groups: int):
+    def __init__(self, n_envs: int, slots: int, league_envs: np.ndarray):
         self.returns = np.zeros(slots)
         self.done_returns: list[float] = []
         self.lengths: list[float] = []
         self.goals_for = self.goals_against = self.touches = 0.0
         self.side = np.arange(n_envs) % 2
-        self.reset_payoff(n_groups)
+        self.league_envs = league_envs
+        self.env_group = np.full(n_envs, -1)  # opponent group of each env; -1: pure self-play
+
+    def set_pool(self, pool: OpponentPool) -> None:
+        self.env_group[:] = -1
+        self.env_group[self.league_envs] = pool.env_opponent
+        self.reset_payoff(len(pool.groups))
 
     def reset_payoff(self, n_groups: int) -> None:
         self.wins = np.zeros(n_groups)
@@ -277,9 +296,10 @@ class _EpisodeStats:
             self.returns[done_slots] = 0.0
             finished = np.flatnonzero(done)
             self.lengths.extend(info.episode_seconds[finished].tolist())
+            finished = finished[self.env_group[finished] >= 0]  # results against league opponents
             ours = info.episode_score[finished, self.side[finished]]
             theirs = info.episode_score[finished, 1 - self.side[finished]]
-            groups = pool.env_opponent[finished]
+            groups = self.env_group[finished]
             np.add.at(self.wins, groups, (ours > theirs).astype(float))
             np.add.at(self.draws, groups, (ours == theirs).astype(float))
             np.add.at(self.games, groups, 1.0)
@@ -291,8 +311,9 @@ class _EpisodeStats:
             row["charts/episode_reward"] = float(np.mean(self.done_returns))
             row["charts/episode_length"] = float(np.mean(self.lengths))
             row["charts/episodes"] = float(len(self.done_returns))
+        row["charts/opponent_share/self-play"] = float(np.mean(self.env_group < 0))
         for g, w, d, n in zip(pool.groups, self.wins, self.draws, self.games):
-            label = "latest" if g.name.startswith("<") else g.name
+            label = "latest-frozen" if g.name.startswith("<") else g.name
             row[f"charts/opponent_share/{label}"] = len(np.unique(g.envs)) / len(self.side)
             if n:
                 row[f"charts/win_rate/{label}"] = (w + 0.5 * d) / n

@@ -1,0 +1,82 @@
+"""`league bench tournament`: a 4-agent 1v1 round robin against the bare-RocketSim ceiling.
+
+From one run on the same cores: games/s and simulated game-seconds per wall-second of a real
+tournament (rule, random and two [256, 256, 256] MLP agents, replays and ratings included), and
+the time bare RocketSim needs for the same simulated time on the same number of processes.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+
+from agents.checkpoint import save_checkpoint
+from agents.networks import build_network
+from arena.bench_env import CeilingMeter
+from arena.tournament import MAX_ARENAS_PER_WORKER, open_tournament, run_tournament
+from league.config import PolicyConfig, load_config
+from league.home import LeagueHome
+from league.registry import Registry
+
+TICKS_PER_SECOND = 120
+
+
+@dataclass
+class TournamentBench:
+    games: int
+    game_seconds: float
+    workers: int
+    wall_seconds: float
+    games_per_second: float
+    sim_seconds_per_wall_second: float
+    ceiling_ticks_per_second: float
+    bare_physics_seconds: float  # what bare RocketSim needs for the same simulated time
+
+    @property
+    def times_bare_physics(self) -> float:
+        return self.wall_seconds / self.bare_physics_seconds
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "times_bare_physics": self.times_bare_physics}
+
+
+def _league(root: Path) -> tuple[LeagueHome, Registry]:
+    home = LeagueHome(root)
+    home.create_dirs()
+    reg = Registry.create(home.db_path)
+    for k in range(2):
+        torch.manual_seed(k)
+        net = build_network(PolicyConfig(actor_sizes=[256, 256, 256], critic_sizes=[256, 256, 256]))
+        rel = Path("checkpoints") / f"mlp-{k}.safetensors"
+        sha = save_checkpoint(root / rel, net)
+        reg.add_agent(f"mlp-{k}", "mlp", 1, checkpoint_path=str(rel), checkpoint_sha256=sha)
+    return home, reg
+
+
+def bench_tournament(games_per_pair: int = 2, game_seconds: float = 60.0, workers: int = 2,
+                     tick_skip: int = 8, ceiling_seconds: float = 5.0) -> TournamentBench:
+    cfg = load_config(sets=[f"game.game_seconds={game_seconds}"])
+    with tempfile.TemporaryDirectory() as tmp:
+        home, reg = _league(Path(tmp))
+        entrants = ["rule", "random", "mlp-0", "mlp-1"]
+        tid, _ = open_tournament(reg, cfg, 1, games_per_pair, seed=1, entrants=entrants)
+        planned = reg.tournament(tid)["planned_games"]
+        start = time.perf_counter()
+        played = sum(1 for _ in run_tournament(reg, home, tid, workers, game_seconds, tick_skip))
+        wall = time.perf_counter() - start
+        reg.close()
+    assert played == planned
+    arenas = max(1, min(MAX_ARENAS_PER_WORKER, -(-planned // workers)))
+    meter = CeilingMeter(1, workers, arenas, tick_skip, warmup=1.0)
+    try:
+        env_steps, seconds = meter.run(ceiling_seconds)
+    finally:
+        meter.close()
+    ceiling = env_steps * tick_skip / seconds
+    sim_seconds = planned * game_seconds
+    return TournamentBench(planned, game_seconds, workers, wall, planned / wall, sim_seconds / wall, ceiling,
+                           sim_seconds * TICKS_PER_SECOND / ceiling)

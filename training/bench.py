@@ -1,0 +1,97 @@
+"""`league bench train`: end-to-end training throughput and where the time goes, from one run.
+
+Trains in a throwaway league home with the settings the issue names (1v1, tick skip 8, actor
+and critic [256, 256, 256], 50,000 agent steps per iteration, one epoch, one minibatch, pure
+self-play so every car's step is training data, as rlgym-ppo counts it), and, in the same run
+on the same workers, measures the collection-only rate (random actions, no learner) as the
+reference the learner should hide behind.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from arena.vector import VecGame
+from league.config import load_config
+from league.home import LeagueHome
+from league.registry import Registry
+from training.selfplay import SelfPlayTrainer
+
+BENCH_SETTINGS = [
+    "policy.actor_sizes=[256, 256, 256]", "policy.critic_sizes=[256, 256, 256]", "ppo.epochs=1",
+    "training.eval_games=0", "training.snapshot_every_steps=100000000",
+    "training.opponents.latest=1", "training.opponents.past=0", "training.opponents.pfsp=0",
+    "training.opponents.rule=0", "training.opponents.random=0",
+]
+
+
+@dataclass
+class TrainBench:
+    agent_steps_per_second: float
+    collection_only_steps_per_second: float
+    share: dict[str, float]
+    iterations: int
+    batch: int
+
+    @property
+    def ratio(self) -> float:
+        return self.agent_steps_per_second / self.collection_only_steps_per_second
+
+
+def collection_rate(cfg, seconds: float) -> float:
+    """Agent steps/s of the same runner with random actions and no learner."""
+    rng = np.random.default_rng(0)
+    with VecGame(cfg.game, cfg.runner, mode="training", seed=cfg.seed) as games:
+        games.reset()
+        actions = rng.integers(0, 90, size=(64, games.num_agents))
+        for k in range(20):
+            games.step(actions[k % 64])
+        steps, start = 0, time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            games.step(actions[steps % 64])
+            steps += 1
+        return steps * games.num_agents / (time.perf_counter() - start)
+
+
+def bench_train(stage: str = "1v1", iterations: int = 4, batch: int = 50_000, workers: int | None = None,
+                envs_per_worker: int | None = None, extra: list[str] | None = None) -> TrainBench:
+    sets = list(BENCH_SETTINGS) + (extra or [])
+    if workers is not None:
+        sets.append(f"runner.workers={workers}")
+    if envs_per_worker is not None:
+        sets.append(f"runner.envs_per_worker={envs_per_worker}")
+    cfg = load_config(stage=stage, sets=sets)
+    n_agents = (cfg.runner.workers or _cores()) * cfg.runner.envs_per_worker * 2 * cfg.game.team_size
+    steps_per_env = max(1, round(batch / n_agents))
+    cfg = load_config(stage=stage, sets=sets + [f"ppo.steps_per_env={steps_per_env}",
+                                                 f"ppo.minibatch_size={steps_per_env * n_agents}",
+                                                 f"training.steps={(iterations + 1) * steps_per_env * n_agents}"])
+    with tempfile.TemporaryDirectory() as tmp:
+        home = LeagueHome(Path(tmp))
+        home.create_dirs()
+        registry = Registry.create(home.db_path)
+        warm = {"t": None, "steps": 0}
+
+        def on_progress(info: dict) -> None:
+            if warm["t"] is None:  # the first iteration warms up (process start, allocations)
+                warm["t"], warm["steps"] = time.perf_counter(), info["steps"]
+            warm["last_t"], warm["last_steps"] = time.perf_counter(), info["steps"]
+
+        result = SelfPlayTrainer(cfg, home, registry, name="bench", on_progress=on_progress).run()
+        registry.close()
+    rate = (warm["last_steps"] - warm["steps"]) / (warm["last_t"] - warm["t"])
+    reference = collection_rate(cfg, seconds=8.0)
+    total = sum(result.timing[k] for k in ("collection", "inference", "update")) or 1.0
+    share = {k: result.timing[k] / total for k in ("collection", "inference", "update")}
+    return TrainBench(rate, reference, share, iterations, steps_per_env * n_agents)
+
+
+def _cores() -> int:
+    from arena.vector import default_workers
+
+    return default_workers()
