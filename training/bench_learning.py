@@ -1,0 +1,85 @@
+"""The learning benchmark: train 1v1 for a wall-clock budget, then play the trained agent and the
+untrained network against `random` and `rule` (half the games on each side), and print win rates,
+scoring rates and the ratings the league gives them.
+
+    python -m training.bench_learning --minutes 20 --games 50 [--home DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from pathlib import Path
+
+import torch
+
+from agents.checkpoint import save_checkpoint
+from agents.loading import load_policy
+from agents.networks import build_network
+from arena.matches import play_matches
+from league.config import load_config
+from league.home import LeagueHome
+from league.registry import GameRecord, Registry
+from training.selfplay import SelfPlayTrainer
+
+
+def evaluate(registry: Registry, home: LeagueHome, name: str, opponent: str, games: int, seed: int) -> dict:
+    """Play `games` 5-minute-clock-free short games (half per side); record them; return rates."""
+    me = load_policy(registry.agent(name), home_root=home.root)
+    them = load_policy(registry.agent(opponent), home_root=home.root)
+    wins = draws = goals_for = goals_against = 0
+    for side, n in (("blue", games // 2), ("orange", games - games // 2)):
+        blue, orange = (me, them) if side == "blue" else (them, me)
+        for r in play_matches(blue, orange, n, team_size=1, seed=seed + (side == "orange"), game_seconds=60):
+            ours, theirs = (r.blue_goals, r.orange_goals) if side == "blue" else (r.orange_goals, r.blue_goals)
+            wins += ours > theirs
+            draws += ours == theirs
+            goals_for += ours
+            goals_against += theirs
+            registry.record_game(GameRecord(
+                blue=name if side == "blue" else opponent, orange=opponent if side == "blue" else name, team_size=1,
+                seed=seed, blue_goals=r.blue_goals, orange_goals=r.orange_goals, length_seconds=r.length_seconds,
+                origin="evaluation"))
+    return {"games": games, "win_rate": wins / games, "draw_rate": draws / games,
+            "goals_per_game": goals_for / games, "conceded_per_game": goals_against / games}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--minutes", type=float, default=20.0)
+    parser.add_argument("--games", type=int, default=50)
+    parser.add_argument("--home", type=Path, default=None)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--set", action="append", default=[], dest="sets")
+    args = parser.parse_args()
+    root = args.home or Path(tempfile.mkdtemp(prefix="learning-bench-"))
+    home = LeagueHome(root)
+    home.create_dirs()
+    registry = Registry.create(home.db_path)
+    cfg = load_config(stage="1v1", sets=[f"training.minutes={args.minutes}", "training.steps=0",
+                                        f"seed={args.seed}", *args.sets])
+    # The untrained network of the same architecture, for the comparison.
+    torch.manual_seed(args.seed)
+    rel = Path("checkpoints") / "untrained.safetensors"
+    sha = save_checkpoint(root / rel, build_network(cfg.policy))
+    registry.add_agent("untrained", cfg.policy.kind, 1, checkpoint_path=str(rel), checkpoint_sha256=sha)
+
+    result = SelfPlayTrainer(cfg, home, registry, name="learner").run()
+    trained = result.versions[-1]
+    report = {"trained": trained, "steps": result.steps, "train_seconds": result.seconds, "results": {}}
+    for agent in (trained, "untrained"):
+        for k, opponent in enumerate(("random", "rule")):
+            report["results"][f"{agent} vs {opponent}"] = evaluate(registry, home, agent, opponent, args.games,
+                                                                   seed=1000 + 10 * k)
+    fit = registry.mle(1)
+    report["ratings"] = {
+        name: {"elo": registry.rating(name, 1)["elo"], "mu": registry.rating(name, 1)["mu"],
+               "sigma": registry.rating(name, 1)["sigma"], "mle": fit.rating(name), "mle_95": fit.interval(name)}
+        for name in (trained, "untrained", "rule", "random")}
+    print(json.dumps(report, indent=2))
+    print(f"league home: {root}")
+
+
+if __name__ == "__main__":
+    main()
