@@ -20,8 +20,8 @@ import dataclasses
 import hashlib
 import json
 import os
+import secrets
 import struct
-import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -186,17 +186,21 @@ def _data_section(blob: bytes) -> bytes:
     return blob[8 + header_len:]
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    """Write to a temporary file in the same folder, flush it to disk, then rename over `path`."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+def write_file_atomic(path: Path, data: bytes) -> None:
+    """Write to a temporary file in the same folder, flush it to disk, then rename over `path`.
+
+    The temporary file is opened like any new file (mode 0666 less the umask), so the result
+    has the permissions a plain write would give it.
+    """
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
     try:
-        with os.fdopen(fd, "wb") as f:
+        with open(tmp, "xb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
 
 
@@ -214,8 +218,8 @@ def write_checkpoint(path: str | Path, tensors: dict[str, torch.Tensor], meta: d
     blob = _safetensors_bytes(tensors, sha256_bytes(meta_bytes))
     # Metadata first: a crash between the two renames leaves a pair whose hashes disagree,
     # which loading refuses, never a pair that silently mis-reads.
-    _write_atomic(meta_path, meta_bytes)
-    _write_atomic(weights_path, blob)
+    write_file_atomic(meta_path, meta_bytes)
+    write_file_atomic(weights_path, blob)
     return sha256_bytes(blob)
 
 
@@ -251,22 +255,36 @@ def save_checkpoint(
 # --------------------------------------------------------------------------- loading
 
 
+def _looks_pickled(blob: bytes) -> bool:
+    """A pickle (protocol 2+: opcode PROTO, then the version) or a zip archive (torch.save)."""
+    return (blob[:1] == b"\x80" and blob[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05")) or blob[:4] == b"PK\x03\x04"
+
+
 def _read_header(blob: bytes, where: Path) -> dict[str, Any]:
-    """The safetensors JSON header, or a refusal saying what the file is instead."""
+    """The safetensors JSON header, or a refusal saying what the file is instead.
+
+    The file is read as safetensors first: a valid header can begin with the same bytes as a
+    pickle (its first byte is the header length's low byte), so the pickle diagnosis is only
+    made for a file that is not safetensors.
+    """
     not_ours = f"{where} is not an rl-league checkpoint"
-    if blob[:1] == b"\x80" or blob[:2] == b"PK":
-        raise LeagueError(f"{not_ours}: it looks like a pickle or torch.save file, which rl-league never loads.")
+
+    def refuse(why: str) -> LeagueError:
+        if _looks_pickled(blob):
+            why = "it looks like a pickle or torch.save file, which rl-league never loads"
+        return LeagueError(f"{not_ours}: {why}.")
+
     if len(blob) < 8:
-        raise LeagueError(f"{not_ours}: it is too short to be a safetensors file.")
+        raise refuse("it is too short to be a safetensors file")
     (header_len,) = struct.unpack("<Q", blob[:8])
     if header_len > min(MAX_HEADER_BYTES, len(blob) - 8):
-        raise LeagueError(f"{not_ours}: it is not a safetensors file, or it is truncated.")
+        raise refuse("it is not a safetensors file, or it is truncated")
     try:
         header = json.loads(blob[8:8 + header_len])
     except (UnicodeDecodeError, ValueError):
-        raise LeagueError(f"{not_ours}: its safetensors header is not valid JSON (the file is corrupt).") from None
+        raise refuse("its safetensors header is not valid JSON (the file is corrupt)") from None
     if not isinstance(header, dict) or not isinstance(header.get("__metadata__"), dict):
-        raise LeagueError(f"{not_ours}: its safetensors header has no rl-league metadata.")
+        raise refuse("its safetensors header has no rl-league metadata")
     info = header["__metadata__"]
     if info.get("format") != FORMAT_NAME:
         raise LeagueError(f"{not_ours}: its safetensors header does not name the {FORMAT_NAME} format.")

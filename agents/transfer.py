@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-import os
-import shutil
-import tempfile
 from pathlib import Path
 
-from agents.checkpoint import checkpoint_paths, load_checkpoint
+from agents.checkpoint import checkpoint_paths, load_checkpoint, write_file_atomic
 from agents.loading import checkpoint_file
 from league.config import STAGES
 from league.errors import LeagueError
@@ -16,22 +13,10 @@ from league.home import LeagueHome
 from league.registry import Agent, Registry
 
 
-def _copy_atomic(src: Path, dest: Path) -> None:
-    """Copy through a temporary file in the destination folder, then rename into place."""
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        shutil.copyfile(src, tmp)
-        os.replace(tmp, dest)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _copy_pair(src: Path, dest: Path, written: list[Path]) -> None:
     """Copy a checkpoint's two files (metadata first, as when saving), noting each one written."""
     for s, d in zip(reversed(checkpoint_paths(src)), reversed(checkpoint_paths(dest))):
-        _copy_atomic(s, d)
+        write_file_atomic(d, s.read_bytes())  # checkpoints are megabytes: one read, one atomic write
         written.append(d)
 
 

@@ -121,6 +121,9 @@ def test_saving_replaces_an_existing_checkpoint_atomically(tmp_path):
     assert first != second
     assert load_checkpoint(tmp_path / "c", expected_sha256=second).meta.steps == 2
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.json", "c.safetensors"]  # no temp files left
+    plain = tmp_path / "plain"
+    plain.write_bytes(b"")  # checkpoints get the permissions any new file gets (the umask's)
+    assert (tmp_path / "c.safetensors").stat().st_mode == (tmp_path / "c.json").stat().st_mode == plain.stat().st_mode
 
 
 def test_missing_file_is_refused(tmp_path):
@@ -212,6 +215,19 @@ def test_weights_that_do_not_fit_the_architecture_are_refused(saved):
     rewrite_meta(weights, lambda m: m["architecture"].update(activation="swish"))
     with pytest.raises(LeagueError, match="activation"):
         load_checkpoint(weights)
+
+
+def test_a_checkpoint_whose_first_byte_is_the_pickle_opcode_still_loads(tmp_path):
+    # The first byte of a safetensors file is its header length's low byte: 0x80 must not read as a pickle.
+    for width in range(1, 400):
+        config = PolicyConfig(kind="mlp", actor_sizes=[width], critic_sizes=[2])
+        save_checkpoint(tmp_path / "c", build_network(config))
+        blob = (tmp_path / "c.safetensors").read_bytes()
+        if blob[:2] in (b"\x80\x02", b"\x80\x03", b"\x80\x04", b"\x80\x05"):
+            break
+    else:
+        pytest.fail("no architecture gave a header length starting with a pickle's bytes")
+    assert load_checkpoint(tmp_path / "c").meta.architecture == config
 
 
 class RunsCode:
