@@ -155,6 +155,11 @@ class TrainingConfig:
     payoff_decay: float = param(0.99, "Decay of old payoff counts at each snapshot.", min=0, max=1)
     max_opponents: int = param(4, "Most distinct opponent policies loaded at once.", min=1)
     device: Literal["auto", "cpu", "cuda"] = param("auto", "Where the learner runs.")
+    amp: Literal["auto", "off", "bf16", "fp16"] = param(
+        "auto", "Learner mixed precision: auto is bf16 on CUDA and off on a CPU; bf16/fp16 on a CPU fall back.")
+    compile: Literal["off", "default", "reduce-overhead", "max-autotune"] = param(
+        "off", "torch.compile the learner's network (falls back to eager, saying why).")
+    pin_memory: bool = param(True, "Page-locked staging for copies to a GPU (ignored on a CPU).")
     torch_threads: int = param(0, "Torch CPU threads for the learner (0: cores minus game workers, at least 1).", min=0)
 
 

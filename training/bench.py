@@ -78,6 +78,8 @@ def bench_train(stage: str = "1v1", iterations: int = 4, batch: int = 50_000, wo
         warm = {"t": None, "steps": 0}
 
         def on_progress(info: dict) -> None:
+            if "steps" not in info:  # a note about a fallback
+                return
             if warm["t"] is None:  # the first iteration warms up (process start, allocations)
                 warm["t"], warm["steps"] = time.perf_counter(), info["steps"]
             warm["last_t"], warm["last_steps"] = time.perf_counter(), info["steps"]

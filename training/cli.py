@@ -57,6 +57,9 @@ def train_command(
         task = bar.add_task("train", total=total, sps=0.0, reward="-")
 
         def progress(info: dict) -> None:
+            if "note" in info:  # a fallback taken (no CUDA for AMP, compile failed, ...)
+                bar.console.print(info["note"], highlight=False)
+                return
             done = info["steps"] if cfg.training.steps else info["elapsed"]
             reward = info.get("charts/episode_reward")
             bar.update(task, completed=done, sps=info.get("charts/steps_per_second", 0.0),

@@ -22,7 +22,9 @@ import numpy as np
 import torch
 from torch import nn
 
+from agents.networks import LstmState
 from league.config import PpoConfig
+from training.accel import Accel
 from training.rollout import RolloutBuffer
 
 
@@ -57,10 +59,12 @@ def _finite(tensors) -> bool:
 
 class PpoLearner:
     def __init__(self, model: nn.Module, cfg: PpoConfig, slots: int, obs_dim: int,
-                 device: torch.device | str = "cpu", total_updates: int | None = None, seed: int = 0):
+                 device: torch.device | str = "cpu", total_updates: int | None = None, seed: int = 0,
+                 accel: Accel | None = None):
         self.model = model.to(device)
         self.cfg = cfg
         self.device = torch.device(device)
+        self.accel = accel or Accel(self.device)
         self.recurrent = bool(getattr(model, "recurrent", False))
         # Fused Adam: one kernel for all parameters (4x faster per step than the per-tensor loop on CPU).
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=cfg.learning_rate, eps=1e-5,
@@ -79,10 +83,13 @@ class PpoLearner:
     @torch.no_grad()
     def act(self, obs: torch.Tensor, episode_start: torch.Tensor) -> torch.Tensor:
         """Sample actions for all learner slots and store the step; returns actions [slots]."""
+        if self.accel.pin_memory:
+            obs, episode_start = obs.pin_memory(), episode_start.pin_memory()
         obs = obs.to(self.device, non_blocking=True).float()
         episode_start = episode_start.to(self.device, non_blocking=True).float()
         before = self.state
-        logits, value, self.state = self.model.step(obs, self.state, episode_start)
+        with self.accel.autocast():
+            logits, value, self.state = self.model.step(obs, self.state, episode_start)
         probs = torch.softmax(logits.float(), dim=-1)
         actions = torch.multinomial(probs.cpu(), 1, generator=self.generator).squeeze(-1).to(self.device)
         logprob = torch.log(probs.gather(-1, actions[:, None]).squeeze(-1).clamp_min(1e-12))
@@ -195,11 +202,14 @@ class PpoLearner:
 
     def _minibatch_step(self, b) -> np.ndarray | None:
         cfg = self.cfg
-        if self.recurrent:
-            state = type(self.model.initial_state(1))(*b["state"])
-            logprob, entropy, value = self.model.evaluate_sequence(b["obs"], b["actions"], state, b["episode_starts"])
-        else:
-            logprob, entropy, value = self.model.evaluate(b["obs"], b["actions"])
+        with self.accel.autocast():
+            if self.recurrent:
+                state = LstmState(*b["state"])
+                logprob, entropy, value = self.model.evaluate_sequence(b["obs"], b["actions"], state,
+                                                                       b["episode_starts"])
+            else:
+                logprob, entropy, value = self.model.evaluate(b["obs"], b["actions"])
+        logprob, entropy, value = logprob.float(), entropy.float(), value.float()
         adv = b["advantages"]
         if cfg.normalize_advantages and adv.numel() > 1:
             adv = (adv - adv.mean()) / (adv.std() + 1e-8)
@@ -219,10 +229,18 @@ class PpoLearner:
         if not torch.isfinite(loss):
             return None
         self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        grad_norm = nn.utils.clip_grad_norm_(self.model.parameters(), cfg.max_grad_norm)
-        if not math.isfinite(float(grad_norm)):
-            return None
-        self.optimizer.step()
+        scaler = self.accel.scaler
+        if scaler is not None:  # fp16: scaled loss; an overflow only lowers the scale
+            scaler.scale(loss).backward()
+            scaler.unscale_(self.optimizer)
+            grad_norm = nn.utils.clip_grad_norm_(self.model.parameters(), cfg.max_grad_norm)
+            scaler.step(self.optimizer)
+            scaler.update()
+        else:
+            loss.backward()
+            grad_norm = nn.utils.clip_grad_norm_(self.model.parameters(), cfg.max_grad_norm)
+            if not math.isfinite(float(grad_norm)):
+                return None
+            self.optimizer.step()
         return np.array([float(pg_loss.detach()), float(v_loss.detach()), float(ent.detach()), float(approx_kl), float(clip_frac),
                          float(grad_norm), 0.0])

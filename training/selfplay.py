@@ -32,6 +32,7 @@ from league.config import Config
 from league.errors import LeagueError
 from league.home import LeagueHome
 from league.registry import Registry
+from training.accel import make_accel, maybe_compile
 from training.evaluation import evaluate_snapshot
 from training.metrics import MetricsLog
 from training.opponents import OpponentPool, draw_pool
@@ -50,6 +51,10 @@ class TrainResult:
     interrupted: bool
     skipped_updates: int
     timing: dict[str, float]
+
+
+def obs_dim_of(games: VecGame) -> int:
+    return games.single_observation_space.shape[0]
 
 
 def pick_device(choice: str) -> torch.device:
@@ -161,8 +166,13 @@ class SelfPlayTrainer:
             steps_per_update = slots * cfg.ppo.steps_per_env
             budget = tcfg.steps if tcfg.steps else None
             total_updates = max(1, budget // steps_per_update) if budget else None
-            learner = PpoLearner(self.net, cfg.ppo, slots, obs_dim=games.single_observation_space.shape[0],
-                                 device=self.device, total_updates=total_updates, seed=cfg.seed)
+            accel = make_accel(self.device, tcfg.amp, tcfg.pin_memory)
+            model = maybe_compile(self.net, tcfg.compile, torch.zeros(2, obs_dim_of(games), device=self.device),
+                                  accel.notes)
+            for note in accel.notes:
+                self.on_progress({"note": note})
+            learner = PpoLearner(model, cfg.ppo, slots, obs_dim=obs_dim_of(games), device=self.device,
+                                 total_updates=total_updates, seed=cfg.seed, accel=accel)
             if self.optimizer_state is not None:
                 learner.optimizer.load_state_dict(self.optimizer_state)
             pool = self._refresh(games, opp_rows, rng, 0)

@@ -1,0 +1,67 @@
+"""Accelerator options for the learner, each with a fallback that says in one line why.
+
+- AMP (`training.amp`: auto | bf16 | fp16 | off): autocast on CUDA; fp16 adds a gradient
+  scaler. auto picks bf16 on a GPU that has it, float32 otherwise; bf16/fp16 asked for on a
+  CPU fall back to float32 with a note.
+- torch.compile (`training.compile`: off | default | reduce-overhead | max-autotune): the model is
+  compiled and tried on a small batch; any failure falls back to the eager model.
+- Pinned memory (`training.pin_memory`): page-locked host staging for host-to-GPU copies
+  (nothing to do on a CPU).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+
+import torch
+from torch import nn
+
+AMP_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+@dataclass
+class Accel:
+    device: torch.device
+    amp_dtype: torch.dtype | None = None
+    scaler: torch.amp.GradScaler | None = None
+    pin_memory: bool = False
+    notes: list[str] = field(default_factory=list)  # the fallbacks taken, one line each
+
+    def autocast(self):
+        if self.amp_dtype is None:
+            return contextlib.nullcontext()
+        return torch.autocast(device_type=self.device.type, dtype=self.amp_dtype)
+
+
+def make_accel(device: torch.device, amp: str = "auto", pin_memory: bool = False) -> Accel:
+    acc = Accel(device)
+    if amp == "auto":
+        amp = "bf16" if device.type == "cuda" and torch.cuda.is_bf16_supported() else "off"
+    if amp != "off":
+        if device.type != "cuda":
+            acc.notes.append(f"AMP {amp} needs a CUDA device; the learner runs in float32 on {device.type}.")
+        elif amp == "bf16" and not torch.cuda.is_bf16_supported():
+            acc.notes.append("This GPU has no bf16; the learner runs in float32.")
+        else:
+            acc.amp_dtype = AMP_DTYPES[amp]
+            if amp == "fp16":
+                acc.scaler = torch.amp.GradScaler("cuda")
+    acc.pin_memory = pin_memory and device.type == "cuda"  # only copies to a GPU gain from it
+    return acc
+
+
+def maybe_compile(model: nn.Module, mode: str, sample: torch.Tensor, notes: list[str]) -> nn.Module:
+    """`torch.compile(model)` tried on `sample`; the eager model (and a note) if that fails."""
+    if mode == "off":
+        return model
+    try:
+        compiled = torch.compile(model, mode=None if mode == "default" else mode)
+        with torch.no_grad():
+            compiled.step(sample, None if not getattr(model, "recurrent", False) else
+                          model.initial_state(len(sample), sample.device), torch.zeros(len(sample), device=sample.device))
+        return compiled
+    except Exception as exc:  # compile failures come in many types (missing compiler, unsupported op, ...)
+        notes.append(f"torch.compile({mode}) failed ({type(exc).__name__}: {str(exc).splitlines()[0][:120]}); "
+                     "running the eager model.")
+        return model
