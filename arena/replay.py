@@ -124,9 +124,9 @@ def encode(replay: Replay) -> bytes:
     return buf.getvalue()
 
 
-def write_replay(path: Path, replay: Replay) -> int:
+def write_replay(path: Path, replay: Replay | bytes) -> int:
     """Write atomically (temp file, fsync, rename); returns the file size in bytes."""
-    data = encode(replay)
+    data = replay if isinstance(replay, bytes) else encode(replay)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(tmp, "wb") as fh:

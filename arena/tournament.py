@@ -26,6 +26,7 @@ import torch
 from agents.loading import load_policy
 from arena.game import GameSpec
 from arena.procs import detach_worker_signals
+from arena.replay import write_replay
 from arena.tournament_play import GameOutcome, GamePlayer
 from league.config import Config
 from league.errors import LeagueError
@@ -99,8 +100,13 @@ def _split(games: list[ScheduledGame], workers: int) -> list[list[ScheduledGame]
 
 
 def run_tournament(registry: Registry, home: LeagueHome, tid: int, workers: int,
-                   game_seconds: float, tick_skip: int = 8) -> Iterator[GameOutcome]:
-    """Play every pending game of tournament `tid`; yields each outcome after it is recorded."""
+                   game_seconds: float, tick_skip: int = 8, backend: str = "local",
+                   address: str | None = None) -> Iterator[GameOutcome]:
+    """Play every pending game of tournament `tid`; yields each outcome after it is recorded.
+
+    `backend`: "local" (worker processes here) or "ray" (Ray tasks on the cluster at `address`,
+    or a local Ray instance without one).
+    """
     t = registry.tournament(tid)
     todo = pending_games(registry, tid)
     registry.set_tournament_status(tid, "running")
@@ -110,6 +116,20 @@ def run_tournament(registry: Registry, home: LeagueHome, tid: int, workers: int,
     spec = GameSpec(team_size=t["team_size"], tick_skip=tick_skip, mode="timed", game_seconds=game_seconds)
     entrants = json.loads(t["entrants_json"])
     agents = {name: registry.agent(name) for name in entrants}
+    if backend == "ray":
+        from arena.tournament_ray import run_on_ray
+
+        try:
+            for outcome in run_on_ray(todo, agents, spec, home, tid, workers, address):
+                write_replay(home.root / outcome.replay_path, outcome.replay_bytes)
+                yield _record(registry, tid, outcome)
+        except BaseException:
+            registry.set_tournament_status(tid, "interrupted")
+            raise
+        registry.set_tournament_status(tid, "finished" if not pending_games(registry, tid) else "interrupted")
+        return
+    if backend != "local":
+        raise LeagueError(f"Unknown backend {backend!r}; expected local or ray.")
     chunks = _split(todo, max(1, min(workers, len(todo))))
     ctx = mp.get_context("spawn")
     results = ctx.Queue()

@@ -21,7 +21,7 @@ from agents.actions import N_ACTIONS
 from agents.baselines import RandomPolicy
 from agents.policy import Policy
 from arena.game import GameSpec
-from arena.replay import EVENT_KINDS, Replay, write_replay
+from arena.replay import EVENT_KINDS, Replay, encode, write_replay
 from arena.vector import VecGame
 from league.schedule import ScheduledGame
 
@@ -46,6 +46,7 @@ class GameOutcome:
     orange_goals: int
     length_seconds: float
     replay_path: str  # relative to the league home
+    replay_bytes: bytes | None = None  # the encoded replay, when the caller writes it (Ray backend)
 
 
 def _euler(fwd: np.ndarray, up: np.ndarray) -> np.ndarray:
@@ -59,7 +60,9 @@ def _euler(fwd: np.ndarray, up: np.ndarray) -> np.ndarray:
 
 class GamePlayer:
     def __init__(self, spec: GameSpec, policies: dict[str, Policy], home_root: Path, replay_dir: str,
-                 arenas: int, meta: dict | None = None):
+                 arenas: int, meta: dict | None = None, write_replays: bool = True):
+        """`write_replays=False` returns each replay encoded in its outcome instead of writing it."""
+        self.write_replays = write_replays
         self.spec = spec
         self.policies = policies
         self.home_root = home_root
@@ -144,5 +147,7 @@ class GamePlayer:
                     car_teams=[0] * self.spec.team_size + [1] * self.spec.team_size)
         replay = Replay(meta, ball, physics, cars[..., 15], cars[..., 16] > 0.5, cars[..., 17] > 0.5, ev, teams)
         rel = f"{self.replay_dir}/{game.index:05d}-{game.blue}-vs-{game.orange}.replay"
+        if not self.write_replays:
+            return GameOutcome(game, int(score[0]), int(score[1]), length, rel, encode(replay))
         write_replay(self.home_root / rel, replay)
         return GameOutcome(game, int(score[0]), int(score[1]), length, rel)

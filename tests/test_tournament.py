@@ -171,3 +171,24 @@ def test_cli_tournament_prints_standings_and_refuses_bad_input(league):
     assert bad.exit_code == 2 and "No agent named 'nobody'" in bad.output
     bad = runner.invoke(app, ["tournament", "--home", str(home.root), "--games", "0"])
     assert bad.exit_code == 2
+
+
+def test_ray_backend_on_a_local_instance_matches_the_local_backend(league, tmp_path):
+    pytest.importorskip("ray")
+    home, reg = league
+    tid = play(home, reg, ["rule", "random", "net-a"], games=2, workers=2)
+    other = LeagueHome(tmp_path / "ray-league")
+    other.create_dirs()
+    reg2 = Registry.create(other.db_path)
+    agent = reg.agent("net-a")
+    for suffix in (".safetensors", ".json"):
+        dest = (other.root / agent.checkpoint_path).with_suffix(suffix)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes((home.root / agent.checkpoint_path).with_suffix(suffix).read_bytes())
+    reg2.add_agent("net-a", "mlp", 1, checkpoint_path=agent.checkpoint_path, checkpoint_sha256=agent.checkpoint_sha256)
+    tid2, _ = open_tournament(reg2, load_config(), 1, 2, 5, ["rule", "random", "net-a"])
+    outcomes = list(run_tournament(reg2, other, tid2, 2, game_seconds=GAME_SECONDS, backend="ray"))
+    assert len(outcomes) == 6 and reg2.tournament(tid2)["status"] == "finished"
+    assert results(reg, tid) == results(reg2, tid2)
+    for g in reg2.games(tournament_id=tid2):
+        assert read_replay(other.root / g["replay_path"]).score_from_events() == (g["blue_goals"], g["orange_goals"])
