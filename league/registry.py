@@ -388,6 +388,25 @@ class Registry:
                WHERE p.learner = ? AND p.team_size = ?""", [learner, team_size])
         return {r["name"]: (r["wins"], r["draws"], r["games"]) for r in rows}
 
+    # ------------------------------------------------------------------ training runs
+
+    def record_run_metrics(self, run: str, team_size: int, steps: int, metrics: dict[str, float]) -> None:
+        """Keep a training run's latest headline metrics (merged over earlier ones)."""
+        with self.transaction():
+            rows = list(self.db.query("SELECT metrics_json FROM training_runs WHERE run = ?", [run]))
+            merged = {**(json.loads(rows[0]["metrics_json"]) if rows else {}), **metrics}
+            now = utc_now()
+            self.db.execute(
+                """INSERT INTO training_runs (run, team_size, started, updated, steps, metrics_json)
+                   VALUES (?, ?, ?, ?, ?, ?)
+                   ON CONFLICT (run) DO UPDATE SET updated = excluded.updated, steps = excluded.steps,
+                       metrics_json = excluded.metrics_json""",
+                [run, team_size, now, now, steps, json.dumps(merged, sort_keys=True)])
+
+    def training_runs(self) -> list[dict[str, Any]]:
+        rows = list(self.db.query("SELECT * FROM training_runs ORDER BY updated DESC"))
+        return [dict(r, metrics=json.loads(r["metrics_json"])) for r in rows]
+
     # ------------------------------------------------------------------ tournaments
 
     def create_tournament(self, name: str, team_size: int, seed: int, games_per_pair: int,

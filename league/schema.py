@@ -132,6 +132,22 @@ def _payoff(db: sqlite_utils.Database) -> None:
     )
 
 
+@migrations(name="0003_training_runs")
+def _training_runs(db: sqlite_utils.Database) -> None:
+    # One row per training run with its latest headline metrics (the full series is in runs/).
+    db.execute(
+        """
+        CREATE TABLE training_runs (
+            run TEXT PRIMARY KEY,
+            team_size INTEGER NOT NULL CHECK (team_size BETWEEN 1 AND 3),
+            started TEXT NOT NULL,
+            updated TEXT NOT NULL,
+            steps INTEGER NOT NULL DEFAULT 0,
+            metrics_json TEXT NOT NULL DEFAULT '{}'
+        )"""
+    )
+
+
 def schema_version(db: sqlite_utils.Database) -> int:
     """Number of migrations applied to this database."""
     return len(migrations.applied(db))

@@ -160,3 +160,16 @@ def test_lineage_graph(registry):
     assert ancestors(g, "v3") == {"v1", "v2"}
     assert descendants(g, "v1") == {"v2", "v3", "v2b"}
     assert set(roots(g)) == {"random", "rule", "v1"}
+
+
+def test_an_older_database_is_upgraded_on_open(tmp_path):
+    path = tmp_path / "old.db"
+    db = connect(path)
+    schema.migrations.apply(db, stop_before="0002_payoff")  # a league created by the first release
+    assert schema.schema_version(db) == 1
+    db.conn.close()
+    reg = Registry.open(path)
+    assert schema.schema_version(reg.db) == schema.latest_version()
+    assert {"payoff", "training_runs"} <= set(reg.db.table_names())
+    ro = Registry.open(path, readonly=True)  # and read-only opens never migrate
+    assert schema.schema_version(ro.db) == schema.latest_version()

@@ -44,6 +44,22 @@ def league(tmp_path):
     return home, reg
 
 
+def league_copy(tmp_path, name: str, home: LeagueHome, reg: Registry, agents=("net-a",)) -> tuple[LeagueHome, Registry]:
+    """A second league home holding copies of `agents` (checkpoints included)."""
+    other = LeagueHome(tmp_path / name)
+    other.create_dirs()
+    reg2 = Registry.create(other.db_path)
+    for agent_name in agents:
+        agent = reg.agent(agent_name)
+        for suffix in (".safetensors", ".json"):
+            dest = (other.root / agent.checkpoint_path).with_suffix(suffix)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes((home.root / agent.checkpoint_path).with_suffix(suffix).read_bytes())
+        reg2.add_agent(agent_name, "mlp", 1, checkpoint_path=agent.checkpoint_path,
+                       checkpoint_sha256=agent.checkpoint_sha256)
+    return other, reg2
+
+
 def play(home, reg, entrants, games=2, seed=5, workers=2):
     tid, _ = open_tournament(reg, load_config(), 1, games, seed, entrants)
     list(run_tournament(reg, home, tid, workers, game_seconds=GAME_SECONDS))
@@ -82,16 +98,7 @@ def test_a_rerun_game_reproduces_its_replay_exactly(league, tmp_path):
     tid = play(home, reg, ["rule", "random", "net-a"], games=2, workers=2)
     first = {g["schedule_index"]: read_replay(home.root / g["replay_path"]) for g in reg.games(tournament_id=tid)}
     # The same tournament in another league home, one worker instead of two: other batches.
-    other = LeagueHome(tmp_path / "other")
-    other.create_dirs()
-    reg2 = Registry.create(other.db_path)
-    for name in ("net-a",):
-        agent = reg.agent(name)
-        (other.root / agent.checkpoint_path).parent.mkdir(parents=True, exist_ok=True)
-        for suffix in (".safetensors", ".json"):
-            src = (home.root / agent.checkpoint_path).with_suffix(suffix)
-            (other.root / agent.checkpoint_path).with_suffix(suffix).write_bytes(src.read_bytes())
-        reg2.add_agent(name, "mlp", 1, checkpoint_path=agent.checkpoint_path, checkpoint_sha256=agent.checkpoint_sha256)
+    other, reg2 = league_copy(tmp_path, "other", home, reg)
     tid2 = play(other, reg2, ["rule", "random", "net-a"], games=2, workers=1)
     assert results(reg, tid) == results(reg2, tid2)
     for g in reg2.games(tournament_id=tid2):
@@ -146,15 +153,7 @@ def test_kill_9_then_resume_finishes_exactly_the_planned_games(league, tmp_path)
     for name, (elo, mu, sigma) in reg.recompute_ratings(1).items():
         assert reg.rating(name, 1)["elo"] == pytest.approx(elo) and reg.rating(name, 1)["sigma"] == pytest.approx(sigma)
     # The same tournament uninterrupted, elsewhere, gives the same results.
-    fresh = LeagueHome(tmp_path / "fresh")
-    fresh.create_dirs()
-    reg2 = Registry.create(fresh.db_path)
-    agent = reg.agent("net-a")
-    for suffix in (".safetensors", ".json"):
-        dest = (fresh.root / agent.checkpoint_path).with_suffix(suffix)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        dest.write_bytes((home.root / agent.checkpoint_path).with_suffix(suffix).read_bytes())
-    reg2.add_agent("net-a", "mlp", 1, checkpoint_path=agent.checkpoint_path, checkpoint_sha256=agent.checkpoint_sha256)
+    fresh, reg2 = league_copy(tmp_path, "fresh", home, reg)
     tid2, _ = open_tournament(reg2, load_config(), 1, 4, 11, ["rule", "random", "net-a"])
     list(run_tournament(reg2, fresh, tid2, 1, game_seconds=GAME_SECONDS))
     assert results(reg, tid) == results(reg2, tid2)
@@ -177,15 +176,7 @@ def test_ray_backend_on_a_local_instance_matches_the_local_backend(league, tmp_p
     pytest.importorskip("ray")
     home, reg = league
     tid = play(home, reg, ["rule", "random", "net-a"], games=2, workers=2)
-    other = LeagueHome(tmp_path / "ray-league")
-    other.create_dirs()
-    reg2 = Registry.create(other.db_path)
-    agent = reg.agent("net-a")
-    for suffix in (".safetensors", ".json"):
-        dest = (other.root / agent.checkpoint_path).with_suffix(suffix)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        dest.write_bytes((home.root / agent.checkpoint_path).with_suffix(suffix).read_bytes())
-    reg2.add_agent("net-a", "mlp", 1, checkpoint_path=agent.checkpoint_path, checkpoint_sha256=agent.checkpoint_sha256)
+    other, reg2 = league_copy(tmp_path, "ray-league", home, reg)
     tid2, _ = open_tournament(reg2, load_config(), 1, 2, 5, ["rule", "random", "net-a"])
     outcomes = list(run_tournament(reg2, other, tid2, 2, game_seconds=GAME_SECONDS, backend="ray"))
     assert len(outcomes) == 6 and reg2.tournament(tid2)["status"] == "finished"

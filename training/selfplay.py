@@ -208,6 +208,8 @@ class SelfPlayTrainer:
                         row = {**upd.as_log(), **stats.flush(pool), "charts/steps_per_second": steps / elapsed,
                                "charts/skipped_updates_total": learner.skipped_updates}
                         log.write(self.start_steps + steps, row)
+                        self.registry.record_run_metrics(self.prefix, self.team_size, self.start_steps + steps,
+                                                         _headline(row))
                         self.on_progress({"steps": steps, "budget": budget, "elapsed": elapsed, **row})
                     if since_snapshot >= tcfg.snapshot_every_steps and not learner.buffer.t:
                         since_snapshot = 0
@@ -257,9 +259,20 @@ class SelfPlayTrainer:
             row = {f"eval/win_rate/{k}": v for k, v in rates.items()}
             row["eval/elo"] = self.registry.rating(name, self.team_size)["elo"]
             log.write(self.start_steps + steps, row)
+            self.registry.record_run_metrics(self.prefix, self.team_size, self.start_steps + steps, row)
         new_pool = self._refresh(games, opp_rows, rng, snapshots)
         stats.set_pool(new_pool)
         return new_pool
+
+
+HEADLINE = ("charts/steps_per_second", "charts/episode_reward", "charts/episode_length", "charts/goals_for",
+            "charts/goals_against", "losses/policy_loss", "losses/value_loss", "losses/entropy", "losses/approx_kl",
+            "losses/clip_fraction", "losses/explained_variance", "charts/skipped_updates_total")
+
+
+def _headline(row: dict) -> dict:
+    """The metrics kept in the registry: the headline ones and every win rate."""
+    return {k: v for k, v in row.items() if k in HEADLINE or k.startswith("charts/win_rate/")}
 
 
 class _EpisodeStats:
