@@ -101,11 +101,12 @@ def _split(games: list[ScheduledGame], workers: int) -> list[list[ScheduledGame]
 
 def run_tournament(registry: Registry, home: LeagueHome, tid: int, workers: int,
                    game_seconds: float, tick_skip: int = 8, backend: str = "local",
-                   address: str | None = None) -> Iterator[GameOutcome]:
+                   address: str | None = None, max_arenas: int = MAX_ARENAS_PER_WORKER) -> Iterator[GameOutcome]:
     """Play every pending game of tournament `tid`; yields each outcome after it is recorded.
 
     `backend`: "local" (worker processes here) or "ray" (Ray tasks on the cluster at `address`,
-    or a local Ray instance without one).
+    or a local Ray instance without one). A worker plays up to `max_arenas` games at once;
+    the results of a round arrive together.
     """
     t = registry.tournament(tid)
     todo = pending_games(registry, tid)
@@ -136,7 +137,7 @@ def run_tournament(registry: Registry, home: LeagueHome, tid: int, workers: int,
     meta = {"tournament_id": tid}
     procs = []
     for chunk in chunks:
-        arenas = min(MAX_ARENAS_PER_WORKER, len(chunk))
+        arenas = min(max_arenas, len(chunk))
         arenas = math.ceil(len(chunk) / math.ceil(len(chunk) / arenas))  # equal rounds, few idle arenas
         p = ctx.Process(target=_worker_main, daemon=True,
                         args=(chunk, agents, spec, str(home.root), f"replays/tournament-{tid}", arenas, meta, results))

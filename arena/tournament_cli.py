@@ -20,6 +20,7 @@ def tournament_command(
     resume: Annotated[Optional[int], typer.Option("--resume", help="Finish an interrupted tournament by id.", show_default=False)] = None,
     game_seconds: Annotated[Optional[float], typer.Option("--game-seconds", help="Game clock per game.", show_default=False)] = None,
     backend: Annotated[str, typer.Option("--backend", help="local (worker processes) or ray.")] = "local",
+    arenas: Annotated[int, typer.Option("--arenas", help="Most games a worker plays at once.")] = 64,
     address: Annotated[Optional[str], typer.Option("--address", help="Ray cluster address (default: a local Ray instance).", show_default=False)] = None,
     config: ConfigOpt = None,
     home: HomeOpt = None,
@@ -45,6 +46,8 @@ def tournament_command(
 
     if backend not in ("local", "ray"):
         raise LeagueError(f"Unknown backend {backend!r}; expected local or ray.")
+    if arenas < 1:
+        raise LeagueError("--arenas must be at least 1.")
     league_home = resolve_home(home).require()
     cfg = load_config(stage=stage, user_file=config, home_file=league_home.config_path,
                       overrides={"seed": seed, "game.game_seconds": game_seconds})
@@ -78,7 +81,7 @@ def tournament_command(
         played = 0
         try:
             for _ in run_tournament(registry, league_home, tid, workers or default_workers(), game_seconds_used,
-                                    cfg.game.tick_skip, backend=backend, address=address):
+                                    cfg.game.tick_skip, backend=backend, address=address, max_arenas=arenas):
                 played += 1
                 bar.update(task, advance=1, rate=played / (time.perf_counter() - start))
         except KeyboardInterrupt:

@@ -135,7 +135,8 @@ def _wait_for_games(db: Path, n: int, timeout: float = 120.0) -> int:
 def test_kill_9_then_resume_finishes_exactly_the_planned_games(league, tmp_path):
     home, reg = league
     cmd = [sys.executable, "-m", "league.cli", "tournament", "--home", str(home.root), "--games", "4",
-           "--game-seconds", str(GAME_SECONDS), "--workers", "2", "--seed", "11", "--agents", "rule,random,net-a"]
+           "--game-seconds", str(GAME_SECONDS), "--workers", "2", "--seed", "11", "--agents", "rule,random,net-a",
+           "--arenas", "1"]  # one game at a time per worker, so results stream in
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     _wait_for_games(home.db_path, 3)
     os.killpg(proc.pid, signal.SIGKILL)  # the driver and its workers, mid-tournament
