@@ -133,7 +133,9 @@ class GamePlayer:
             yield self._finish(batch[e], ball[:t, e], cars[:t, e], events[e], final_score[e], float(length[e]))
 
     def _snapshot(self, ball: np.ndarray, cars: np.ndarray, t: int) -> None:
-        arrays = self.worker.read_arrays()
+        # After a step the worker has already read every arena (before restarting any after a
+        # goal, so the replay shows the ball in the net); only the first frame needs a read.
+        arrays = self.worker.read_arrays() if t == 0 else self.worker.last_arrays
         ball[t] = arrays.ball
         cars[t] = arrays.cars
 

@@ -213,6 +213,7 @@ class ArenaWorker:
     def step(self) -> None:
         """One step of every arena: act, simulate, judge, publish, and restart finished arenas."""
         arrays = self._simulate()
+        self.last_arrays = arrays  # the state at the end of this step, before any restart (replays)
         batch = self._bookkeep(arrays)
         terminated = _any_done(self._terminations, batch)
         truncated = _any_done(self._truncations, batch) & ~terminated
