@@ -152,7 +152,7 @@ def run_tournament(registry: Registry, home: LeagueHome, tid: int, workers: int,
                 dead = [p for p in procs if p.exitcode not in (None, 0)]
                 if dead:
                     raise LeagueError(f"A tournament worker died (exit code {dead[0].exitcode}); "
-                                      f"run the same command again to resume tournament {tid}.")
+                                      f"run the same command again to resume tournament {tid}.") from None
                 continue
             if kind == "game":
                 yield _record(registry, tid, payload)

@@ -19,7 +19,6 @@ from league.cli_common import (
     ConfigOpt,
     HomeOpt,
     StageOpt,
-    err,
     handles_errors,
     open_league,
     out,

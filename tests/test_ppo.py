@@ -2,7 +2,6 @@
 
 import gymnasium as gym
 import numpy as np
-import pytest
 import torch
 
 from agents.networks import build_network

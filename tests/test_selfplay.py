@@ -1,7 +1,6 @@
 """The self-play loop end to end on a tmp league home (tiny budgets)."""
 
 import json
-import os
 import signal
 import subprocess
 import sys

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from arena.vector import VecGame
+from arena.vector import VecGame, default_workers
 from league.config import load_config
 from league.home import LeagueHome
 from league.registry import Registry
@@ -66,7 +66,7 @@ def bench_train(stage: str = "1v1", iterations: int = 4, batch: int = 50_000, wo
     if envs_per_worker is not None:
         sets.append(f"runner.envs_per_worker={envs_per_worker}")
     cfg = load_config(stage=stage, sets=sets)
-    n_agents = (cfg.runner.workers or _cores()) * cfg.runner.envs_per_worker * 2 * cfg.game.team_size
+    n_agents = (cfg.runner.workers or default_workers()) * cfg.runner.envs_per_worker * 2 * cfg.game.team_size
     steps_per_env = max(1, round(batch / n_agents))
     cfg = load_config(stage=stage, sets=sets + [f"ppo.steps_per_env={steps_per_env}",
                                                  f"ppo.minibatch_size={steps_per_env * n_agents}",
@@ -92,8 +92,3 @@ def bench_train(stage: str = "1v1", iterations: int = 4, batch: int = 50_000, wo
     share = {k: result.timing[k] / total for k in ("collection", "inference", "update")}
     return TrainBench(rate, reference, share, iterations, steps_per_env * n_agents)
 
-
-def _cores() -> int:
-    from arena.vector import default_workers
-
-    return default_workers()
