@@ -236,9 +236,7 @@ class ArenaWorker:
         self._touches[:] = 0
         for arena in self.arenas:
             arena.step(self.spec.tick_skip)
-        arrays = self._reader.read(self.arenas)
-        fill_demolished(arrays.cars, self.cars)
-        return arrays
+        return self.read_arrays()
 
     def _bookkeep(self, arrays: ArenaArrays) -> StepBatch:
         """Goals, score, clocks and touch timers after a step, as the batch the rules read."""

@@ -281,17 +281,22 @@ class Registry:
                 self._apply_ratings(game_id, game, blue.id, orange.id, played)
         return game_id
 
+    def _rate_pair(self, blue: tuple[float, float, float], orange: tuple[float, float, float],
+                   score: float) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
+        """(elo, mu, sigma) of both sides after one game; `score` is blue's."""
+        (elo_b,), (elo_o,) = rating_math.elo_update([blue[0]], [orange[0]], score, self.ratings_cfg.elo)
+        (ts_b,), (ts_o,) = rating_math.trueskill_update(self._ts_env, [blue[1:]], [orange[1:]], score)
+        return (elo_b, *ts_b), (elo_o, *ts_o)
+
     def _apply_ratings(self, game_id: int, game: GameRecord, blue_id: int, orange_id: int, played: str) -> None:
         before_b = self._rating_row(blue_id, game.team_size)
         before_o = self._rating_row(orange_id, game.team_size)
         score = rating_math.score_from_goals(game.blue_goals, game.orange_goals)
-        (elo_b,), (elo_o,) = rating_math.elo_update([before_b["elo"]], [before_o["elo"]], score, self.ratings_cfg.elo)
-        (ts_b,), (ts_o,) = rating_math.trueskill_update(
-            self._ts_env, [(before_b["mu"], before_b["sigma"])], [(before_o["mu"], before_o["sigma"])], score
-        )
-        for before, elo, (mu, sigma), s, gf, ga in (
-            (before_b, elo_b, ts_b, score, game.blue_goals, game.orange_goals),
-            (before_o, elo_o, ts_o, 1.0 - score, game.orange_goals, game.blue_goals),
+        after_b, after_o = self._rate_pair((before_b["elo"], before_b["mu"], before_b["sigma"]),
+                                           (before_o["elo"], before_o["mu"], before_o["sigma"]), score)
+        for before, (elo, mu, sigma), s, gf, ga in (
+            (before_b, after_b, score, game.blue_goals, game.orange_goals),
+            (before_o, after_o, 1.0 - score, game.orange_goals, game.blue_goals),
         ):
             after = dict(before, elo=elo, mu=mu, sigma=sigma, games=before["games"] + 1,
                          wins=before["wins"] + (s == 1.0), draws=before["draws"] + (s == 0.5),
@@ -350,18 +355,15 @@ class Registry:
         Used to check that the stored ratings lost or doubled no update.
         """
         cfg = self.ratings_cfg
-        state: dict[str, list[float]] = {}
+        initial = (cfg.elo.initial, cfg.trueskill.mu, cfg.trueskill.sigma)
+        state: dict[str, tuple[float, float, float]] = {}
         for g in self.games(team_size):
             if g["blue"] == g["orange"]:
                 continue
-            b = state.setdefault(g["blue"], [cfg.elo.initial, cfg.trueskill.mu, cfg.trueskill.sigma])
-            o = state.setdefault(g["orange"], [cfg.elo.initial, cfg.trueskill.mu, cfg.trueskill.sigma])
             score = rating_math.score_from_goals(g["blue_goals"], g["orange_goals"])
-            (eb,), (eo,) = rating_math.elo_update([b[0]], [o[0]], score, cfg.elo)
-            (tb,), (to,) = rating_math.trueskill_update(self._ts_env, [(b[1], b[2])], [(o[1], o[2])], score)
-            state[g["blue"]] = [eb, *tb]
-            state[g["orange"]] = [eo, *to]
-        return {k: (v[0], v[1], v[2]) for k, v in state.items()}
+            state[g["blue"]], state[g["orange"]] = self._rate_pair(
+                state.get(g["blue"], initial), state.get(g["orange"], initial), score)
+        return state
 
     # ------------------------------------------------------------------ payoff
 

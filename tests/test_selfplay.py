@@ -22,14 +22,6 @@ TINY = ["runner.workers=2", "runner.envs_per_worker=2", "ppo.steps_per_env=32", 
         "training.eval_every_snapshots=1", "training.eval_games=2", "training.eval_game_seconds=5"]
 
 
-@pytest.fixture
-def home(tmp_path):
-    h = LeagueHome(tmp_path / "league")
-    h.create_dirs()
-    Registry.create(h.db_path).close()
-    return h
-
-
 def train(home, steps, extra=(), **kw):
     cfg = load_config(stage="1v1", sets=[*TINY, f"training.steps={steps}", *extra])
     reg = Registry.open(home.db_path, cfg.ratings)

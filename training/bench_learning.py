@@ -17,32 +17,20 @@ import torch
 from agents.checkpoint import save_checkpoint
 from agents.loading import load_policy
 from agents.networks import build_network
-from arena.matches import play_matches
 from league.config import load_config
 from league.home import LeagueHome
-from league.registry import GameRecord, Registry
+from league.registry import Registry
+from training.evaluation import play_recorded
 from training.selfplay import SelfPlayTrainer
 
 
 def evaluate(registry: Registry, home: LeagueHome, name: str, opponent: str, games: int, seed: int) -> dict:
-    """Play `games` 5-minute-clock-free short games (half per side); record them; return rates."""
-    me = load_policy(registry.agent(name), home_root=home.root)
-    them = load_policy(registry.agent(opponent), home_root=home.root)
-    wins = draws = goals_for = goals_against = 0
-    for side, n in (("blue", games // 2), ("orange", games - games // 2)):
-        blue, orange = (me, them) if side == "blue" else (them, me)
-        for r in play_matches(blue, orange, n, team_size=1, seed=seed + (side == "orange"), game_seconds=60):
-            ours, theirs = (r.blue_goals, r.orange_goals) if side == "blue" else (r.orange_goals, r.blue_goals)
-            wins += ours > theirs
-            draws += ours == theirs
-            goals_for += ours
-            goals_against += theirs
-            registry.record_game(GameRecord(
-                blue=name if side == "blue" else opponent, orange=opponent if side == "blue" else name, team_size=1,
-                seed=seed, blue_goals=r.blue_goals, orange_goals=r.orange_goals, length_seconds=r.length_seconds,
-                origin="evaluation"))
-    return {"games": games, "win_rate": wins / games, "draw_rate": draws / games,
-            "goals_per_game": goals_for / games, "conceded_per_game": goals_against / games}
+    """Play `games` one-minute games (half per side), recorded; win, draw and goal rates."""
+    goals = play_recorded(registry, name, load_policy(registry.agent(name), home_root=home.root), opponent,
+                          load_policy(registry.agent(opponent), home_root=home.root), games, 1, 60.0, seed)
+    return {"games": games, "win_rate": sum(a > b for a, b in goals) / games,
+            "draw_rate": sum(a == b for a, b in goals) / games,
+            "goals_per_game": sum(a for a, _ in goals) / games, "conceded_per_game": sum(b for _, b in goals) / games}
 
 
 def main() -> None:

@@ -11,6 +11,32 @@ from arena.matches import play_matches
 from league.registry import GameRecord, Registry
 
 
+def play_recorded(
+    registry: Registry, name: str, policy: Policy, opponent: str, opponent_policy: Policy, n_games: int,
+    team_size: int, game_seconds: float, seed: int, tick_skip: int = 8, workers: int | None = None,
+) -> list[tuple[int, int]]:
+    """Play `n_games` (half with `name` on blue, half on orange), record each; (ours, theirs) goals per game."""
+    goals: list[tuple[int, int]] = []
+    for side, n in (("blue", (n_games + 1) // 2), ("orange", n_games // 2)):
+        if n == 0:
+            continue
+        game_seed = seed * 2 + (side == "orange")
+        blue, orange = (policy, opponent_policy) if side == "blue" else (opponent_policy, policy)
+        for r in play_matches(blue, orange, n, team_size=team_size, seed=game_seed, game_seconds=game_seconds,
+                              tick_skip=tick_skip, workers=workers):
+            registry.record_game(GameRecord(
+                blue=name if side == "blue" else opponent, orange=opponent if side == "blue" else name,
+                team_size=team_size, seed=game_seed, blue_goals=r.blue_goals, orange_goals=r.orange_goals,
+                length_seconds=r.length_seconds, origin="evaluation"))
+            goals.append((r.blue_goals, r.orange_goals) if side == "blue" else (r.orange_goals, r.blue_goals))
+    return goals
+
+
+def score_rate(goals: list[tuple[int, int]]) -> float:
+    """Wins plus half the draws, per game."""
+    return sum(1.0 if a > b else 0.5 if a == b else 0.0 for a, b in goals) / max(len(goals), 1)
+
+
 def evaluate_snapshot(
     registry: Registry, name: str, policy: Policy, team_size: int, n_games: int, game_seconds: float,
     seed: int, home_root: Path, tick_skip: int = 8, workers: int | None = None,
@@ -24,22 +50,7 @@ def evaluate_snapshot(
     rates: dict[str, float] = {}
     for k, opp_name in enumerate(o for o in opponents if o in active):
         opponent = load_policy(registry.agent(opp_name), home_root=home_root)
-        score = 0.0
-        played = 0
-        for side, n in (("blue", (n_games + 1) // 2), ("orange", n_games // 2)):
-            if n == 0:
-                continue
-            game_seed = seed * 1000 + k * 10 + (side == "orange")
-            blue, orange = (policy, opponent) if side == "blue" else (opponent, policy)
-            results = play_matches(blue, orange, n, team_size=team_size, seed=game_seed,
-                                   game_seconds=game_seconds, tick_skip=tick_skip, workers=workers)
-            for r in results:
-                registry.record_game(GameRecord(
-                    blue=name if side == "blue" else opp_name, orange=opp_name if side == "blue" else name,
-                    team_size=team_size, seed=game_seed, blue_goals=r.blue_goals, orange_goals=r.orange_goals,
-                    length_seconds=r.length_seconds, origin="evaluation"))
-                ours, theirs = (r.blue_goals, r.orange_goals) if side == "blue" else (r.orange_goals, r.blue_goals)
-                score += 1.0 if ours > theirs else 0.5 if ours == theirs else 0.0
-                played += 1
-        rates[opp_name] = score / max(played, 1)
+        goals = play_recorded(registry, name, policy, opp_name, opponent, n_games, team_size, game_seconds,
+                              seed * 1000 + k * 10, tick_skip, workers)
+        rates[opp_name] = score_rate(goals)
     return rates
