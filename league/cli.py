@@ -249,14 +249,18 @@ from arena.cli_bench import app as bench_app  # noqa: E402
 from arena.tournament_cli import tournament_command  # noqa: E402
 from dashboard.cli import dashboard_command  # noqa: E402
 from training.cli import bench_train_command, train_command  # noqa: E402
+from training.curriculum_cli import app as curriculum_app  # noqa: E402
+from training.diagnose_cli import diagnose_command  # noqa: E402
 
 app.command("train")(train_command)
 app.command("tournament")(tournament_command)
 app.command("dashboard")(dashboard_command)
 app.command("import")(import_agent)
 app.command("export")(export_agent)
+app.command("diagnose")(diagnose_command)
 bench_app.command("train")(bench_train_command)
 app.add_typer(bench_app, name="bench")
+app.add_typer(curriculum_app, name="curriculum")
 
 
 def main() -> None:

@@ -9,6 +9,7 @@ or an out-of-range value is reported with the file (or flag) it came from.
 from __future__ import annotations
 
 import dataclasses
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -72,7 +73,7 @@ class RatingsConfig:
 @dataclass
 class GameConfig:
     team_size: int = param(1, "Cars per team.", min=1, max=3)
-    tick_skip: int = param(8, "Physics ticks (120 Hz) each action is repeated for.", min=1, max=120)
+    tick_skip: int = param(8, "Physics ticks (120 Hz) each action is repeated for: the action repeat.", min=1, max=120)
     game_seconds: float = param(300.0, "Game clock of a timed game (tournaments).", min=1)
     no_touch_timeout_seconds: float = param(30.0, "Training episodes end when nobody touched the ball this long.", min=1)
     episode_timeout_seconds: float = param(300.0, "Training episodes end after this much game time.", min=1)
@@ -82,7 +83,9 @@ class GameConfig:
 @dataclass
 class RunnerConfig:
     workers: int = param(0, "Game worker processes; 0 picks one per core.", min=0, max=256)
-    envs_per_worker: int = param(32, "RocketSim arenas stepped by each worker.", min=1, max=4096)
+    envs_per_worker: int = param(
+        0, "RocketSim arenas stepped by each worker; 0: auto (arena.vector.default_envs_per_worker, 32).",
+        min=0, max=4096)
     backend: Literal["multiprocessing", "serial"] = param(
         "multiprocessing", "Run game workers in their own processes, or all in this one (debugging, tiny runs).")
 
@@ -108,6 +111,7 @@ class PpoConfig:
     vf_coef: float = param(0.5, "Value loss weight.", min=0)
     max_grad_norm: float = param(0.5, "Gradient-norm clipping threshold.", min=0)
     normalize_advantages: bool = param(True, "Normalize advantages per minibatch.")
+    normalize_returns: bool = param(True, "Divide rewards by the running std of the discounted return.")
     epochs: int = param(2, "Passes over each rollout.", min=1)
     minibatch_size: int = param(4096, "Agent steps per minibatch (LSTM: rounded to whole sequences).", min=1)
     steps_per_env: int = param(128, "Decision steps each env slot collects per rollout.", min=1)
@@ -292,7 +296,7 @@ def _read_yaml(path: Path, source: str) -> dict[str, Any]:
     except OSError as exc:
         raise ConfigError(f"Config file {source} cannot be read: {exc.strerror}.") from None
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}" if mark else ""
@@ -305,11 +309,26 @@ def shipped_config_dir() -> Path:
     return Path(str(resources.files("configs")))
 
 
+class _Loader(yaml.SafeLoader):
+    """YAML 1.1 reads 5e-4 (no dot) as a string; resolve YAML 1.2 floats like 5e-4 and 1E3 as numbers."""
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)(?:[eE][-+]?[0-9]+)?$|^[-+]?\.(?:inf|Inf|INF)$|^\.(?:nan|NaN|NAN)$"),
+    list("-+0123456789."),
+)
+
+
+def load_yaml(text: str) -> Any:
+    return yaml.load(text, Loader=_Loader)
+
+
 def _parse_override(text: str) -> tuple[str, Any]:
     if "=" not in text:
         raise ConfigError(f"--set {text!r}: expected KEY=VALUE, for example --set ratings.elo.k_factor=16.")
     key, raw = text.split("=", 1)
-    return key.strip(), yaml.safe_load(raw) if raw.strip() else ""
+    return key.strip(), load_yaml(raw) if raw.strip() else ""
 
 
 def _nest(dotted: str, value: Any) -> dict[str, Any]:

@@ -73,3 +73,11 @@ def test_home_resolution_order(tmp_path):
     assert resolve_home(tmp_path / "flag", env=env).root == tmp_path / "flag"
     assert resolve_home(None, env=env).root == tmp_path / "env"
     assert resolve_home(None, env={}, cwd=tmp_path).root == tmp_path / "league-home"
+
+
+def test_exponent_floats_without_a_dot_are_numbers(tmp_path):
+    """YAML 1.1 reads 5e-4 as a string; files and --set both take it as a number."""
+    cfg = load_config(user_file=write(tmp_path, "ppo:\n  learning_rate: 5e-4\n"))
+    assert cfg.ppo.learning_rate == pytest.approx(5e-4)
+    cfg = load_config(sets=["ppo.learning_rate=2E-4", "ppo.epochs=3"])
+    assert cfg.ppo.learning_rate == pytest.approx(2e-4) and cfg.ppo.epochs == 3

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from arena.vector import VecGame, default_workers
+from arena.vector import VecGame, default_envs_per_worker, default_workers
 from league.config import load_config
 from league.home import LeagueHome
 from league.registry import Registry
@@ -58,19 +58,29 @@ def collection_rate(cfg, seconds: float) -> float:
         return steps * games.num_agents / (time.perf_counter() - start)
 
 
-def bench_train(stage: str = "1v1", iterations: int = 4, batch: int = 50_000, workers: int | None = None,
-                envs_per_worker: int | None = None, extra: list[str] | None = None) -> TrainBench:
+def bench_config(stage: str = "1v1", iterations: int = 4, batch: int = 50_000, workers: int | None = None,
+                 envs_per_worker: int | None = None, extra: list[str] | None = None, user_file: Path | None = None):
+    """The benchmark's config: BENCH_SETTINGS, then `extra`, sized to about `batch` agent steps per iteration."""
     sets = list(BENCH_SETTINGS) + (extra or [])
     if workers is not None:
         sets.append(f"runner.workers={workers}")
     if envs_per_worker is not None:
         sets.append(f"runner.envs_per_worker={envs_per_worker}")
-    cfg = load_config(stage=stage, sets=sets)
-    n_agents = (cfg.runner.workers or default_workers()) * cfg.runner.envs_per_worker * 2 * cfg.game.team_size
+    cfg = load_config(stage=stage, user_file=user_file, sets=sets)
+    n_workers = cfg.runner.workers or default_workers()
+    n_agents = n_workers * (cfg.runner.envs_per_worker or default_envs_per_worker(n_workers)) * 2 * cfg.game.team_size
     steps_per_env = max(1, round(batch / n_agents))
-    cfg = load_config(stage=stage, sets=sets + [f"ppo.steps_per_env={steps_per_env}",
-                                                 f"ppo.minibatch_size={steps_per_env * n_agents}",
-                                                 f"training.steps={(iterations + 1) * steps_per_env * n_agents}"])
+    return load_config(stage=stage, user_file=user_file,
+                       sets=sets + [f"ppo.steps_per_env={steps_per_env}",
+                                    f"ppo.minibatch_size={steps_per_env * n_agents}",
+                                    f"training.steps={(iterations + 1) * steps_per_env * n_agents}"])
+
+
+def training_rate(cfg, notes: list[str] | None = None) -> tuple[float, dict[str, float]]:
+    """Train `cfg` in a throwaway league home; (agent steps/s after the first iteration, time split).
+
+    The fallback notes the trainer gives (no CUDA for AMP, compile failed, ...) go to `notes`.
+    """
     with tempfile.TemporaryDirectory() as tmp:
         home = LeagueHome(Path(tmp))
         home.create_dirs()
@@ -79,6 +89,8 @@ def bench_train(stage: str = "1v1", iterations: int = 4, batch: int = 50_000, wo
 
         def on_progress(info: dict) -> None:
             if "steps" not in info:  # a note about a fallback
+                if notes is not None and "note" in info:
+                    notes.append(info["note"])
                 return
             if warm["t"] is None:  # the first iteration warms up (process start, allocations)
                 warm["t"], warm["steps"] = time.perf_counter(), info["steps"]
@@ -87,8 +99,13 @@ def bench_train(stage: str = "1v1", iterations: int = 4, batch: int = 50_000, wo
         result = SelfPlayTrainer(cfg, home, registry, name="bench", on_progress=on_progress).run()
         registry.close()
     rate = (warm["last_steps"] - warm["steps"]) / (warm["last_t"] - warm["t"])
-    reference = collection_rate(cfg, seconds=8.0)
     total = sum(result.timing[k] for k in ("collection", "inference", "update")) or 1.0
-    share = {k: result.timing[k] / total for k in ("collection", "inference", "update")}
-    return TrainBench(rate, reference, share, iterations, steps_per_env * n_agents)
+    return rate, {k: result.timing[k] / total for k in ("collection", "inference", "update")}
 
+
+def bench_train(stage: str = "1v1", iterations: int = 4, batch: int = 50_000, workers: int | None = None,
+                envs_per_worker: int | None = None, extra: list[str] | None = None) -> TrainBench:
+    cfg = bench_config(stage, iterations, batch, workers, envs_per_worker, extra)
+    rate, share = training_rate(cfg)
+    reference = collection_rate(cfg, seconds=8.0)
+    return TrainBench(rate, reference, share, iterations, cfg.ppo.minibatch_size)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
@@ -11,7 +12,16 @@ from league.cli_common import ConfigOpt, HomeOpt, handles_errors, out
 
 @handles_errors
 def train_command(
-    stage: Annotated[str, typer.Option("--stage", help="Team size to train: 1v1, 2v2 or 3v3.")] = "1v1",
+    curriculum_file: Annotated[Optional[Path], typer.Argument(
+        help="With --curriculum: the curriculum file (default: the shipped configs/curriculum.yaml).",
+        show_default=False, metavar="FILE")] = None,
+    stage: Annotated[Optional[str], typer.Option("--stage", help="Team size to train: 1v1, 2v2 or 3v3.  [default: 1v1]",
+                                                 show_default=False)] = None,
+    curriculum: Annotated[bool, typer.Option(
+        "--curriculum", help="Run the curriculum's stages in order, with promotion gates; run it again to resume.")] = False,
+    from_: Annotated[Optional[str], typer.Option(
+        "--from", help="Start a new run from this agent's weights (any stage); it becomes the first version's parent.",
+        show_default=False)] = None,
     steps: Annotated[Optional[int], typer.Option("--steps", help="Agent steps to train for.", show_default=False)] = None,
     minutes: Annotated[Optional[float], typer.Option("--minutes", help="Wall-clock budget.", show_default=False)] = None,
     policy: Annotated[Optional[str], typer.Option("--policy", help="mlp or lstm.", show_default=False)] = None,
@@ -26,11 +36,24 @@ def train_command(
 ) -> None:
     """Train a PPO (or LSTM) learner by self-play against league opponents, snapshotting into the registry.
 
-    Ctrl-C saves a final snapshot and exits cleanly.
+    Ctrl-C saves a final snapshot and exits cleanly. --curriculum [FILE] runs the curriculum's stages
+    (1v1 -> 2v2 -> 3v3 by default) with promotion gates; the same command resumes it after an
+    interruption, and --name runs the file again under another name. --from NAME starts one stage
+    from any earlier agent.
 
     Example: league train --stage 1v1 --minutes 10 --policy mlp
+
+    Example: league train --curriculum configs/curriculum.yaml --minutes 60
+
+    Example: league train --stage 2v2 --from mlp-1v1-v12 --steps 2000000 --name mlp-2v2-from-1v1
     """
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     from league.config import load_config
     from league.errors import LeagueError
@@ -39,6 +62,21 @@ def train_command(
     from training.selfplay import SelfPlayTrainer
 
     league_home = resolve_home(home).require()
+    if curriculum:
+        from training.curriculum_cli import run_curriculum
+
+        if steps is not None or resume is not None or stage is not None:
+            flag = "--steps" if steps is not None else "--resume" if resume is not None else "--stage"
+            raise LeagueError(f"{flag} does not go with --curriculum: the curriculum file sets each stage's team size "
+                              "and budget, and running it again resumes it.")
+        run_curriculum(league_home, curriculum_file, name=name, config=config, minutes=minutes, init_from=from_,
+                       overrides={"policy.kind": policy, "training.device": device, "runner.workers": workers,
+                                  "seed": seed}, sets=set_)
+        return
+    if curriculum_file is not None:
+        raise LeagueError(f"Unexpected argument {str(curriculum_file)!r}: a FILE is only for --curriculum "
+                          "(league train --curriculum FILE).")
+    stage = stage or "1v1"
     overrides = {"training.steps": steps, "training.minutes": minutes, "policy.kind": policy,
                  "training.device": device, "runner.workers": workers, "seed": seed}
     if steps is not None and minutes is None:
@@ -64,7 +102,8 @@ def train_command(
             bar.update(task, completed=done, sps=info.get("charts/steps_per_second", 0.0),
                        reward=f"{reward:.2f}" if reward is not None else "-")
 
-        trainer = SelfPlayTrainer(cfg, league_home, registry, name=name, resume=resume, on_progress=progress)
+        trainer = SelfPlayTrainer(cfg, league_home, registry, name=name, resume=resume, on_progress=progress,
+                                  init_from=from_)
         result = trainer.run()
     note = " (interrupted; final snapshot saved)" if result.interrupted else ""
     out.print(f"Trained {result.run} to {result.steps:,} steps in {result.seconds:.0f} s{note}; "

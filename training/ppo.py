@@ -53,6 +53,39 @@ class UpdateStats:
         }
 
 
+def _clip_groups(model: nn.Module) -> list[list[nn.Parameter]]:
+    """Parameter groups clipped separately: actor head, critic head, then the rest (LSTM trunk)."""
+    heads = [list(getattr(model, name).parameters()) for name in ("actor", "critic") if hasattr(model, name)]
+    seen = {id(p) for group in heads for p in group}
+    rest = [p for p in model.parameters() if id(p) not in seen]
+    return [g for g in (*heads, rest) if g]
+
+
+class ReturnScale:
+    """Running standard deviation of the discounted return per slot, to divide rewards by, so the
+    critic sees targets of about unit scale whatever the reward weights are (rewards are scaled,
+    not centred, so their sign keeps its meaning)."""
+
+    def __init__(self, slots: int, gamma: float, device: torch.device):
+        self.gamma = gamma
+        self.running = torch.zeros(slots, device=device)  # discounted return so far, per slot
+        self.count, self.mean, self.m2 = 0, 0.0, 0.0
+
+    def update(self, rewards: torch.Tensor, episode_starts: torch.Tensor) -> float:
+        """Fold a rollout's [T, N] rewards into the statistics; returns the current scale."""
+        returns = torch.empty_like(rewards)
+        for t in range(rewards.shape[0]):
+            self.running = self.running * self.gamma * (1.0 - episode_starts[t]) + rewards[t]
+            returns[t] = self.running
+        n = returns.numel()
+        batch_mean, batch_var = float(returns.mean()), float(returns.var(unbiased=False))
+        delta, total = batch_mean - self.mean, self.count + n
+        self.m2 += batch_var * n + delta * delta * self.count * n / total
+        self.mean += delta * n / total
+        self.count = total
+        return max(math.sqrt(self.m2 / self.count), 1e-4) if math.isfinite(self.m2) else 1.0
+
+
 def _finite(tensors) -> bool:
     return all(bool(torch.isfinite(t).all()) for t in tensors)
 
@@ -77,6 +110,8 @@ class PpoLearner:
         self.generator = torch.Generator(device="cpu").manual_seed(seed)
         self.state = model.initial_state(slots, self.device) if self.recurrent else None
         self.slots = slots
+        self.return_scale = ReturnScale(slots, cfg.gamma, self.device) if cfg.normalize_returns else None
+        self.clip_groups = _clip_groups(self.model)
 
     # ------------------------------------------------------------------ collection
 
@@ -120,6 +155,8 @@ class PpoLearner:
         start = time.perf_counter()
         buf, cfg = self.buffer, self.cfg
         last_value = self.bootstrap_value(next_obs, next_episode_start)
+        if self.return_scale is not None:
+            buf.rewards /= self.return_scale.update(buf.rewards, buf.episode_starts)
         buf.compute_gae(last_value, next_episode_start.to(self.device).float(), cfg.gamma, cfg.gae_lambda)
         lr = self._learning_rate()
         for group in self.optimizer.param_groups:
@@ -200,6 +237,13 @@ class PpoLearner:
                           buf.hidden[first_t, 1, first_slot][None].contiguous()),
             }
 
+    def _clip_gradients(self) -> torch.Tensor:
+        """Clip the actor's, the critic's and any shared trunk's gradients each to max_grad_norm;
+        returns the actor's norm. (One global clip lets the critic's large value-loss gradient
+        shrink the policy's step to almost nothing.)"""
+        norms = [nn.utils.clip_grad_norm_(group, self.cfg.max_grad_norm) for group in self.clip_groups]
+        return norms[0] if all(math.isfinite(float(n)) for n in norms) else torch.tensor(float("nan"))
+
     def _minibatch_step(self, b) -> np.ndarray | None:
         cfg = self.cfg
         with self.accel.autocast():
@@ -233,12 +277,12 @@ class PpoLearner:
         if scaler is not None:  # fp16: scaled loss; an overflow only lowers the scale
             scaler.scale(loss).backward()
             scaler.unscale_(self.optimizer)
-            grad_norm = nn.utils.clip_grad_norm_(self.model.parameters(), cfg.max_grad_norm)
+            grad_norm = self._clip_gradients()
             scaler.step(self.optimizer)
             scaler.update()
         else:
             loss.backward()
-            grad_norm = nn.utils.clip_grad_norm_(self.model.parameters(), cfg.max_grad_norm)
+            grad_norm = self._clip_gradients()
             if not math.isfinite(float(grad_norm)):
                 return None
             self.optimizer.step()

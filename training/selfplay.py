@@ -77,7 +77,13 @@ def run_versions(registry: Registry, prefix: str) -> list[str]:
 
 class SelfPlayTrainer:
     def __init__(self, cfg: Config, home: LeagueHome, registry: Registry, name: str | None = None,
-                 resume: str | None = None, on_progress: Callable[[dict], None] | None = None):
+                 resume: str | None = None, on_progress: Callable[[dict], None] | None = None,
+                 init_from: str | None = None):
+        """`resume`: continue a run from one of its snapshots, optimizer included. `init_from`: a new
+        run whose first weights are another agent's (any stage: the observation layout is the same
+        for every team size); that agent becomes its first version's parent, the optimizer starts fresh."""
+        if resume and init_from:
+            raise LeagueError("Give either --resume (continue a run) or --from (start a new run from an agent), not both.")
         self.cfg, self.home, self.registry = cfg, home, registry
         self.on_progress = on_progress or (lambda info: None)
         self.team_size = cfg.game.team_size
@@ -97,15 +103,22 @@ class SelfPlayTrainer:
             self.prefix = m.group("prefix")
             self.parent: str | None = agent.name
         else:
-            self.prefix = name or f"{cfg.policy.kind}-{cfg.stage}"
+            self.parent = None
+            if init_from:
+                source = registry.agent(init_from)
+                if source.kind not in ("mlp", "lstm") or not source.checkpoint_path:
+                    raise LeagueError(f"{init_from!r} is a {source.kind} agent without trained weights; "
+                                      "--from needs a trained agent (an mlp or lstm version).")
+                ckpt = load_checkpoint(home.root / source.checkpoint_path, expected_sha256=source.checkpoint_sha256)
+                self.start_steps, self.parent = source.steps_trained, source.name
+            self.prefix = name or f"{ckpt.net.config.kind if init_from else cfg.policy.kind}-{cfg.stage}"
             existing = run_versions(registry, self.prefix)
             if existing:
                 raise LeagueError(f"Run {self.prefix!r} already has versions (latest {existing[-1]!r}); "
                                   f"continue it with --resume {existing[-1]} or choose another --name.")
             if self.prefix in registry.names():
                 raise LeagueError(f"An agent named {self.prefix!r} exists; choose another --name.")
-            self.net = build_network(cfg.policy)
-            self.parent = None
+            self.net = ckpt.net.train() if init_from else build_network(cfg.policy)
         self.versions = run_versions(registry, self.prefix)
         self.net.to(self.device)
         self.workers = cfg.runner.workers or default_workers()

@@ -1,0 +1,133 @@
+"""`league diagnose` runs each test for real at tiny budgets (--quick, 1 worker x 2 arenas).
+
+The figures are benchmark output and never asserted beyond being measured and consistent:
+these machines are too noisy for timed unit tests.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from league.cli import app
+
+runner = CliRunner()
+TINY = ["--quick", "--set", "runner.workers=1", "--set", "runner.envs_per_worker=2"]
+
+
+def diagnose(*args):
+    return runner.invoke(app, ["diagnose", *[str(a) for a in args]])
+
+
+def figures(path) -> dict:
+    data = json.loads(path.read_text())
+    assert data["format"] == "league-diagnose" and data["version"] == 1
+    return {k: v["value"] for k, v in data["figures"].items()}
+
+
+def test_env_figures_come_from_the_env_bench(tmp_path):
+    out = tmp_path / "env.json"
+    result = diagnose("--test", "env", *TINY, "--json", out)
+    assert result.exit_code == 0, result.output
+    assert "Environment speed" in result.output and f"Wrote {out}" in result.output
+    f = figures(out)
+    assert json.loads(out.read_text())["tests"] == ["env"]
+    for key in ("runner", "runner_mlp"):
+        assert f[f"env.{key}.env_steps_per_s"] > 0
+        assert f[f"env.{key}.agent_steps_per_s"] == pytest.approx(2 * f[f"env.{key}.env_steps_per_s"])  # 1v1
+        assert f[f"env.{key}.ticks_per_s"] == pytest.approx(8 * f[f"env.{key}.env_steps_per_s"])  # tick skip 8
+    assert f["env.ceiling.ticks_per_s"] > 0 and f["env.runner_vs_ceiling"] > 0
+    assert not any(k.startswith(("inference.", "train.", "gpu.")) for k in f)
+
+
+def test_inference_latencies_and_baseline_ratios(tmp_path):
+    first = tmp_path / "before.json"
+    result = diagnose("--test", "inference", *TINY, "--json", first)
+    assert result.exit_code == 0, result.output
+    f = figures(first)
+    for n in (1, 4, 16, 64, 256, 1024, 4096):
+        p50, p95, p99 = (f[f"inference.cpu.batch{n}.{p}_ms"] for p in ("p50", "p95", "p99"))
+        assert 0 < p50 <= p95 <= p99
+    assert f["inference.batching.rows"] == 4  # 1 worker x 2 arenas x 2 cars
+    assert f["inference.batching.speedup"] == pytest.approx(
+        f["inference.batching.per_row_ms"] / f["inference.batching.batched_ms"])
+
+    again = diagnose("--test", "inference", *TINY, "--baseline", first)
+    assert again.exit_code == 0, again.output
+    assert "now / baseline" in again.output
+    assert again.output.count("x │") >= 7 * 4  # a ratio on every latency row
+
+
+def test_train_reports_update_run_cpu_memory_and_flag_fallbacks(tmp_path):
+    out = tmp_path / "train.json"
+    result = diagnose("--test", "train", *TINY, "--set", "training.amp=bf16", "--set", "training.compile=default",
+                      "--set", "policy.actor_sizes=[32]", "--set", "policy.critic_sizes=[32]", "--json", out)
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    # AMP cannot work on a CPU: one line says so, and the learner runs in float32.
+    assert sum("AMP bf16 needs a CUDA device" in line for line in lines) == 1
+    # torch.compile either works here or falls back to the eager model, saying so in one line.
+    assert any("compile default" in line for line in lines if line.startswith("update:")) or \
+        any("running the eager model" in line for line in lines)
+    assert any(line.startswith("no GPU:") for line in lines)
+    f = figures(out)
+    assert f["update.ms_per_minibatch"] > 0 and f["update.rows_per_s"] > 0
+    assert f["train.agent_steps_per_s"] > 0 and f["train.collection_steps_per_s"] > 0
+    assert sum(f[f"train.share.{k}"] for k in ("collection", "inference", "update")) == pytest.approx(100)
+    assert f["system.cpu.driver_percent"] > 0 and f["system.cpu.worker0_percent"] > 0
+    assert "system.cpu.worker1_percent" not in f  # one game worker
+    assert f["system.memory.total_peak_mib"] >= f["system.memory.driver_peak_mib"] > 0
+    assert f["gpu.utilization_mean_percent"] is None and f["gpu.memory_used_peak_mib"] is None
+
+
+def test_gpu_on_a_cpu_machine_says_no_gpu_and_leaves_figures_empty(tmp_path):
+    out = tmp_path / "gpu.json"
+    result = diagnose("--test", "gpu", *TINY, "--json", out)
+    assert result.exit_code == 0, result.output
+    no_gpu = [line for line in result.output.splitlines() if line.startswith("no GPU:")]
+    assert len(no_gpu) == 1 and "CPU build" in no_gpu[0]
+    f = figures(out)
+    assert all(f[k] is None for k in f if k.startswith("gpu."))
+    assert not any(k.startswith(("train.", "update.")) for k in f)  # no training run without a GPU to watch
+
+
+@pytest.mark.parametrize("content, message", [
+    (None, "does not exist"),
+    ("{not json", "is not JSON"),
+    ('{"figures": [1, 2]}', "is not a `league diagnose --json` file"),
+])
+def test_a_bad_baseline_is_one_sentence_and_exit_2(tmp_path, content, message):
+    path = tmp_path / "baseline.json"
+    if content is not None:
+        path.write_text(content)
+    result = diagnose("--test", "env", "--baseline", path)
+    assert result.exit_code == 2
+    assert message in result.output and len(result.output.strip().splitlines()) == 1
+
+
+def test_an_unknown_test_is_refused():
+    result = diagnose("--test", "disk")
+    assert result.exit_code == 2 and "Unknown test 'disk'" in result.output
+
+
+def test_json_round_trip_and_ratios(tmp_path):
+    from training.diagnose import Diagnosis, Figure, ratio, read_baseline, write_json
+
+    report = Diagnosis(["env"], {}, {}, [Figure("a.b", "a", 2.0, "x"), Figure("gpu.c", "c", None, "%")])
+    path = tmp_path / "d.json"
+    write_json(report, path)
+    assert read_baseline(path) == {"a.b": 2.0, "gpu.c": None}
+    assert [p.name for p in tmp_path.iterdir()] == ["d.json"]  # no temporary file left behind
+    assert ratio(3.0, 2.0) == 1.5 and ratio(None, 2.0) is None and ratio(1.0, None) is None and ratio(1.0, 0) is None
+
+
+def test_envs_per_worker_zero_is_chosen_from_the_worker_count():
+    from arena.vector import VecGame, default_envs_per_worker
+    from league.config import GameConfig, RunnerConfig, load_config
+
+    assert load_config().runner.envs_per_worker == 0
+    assert default_envs_per_worker(2) == 32
+    with VecGame(GameConfig(), RunnerConfig(workers=1, envs_per_worker=0, backend="serial")) as games:
+        assert games.envs_per_worker == 32 and games.num_envs == 32

@@ -1,0 +1,262 @@
+"""The curriculum driver: `league train --curriculum [FILE]`.
+
+Stages run in order. A stage trains in chunks of `eval_every_steps` agent steps with the
+self-play trainer (its run `<curriculum>-<stage>` resumes from its latest snapshot; the first
+chunk of a later stage starts from the previous stage's final agent, which becomes the parent
+of its first version, so the lineage runs through every stage). After each chunk the gate is
+checked: the latest snapshot plays the gate's evaluation games (recorded and rated like any
+evaluation game), the evidence goes through training.gates.check_gate, and the check is kept in
+the registry. A stage ends when it has trained `min_steps` and its gate passes, or when
+`max_steps` is spent: then the curriculum stops with a report, or advances if the stage says
+`on_gate_fail: advance`.
+
+All progress lives in the registry (tables curricula, curriculum_stages, gate_checks) and in
+the snapshots themselves, so an interrupted run (Ctrl-C, a time budget, kill -9) continues at
+the same stage from its latest snapshot when the same command is run again.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agents.loading import load_policy
+from league.config import Config
+from league.errors import LeagueError
+from league.home import LeagueHome
+from league.ratings import conservative
+from league.registry import Registry, utc_now
+from training.curriculum_spec import CurriculumSpec, stage_config
+from training.evaluation import play_recorded, score_rate
+from training.gates import Criterion, Evidence, GateResult, check_gate
+from training.selfplay import SelfPlayTrainer, run_versions
+
+# Seeds of gate games: far from the trainer's own evaluation seeds (cfg.seed + snapshot index).
+GATE_SEED_BASE = 1_000_003
+
+
+@dataclass
+class StageOutcome:
+    index: int
+    name: str
+    status: str  # passed | failed | advanced | training (interrupted in it) | pending
+    run: str
+    steps: int
+    final_agent: str | None = None
+    gate: GateResult | None = None
+
+
+@dataclass
+class CurriculumResult:
+    name: str
+    status: str  # finished | stopped | interrupted
+    message: str
+    stages: list[StageOutcome] = field(default_factory=list)
+
+
+class _Interrupted(Exception):
+    """The run stops here (Ctrl-C or the time budget); everything written so far is kept."""
+
+
+class CurriculumTrainer:
+    """Runs (or resumes) a curriculum in a league home."""
+
+    def __init__(self, spec: CurriculumSpec, home: LeagueHome, registry: Registry, *, source: str = "",
+                 user_file: Path | None = None, overrides: dict[str, Any] | None = None,
+                 sets: list[str] | None = None, minutes: float = 0.0, init_from: str | None = None,
+                 on_event: Callable[[dict], None] | None = None):
+        self.spec, self.home, self.registry, self.source = spec, home, registry, source
+        self.user_file, self.sets = user_file, list(sets or [])
+        self.overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
+        self.deadline = time.monotonic() + minutes * 60 if minutes else None
+        self.init_from = init_from
+        self.on_event = on_event or (lambda info: None)
+        # Every stage's config is built (and so validated) before anything is trained.
+        self.configs = [self.config(i) for i in range(len(spec.stages))]
+        if init_from:
+            registry.agent(init_from)  # an unknown name fails now, with suggestions
+
+    # ------------------------------------------------------------------ config and progress
+
+    def config(self, index: int, steps: int = 1, minutes: float = 0.0, seed: int | None = None) -> Config:
+        """Stage `index`'s config with the driver's step and time budget (and seed) for one chunk."""
+        overrides = {**self.overrides, "training.steps": steps, "training.minutes": minutes}
+        if seed is not None:
+            overrides["seed"] = seed
+        return stage_config(self.spec, index, user_file=self.user_file, home_file=self.home.config_path,
+                            overrides=overrides, sets=self.sets)
+
+    def _stage_row(self, index: int) -> dict[str, Any]:
+        return self.registry.curriculum(self.spec.name)["stages"][index]
+
+    def _progress(self, index: int) -> tuple[int, str | None]:
+        """(agent steps trained in the stage, its latest snapshot)."""
+        versions = run_versions(self.registry, self.spec.run_name(index))
+        if not versions:
+            return 0, None
+        start = self._stage_row(index)["start_steps"]
+        return self.registry.agent(versions[-1]).steps_trained - start, versions[-1]
+
+    def _time_left_minutes(self) -> float:
+        if self.deadline is None:
+            return 0.0
+        left = (self.deadline - time.monotonic()) / 60
+        if left <= 0:
+            raise _Interrupted("the time budget (--minutes) is spent")
+        return left
+
+    # ------------------------------------------------------------------ the run
+
+    def run(self) -> CurriculumResult:
+        spec, reg = self.spec, self.registry
+        reg.start_curriculum(spec.name, spec.to_dict(), self.source,
+                             [(s.name, int(s.stage[0]), spec.run_name(i)) for i, s in enumerate(spec.stages)])
+        reg.update_curriculum(spec.name, status="running", message="")
+        try:
+            for index in range(len(spec.stages)):
+                outcome = self._run_stage(index)
+                if outcome == "failed":
+                    return self._finish("stopped", self._stop_message(index))
+            return self._finish("finished", f"all {len(spec.stages)} stages done")
+        except (_Interrupted, KeyboardInterrupt) as exc:
+            why = str(exc) if isinstance(exc, _Interrupted) else "interrupted"
+            return self._finish("interrupted", f"{why}; run the same command again to continue")
+
+    def _finish(self, status: str, message: str) -> CurriculumResult:
+        self.registry.update_curriculum(self.spec.name, status=status, message=message)
+        self.on_event({"event": "finish", "status": status, "message": message})
+        return CurriculumResult(self.spec.name, status, message, self.outcomes())
+
+    def outcomes(self) -> list[StageOutcome]:
+        cur = self.registry.curriculum(self.spec.name)
+        checks = self.registry.gate_checks(self.spec.name)
+        result = []
+        for row in cur["stages"]:
+            last = [c for c in checks if c["stage_index"] == row["stage_index"]]
+            gate = _result_from_json(last[-1]["passed"], last[-1]["criteria"]) if last else None
+            result.append(StageOutcome(row["stage_index"], row["name"], row["status"], row["run"], row["steps"],
+                                       row["final_agent"], gate))
+        return result
+
+    def _stop_message(self, index: int) -> str:
+        stage = self.spec.stages[index]
+        checks = self.registry.gate_checks(self.spec.name, index)
+        last = _result_from_json(checks[-1]["passed"], checks[-1]["criteria"]).reason if checks else "never checked"
+        return (f"stage {index + 1} ({stage.name}) spent its maximum of {stage.max_steps:,} steps without passing "
+                f"its gate ({last}); raise its max_steps and run again to continue, or set on_gate_fail: advance")
+
+    def _run_stage(self, index: int) -> str:
+        """Train stage `index` until it ends; returns its final status (passed, failed or advanced)."""
+        spec, reg, stage = self.spec, self.registry, self.spec.stages[index]
+        row = self._stage_row(index)
+        if row["status"] in ("passed", "advanced"):
+            return row["status"]
+        if row["status"] == "failed":  # stopped at its maximum before; a raised max_steps continues it
+            reg.update_curriculum_stage(spec.name, index, status="training", finished=None)
+        if row["status"] == "pending":
+            existing = run_versions(reg, spec.run_name(index))
+            if existing:
+                raise LeagueError(f"Run {spec.run_name(index)!r} already has versions (latest {existing[-1]!r}) that "
+                                  f"this curriculum did not train; give the curriculum another --name.")
+            start = self._start_agent(index)
+            reg.update_curriculum_stage(spec.name, index, status="training", started=utc_now(), start_agent=start,
+                                        start_steps=reg.agent(start).steps_trained if start else 0)
+        reg.update_curriculum(spec.name, stage_index=index)
+        steps, latest = self._progress(index)
+        self.on_event({"event": "stage", "index": index, "name": stage.name, "stage": stage.stage, "steps": steps,
+                       "min_steps": stage.min_steps, "max_steps": stage.max_steps, "run": spec.run_name(index)})
+        every = stage.eval_every_steps
+        while True:
+            steps, latest = self._progress(index)
+            reg.update_curriculum_stage(spec.name, index, steps=steps)
+            checks = reg.gate_checks(spec.name, index)
+            checked = checks[-1]["steps"] if checks else 0
+            if checks and checks[-1]["passed"] and checks[-1]["agent"] == latest and steps >= stage.min_steps:
+                return self._end_stage(index, "passed", latest)  # passed, then stopped before it was noted
+            if latest is not None and (not checks or checked < steps) and (
+                    steps // every > checked // every or steps >= stage.max_steps):
+                gate = self._check_gate(index, latest, steps)
+                if gate.passed and steps >= stage.min_steps:
+                    return self._end_stage(index, "passed", latest)
+                continue
+            if steps >= stage.max_steps:
+                status = "advanced" if stage.on_gate_fail == "advance" else "failed"
+                return self._end_stage(index, status, latest)
+            target = min((steps // every + 1) * every, stage.max_steps)
+            self._train_chunk(index, target - steps, latest)
+
+    def _start_agent(self, index: int) -> str | None:
+        if index == 0:
+            return self.init_from
+        return self._stage_row(index - 1)["final_agent"]
+
+    def _end_stage(self, index: int, status: str, final: str | None) -> str:
+        self.registry.update_curriculum_stage(self.spec.name, index, status=status, final_agent=final,
+                                              finished=utc_now())
+        self.on_event({"event": "stage_end", "index": index, "name": self.spec.stages[index].name,
+                       "status": status, "final_agent": final, "steps": self._progress(index)[0]})
+        return status
+
+    def _train_chunk(self, index: int, steps: int, latest: str | None) -> None:
+        minutes = self._time_left_minutes()
+        n_versions = len(run_versions(self.registry, self.spec.run_name(index)))
+        # A different seed per chunk, so chunks do not replay the same start states.
+        cfg = self.config(index, steps=steps, minutes=minutes, seed=self.configs[index].seed + 1009 * index + 7 * n_versions)
+        row = self._stage_row(index)
+        base_steps, _ = self._progress(index)
+
+        def progress(info: dict) -> None:
+            if "steps" in info:
+                info = {**info, "stage_steps": base_steps + info["steps"]}
+            self.on_event({"event": "train", "index": index, **info})
+
+        trainer = SelfPlayTrainer(cfg, self.home, self.registry, name=None if latest else self.spec.run_name(index),
+                                  resume=latest, init_from=None if latest else row["start_agent"],
+                                  on_progress=progress)
+        result = trainer.run()
+        self.registry.update_curriculum_stage(self.spec.name, index, steps=self._progress(index)[0])
+        if result.interrupted:
+            raise _Interrupted("interrupted (final snapshot saved)")
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            raise _Interrupted("the time budget (--minutes) is spent")
+
+    # ------------------------------------------------------------------ the gate
+
+    def _check_gate(self, index: int, agent: str, steps: int) -> GateResult:
+        """Play the gate's games with `agent` (recorded and rated), check the gate, keep the check."""
+        spec, reg, stage = self.spec, self.registry, self.spec.stages[index]
+        gate, cfg = stage.gate, self.configs[index]
+        team_size = int(stage.stage[0])
+        n_checks = len(reg.gate_checks(spec.name))
+        seed = GATE_SEED_BASE + 1000 * n_checks
+        workers = cfg.runner.workers or None
+        self.on_event({"event": "gate_start", "index": index, "agent": agent, "steps": steps})
+        policy = load_policy(reg.agent(agent), home_root=self.home.root)
+        ev: dict[str, Any] = {}
+        if gate.plays_rule():
+            rule = load_policy(reg.agent("rule"), home_root=self.home.root, seed=seed)
+            goals = play_recorded(reg, agent, policy, "rule", rule, gate.min_games, team_size, gate.game_seconds,
+                                  seed, cfg.game.tick_skip, workers)
+            ev.update(rule_score=score_rate(goals) * len(goals), rule_games=len(goals))
+        previous = self._start_agent(index) if index > 0 else None
+        if gate.not_worse_than_previous and previous:
+            prev_policy = load_policy(reg.agent(previous), home_root=self.home.root, seed=seed + 1)
+            goals = play_recorded(reg, agent, policy, previous, prev_policy, gate.min_games, team_size,
+                                  gate.game_seconds, seed + 500, cfg.game.tick_skip, workers)
+            ev.update(previous_score=score_rate(goals) * len(goals), previous_games=len(goals))
+        rating = reg.rating(agent, team_size)
+        result = check_gate(gate, Evidence(elo=rating["elo"] if rating["games"] else None,
+                                           trueskill=conservative(rating["mu"], rating["sigma"]) if rating["games"]
+                                           else None,
+                                           has_previous=previous is not None, **ev))
+        reg.record_gate_check(spec.name, index, agent, steps, result.passed, result.to_json())
+        self.on_event({"event": "gate", "index": index, "agent": agent, "steps": steps, "passed": result.passed,
+                       "reason": result.reason, "min_steps": stage.min_steps})
+        return result
+
+
+def _result_from_json(passed: bool, criteria: list[dict[str, Any]]) -> GateResult:
+    return GateResult(bool(passed), tuple(Criterion(**c) for c in criteria))

@@ -1,0 +1,152 @@
+"""The curriculum file (configs/curriculum.yaml): typed, validated like every other config.
+
+A curriculum is a name and an ordered list of stages. A stage names its team size (`stage`),
+its step budget bounds, how often its promotion gate is checked, the gate itself
+(training.gates.GateSpec) and what happens when the gate is still shut once the maximum budget
+is spent. Its `config:` mapping is an overlay in the key space of the main config tree
+(configs/base.yaml: game, rewards, training.opponents, ppo, ...), validated against that tree
+so a bad key is reported with the file and the key. The format is documented in
+docs/curriculum.md.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+# _read_yaml: one YAML reader for every config file, with the same error sentences.
+from league.config import (
+    Config,
+    _read_yaml,
+    build,
+    load_config,
+    merge,
+    param,
+    section,
+    shipped_config_dir,
+    validate,
+)
+from league.errors import ConfigError
+from training.gates import GateSpec
+
+DEFAULT_FILE = "curriculum.yaml"
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+# The driver sets these per chunk; in a stage they would be silently overridden.
+DRIVER_KEYS = {("stage",), ("training", "steps"), ("training", "minutes")}
+
+
+@dataclass
+class StageSpec:
+    """One curriculum stage (an item of `stages:`)."""
+
+    name: str = param("", "Stage name, unique in the curriculum; its run's versions are <curriculum>-<name>-vN.")
+    stage: Literal["1v1", "2v2", "3v3"] = param("1v1", "Team size the stage trains at.")
+    min_steps: int = param(0, "Agent steps the stage trains at least, even once its gate passes.", min=0)
+    max_steps: int = param(1_000_000, "Agent steps after which the stage ends, gate passed or not.", min=1)
+    eval_every_steps: int = param(250_000, "Agent steps between gate checks.", min=1)
+    on_gate_fail: Literal["stop", "advance"] = param(
+        "stop", "When max_steps is spent with the gate shut: stop with a report, or advance anyway.")
+    gate: GateSpec = section(GateSpec, "The promotion gate.")
+    config: dict = param({}, "Overlay on the main config tree for this stage (same keys as configs/base.yaml).")
+
+
+@dataclass
+class CurriculumSpec:
+    """A whole curriculum file."""
+
+    name: str = param("curriculum", "Curriculum name; prefixes its stages' run names. --name overrides it.")
+    config: dict = param({}, "Overlay on the main config tree applied to every stage (a stage's own wins).")
+    stages: list = param([], "The stages, in order (each a mapping, see StageSpec).")
+
+    def run_name(self, index: int) -> str:
+        return f"{self.name}-{self.stages[index].name}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def _walk(data: dict, path: tuple[str, ...] = ()):
+    for key, value in data.items():
+        yield path + (key,), value
+        if isinstance(value, dict):
+            yield from _walk(value, path + (key,))
+
+
+def _check_overlay(overlay: dict, team_size: int | None, source: str, where: str) -> None:
+    validate(Config, overlay, source, f"{where}.")
+    for path, value in _walk(overlay):
+        if path in DRIVER_KEYS:
+            hint = "the stage's 'stage' key" if path == ("stage",) else "the stage's min_steps and max_steps"
+            key = f"{where}.{'.'.join(path)}"
+            raise ConfigError(f"{source}: key {key!r} is set by the curriculum; use {hint}.")
+        if path == ("game", "team_size") and team_size is not None and value != team_size:
+            raise ConfigError(f"{source}: key '{where}.game.team_size' is {value} but the stage is "
+                              f"{team_size}v{team_size}; set the stage's 'stage' key instead.")
+
+
+def _check_name(name: str, source: str, key: str) -> None:
+    if not NAME_RE.match(name):
+        raise ConfigError(f"{source}: key {key!r} must be a name of letters, digits, '-', '_' or '.', got {name!r}.")
+
+
+def parse_curriculum(data: Any, source: str, name: str | None = None) -> CurriculumSpec:
+    """Validate a curriculum mapping (as read from YAML) and build it; `name` overrides its name."""
+    validate(CurriculumSpec, data, source)
+    data = dict(data)
+    if name is not None:
+        data["name"] = name
+    _check_name(str(data.get("name", "curriculum")), source if name is None else "--name", "name")
+    _check_overlay(data.get("config", {}), None, source, "config")
+    raw_stages = data.get("stages") or []
+    if not raw_stages:
+        raise ConfigError(f"{source}: key 'stages' must list at least one stage.")
+    stages, seen = [], set()
+    for i, item in enumerate(raw_stages):
+        where = f"stages[{i}]"
+        validate(StageSpec, item, source, f"{where}.")
+        if not item.get("name"):
+            raise ConfigError(f"{source}: key '{where}.name' is missing; every stage needs a name.")
+        _check_name(item["name"], source, f"{where}.name")
+        if item["name"] in seen:
+            raise ConfigError(f"{source}: key '{where}.name' repeats the stage name {item['name']!r}.")
+        seen.add(item["name"])
+        stage = build(StageSpec, item)
+        _check_overlay(stage.config, int(stage.stage[0]), source, f"{where}.config")
+        if stage.min_steps > stage.max_steps:
+            raise ConfigError(f"{source}: key '{where}.min_steps' ({stage.min_steps}) is above "
+                              f"max_steps ({stage.max_steps}).")
+        for key in ("win_rate_vs_rule", "min_elo", "min_trueskill"):
+            value = getattr(stage.gate, key)
+            if value is not None:
+                setattr(stage.gate, key, float(value))
+        stages.append(stage)
+    return CurriculumSpec(name=str(data.get("name", "curriculum")), config=data.get("config", {}), stages=stages)
+
+
+def curriculum_from_dict(data: dict[str, Any], source: str = "stored curriculum") -> CurriculumSpec:
+    """Rebuild a spec from its `to_dict()` form (as kept in the registry)."""
+    return parse_curriculum(copy.deepcopy(data), source)
+
+
+def load_curriculum(path: Path | None = None, name: str | None = None) -> tuple[CurriculumSpec, str]:
+    """Read and validate a curriculum file (default: the shipped configs/curriculum.yaml); (spec, source)."""
+    if path is None:
+        path, source = shipped_config_dir() / DEFAULT_FILE, f"configs/{DEFAULT_FILE}"
+    else:
+        source = str(path)
+    return parse_curriculum(_read_yaml(Path(path), source), source, name), source
+
+
+def stage_config(spec: CurriculumSpec, index: int, *, user_file: Path | None = None, home_file: Path | None = None,
+                 overrides: dict[str, Any] | None = None, sets: list[str] | None = None) -> Config:
+    """The full config of stage `index`: the usual layers, then the curriculum's and the stage's
+    overlays, then `overrides` (flags and the driver's step budget) and `--set`s."""
+    stage = spec.stages[index]
+    overlay = merge(spec.config, stage.config)
+    layered = {key: value for key, value in overlay.items()}
+    layered.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    return load_config(stage=stage.stage, user_file=user_file, home_file=home_file, overrides=layered, sets=sets)

@@ -1,0 +1,143 @@
+"""What `league diagnose` reads from the machine: the GPU (if any), and a sampler of CPU, memory
+and GPU use over a stretch of work.
+
+CPU use is per process (the driver, each game worker): CPU seconds (user + system) spent between
+the first and the last time the sampler saw the process, over the wall time between them, so 100%
+is one core kept busy. Memory is resident set size (RSS), peaked over the samples. GPU
+utilisation comes from NVML through `torch.cuda.utilization` (needs nvidia-ml-py); GPU memory
+from `torch.cuda.mem_get_info` (the whole device, no NVML needed) and torch's own allocator peak.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+
+import psutil
+import torch
+
+MIB = 1024 * 1024
+
+
+def gpu_status() -> tuple[bool, str]:
+    """(CUDA usable here, a line saying which GPU or why there is none)."""
+    if torch.cuda.is_available():
+        index = torch.cuda.current_device()
+        return True, f"GPU: {torch.cuda.get_device_name(index)} (cuda:{index}, CUDA {torch.version.cuda})"
+    if torch.version.cuda is None and not getattr(torch.version, "hip", None):
+        return False, (f"no GPU: torch {torch.__version__} is a CPU build; GPU figures are left empty "
+                       "(null in --json).")
+    return False, "no GPU: torch.cuda.is_available() is False here; GPU figures are left empty (null in --json)."
+
+
+@dataclass
+class _Seen:
+    role: str
+    first_t: float
+    first_cpu: float
+    last_t: float
+    last_cpu: float
+    peak_rss: int
+
+    @property
+    def cpu_percent(self) -> float | None:
+        wall = self.last_t - self.first_t
+        return 100.0 * (self.last_cpu - self.first_cpu) / wall if wall > 0 else None
+
+
+def _role(proc: psutil.Process) -> str:
+    try:
+        cmdline = " ".join(proc.cmdline())
+    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+        return "other"
+    if "resource_tracker" in cmdline or "forkserver" in cmdline:
+        return "helper"
+    return "worker" if "multiprocessing" in cmdline else "other"
+
+
+@dataclass
+class ResourceSampler:
+    """Samples this process and its children every `interval` seconds in a thread (a context manager)."""
+
+    interval: float = 0.25
+    gpu: bool = False
+    processes: dict[int, _Seen] = field(default_factory=dict)
+    peak_tree_rss: int = 0
+    gpu_util: list[float] = field(default_factory=list)
+    gpu_used_peak: int | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._me = psutil.Process(os.getpid())
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="diagnose-sampler", daemon=True)
+        self._gpu_util_ok = self.gpu
+
+    def __enter__(self):
+        if self.gpu:
+            torch.cuda.reset_peak_memory_stats()
+        self._sample()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._sample()
+
+    def _sample(self) -> None:
+        now = time.perf_counter()
+        try:
+            procs = [self._me] + self._me.children(recursive=True)
+        except psutil.NoSuchProcess:
+            procs = [self._me]
+        tree_rss = 0
+        for proc in procs:
+            try:
+                with proc.oneshot():
+                    times = proc.cpu_times()
+                    rss = proc.memory_info().rss
+            except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+                continue
+            cpu = times.user + times.system
+            tree_rss += rss
+            seen = self.processes.get(proc.pid)
+            if seen is None:
+                role = "driver" if proc.pid == self._me.pid else _role(proc)
+                self.processes[proc.pid] = _Seen(role, now, cpu, now, cpu, rss)
+            else:
+                seen.last_t, seen.last_cpu, seen.peak_rss = now, cpu, max(seen.peak_rss, rss)
+        self.peak_tree_rss = max(self.peak_tree_rss, tree_rss)
+        if self.gpu:
+            self._sample_gpu()
+
+    def _sample_gpu(self) -> None:
+        free, total = torch.cuda.mem_get_info()
+        self.gpu_used_peak = max(self.gpu_used_peak or 0, total - free)
+        if not self._gpu_util_ok:
+            return
+        try:
+            self.gpu_util.append(float(torch.cuda.utilization()))
+        except Exception as exc:  # noqa: BLE001 -- no nvidia-ml-py (ModuleNotFoundError), or NVML refused (NVMLError_*)
+            self._gpu_util_ok = False
+            self.notes.append(f"GPU utilisation unavailable ({type(exc).__name__}: {str(exc)[:100]}); "
+                              "install nvidia-ml-py for NVML.")
+
+    # ------------------------------------------------------------------ results
+
+    def cpu_by_role(self, role: str) -> list[float]:
+        """CPU use (% of one core) of each process of `role` seen at least twice, in pid order."""
+        return [s.cpu_percent for _, s in sorted(self.processes.items())
+                if s.role == role and s.cpu_percent is not None]
+
+    def peak_rss(self, role: str) -> int:
+        return max((s.peak_rss for s in self.processes.values() if s.role == role), default=0)
+
+    def torch_gpu_peak(self) -> int | None:
+        return torch.cuda.max_memory_allocated() if self.gpu else None

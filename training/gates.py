@@ -1,0 +1,169 @@
+"""Curriculum promotion gates: pure functions from evaluation evidence to pass/fail with reasons.
+
+A gate is a set of criteria (`GateSpec`, one curriculum stage's `gate:` mapping); each
+configured criterion is checked against the `Evidence` gathered by the stage's evaluation
+games, and the gate passes exactly when every configured criterion passes. Nothing here plays
+games or touches the registry (training.curriculum does that), so the logic is tested with
+hypothesis (tests/test_gates.py).
+
+Results count a draw as half a win, as the ratings do.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from league.config import param
+
+NOT_WORSE_SCORE = 0.5  # "not worse than the previous agent": an even score cannot be ruled out
+
+
+@dataclass
+class GateSpec:
+    """A stage's promotion gate (the `gate:` mapping of a curriculum stage)."""
+
+    min_games: int = param(20, "Evaluation games per opponent at each gate check (rule, and the previous agent).", min=1)
+    win_rate_vs_rule: float | None = param(
+        None, "Pass only if the Wilson lower bound of the score rate against rule is at least this (null: off).",
+        min=0, max=1)
+    confidence: float = param(1.645, "z of the Wilson score interval (1.645: one-sided 95%; 0: the point estimate).",
+                              min=0, max=10)
+    min_elo: float | None = param(None, "Pass only if the agent's Elo in its team size is at least this (null: off).")
+    min_trueskill: float | None = param(
+        None, "Pass only if the agent's conservative TrueSkill (mu - 3 sigma) is at least this (null: off).")
+    not_worse_than_previous: bool = param(
+        False, "Pass only if the agent is not significantly worse than the previous stage's final agent "
+               "(Wilson upper bound of its score against it at least 0.5).")
+    game_seconds: float = param(60.0, "Game clock of a gate evaluation game.", min=1)
+
+    def plays_rule(self) -> bool:
+        """Whether a check plays games against rule (the win rate needs them; Elo and TrueSkill move with them)."""
+        return self.win_rate_vs_rule is not None or self.min_elo is not None or self.min_trueskill is not None
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What one gate check measured for the agent under test."""
+
+    rule_score: float = 0.0  # wins + draws / 2 against rule
+    rule_games: int = 0
+    elo: float | None = None
+    trueskill: float | None = None  # mu - 3 sigma
+    previous_score: float = 0.0  # wins + draws / 2 against the previous stage's final agent
+    previous_games: int = 0
+    has_previous: bool = False  # False in the first stage: there is nothing to compare with
+
+
+@dataclass(frozen=True)
+class Criterion:
+    name: str
+    passed: bool
+    value: float | None  # the measured value compared with the threshold (None: nothing measured)
+    threshold: float | None
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "passed": self.passed, "value": self.value, "threshold": self.threshold,
+                "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class GateResult:
+    passed: bool
+    criteria: tuple[Criterion, ...]
+
+    @property
+    def reason(self) -> str:
+        """One line: every criterion's reason, failed ones first."""
+        if not self.criteria:
+            return "no criteria configured: the step budget alone decides"
+        ordered = sorted(self.criteria, key=lambda c: c.passed)
+        return "; ".join(("ok: " if c.passed else "FAILED: ") + c.reason for c in ordered)
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [c.to_json() for c in self.criteria]
+
+
+# --------------------------------------------------------------------------- statistics
+
+
+def _wilson(successes: float, games: int, z: float) -> tuple[float, float]:
+    if games <= 0:
+        return 0.0, 1.0
+    if not 0 <= successes <= games:
+        raise ValueError(f"successes must be between 0 and games ({games}), got {successes}")
+    p = successes / games
+    z2 = z * z
+    centre = p + z2 / (2 * games)
+    spread = z * math.sqrt(max(p * (1 - p) / games + z2 / (4 * games * games), 0.0))
+    denom = 1 + z2 / games
+    lo, hi = (centre - spread) / denom, (centre + spread) / denom
+    # Rounding can push the bounds a hair past the point estimate or outside [0, 1].
+    return min(max(lo, 0.0), p), max(min(hi, 1.0), p)
+
+
+def wilson_lower_bound(successes: float, games: int, z: float) -> float:
+    """Lower end of the Wilson score interval for a success rate (0 with no games)."""
+    return _wilson(successes, games, z)[0]
+
+
+def wilson_upper_bound(successes: float, games: int, z: float) -> float:
+    """Upper end of the Wilson score interval for a success rate (1 with no games)."""
+    return _wilson(successes, games, z)[1]
+
+
+# --------------------------------------------------------------------------- the gate
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f}%"
+
+
+def _rule_criterion(spec: GateSpec, ev: Evidence) -> Criterion:
+    target = float(spec.win_rate_vs_rule)
+    if ev.rule_games < spec.min_games:
+        return Criterion("win_rate_vs_rule", False, None, target,
+                         f"win rate vs rule needs {spec.min_games} games, has {ev.rule_games}")
+    lower = wilson_lower_bound(ev.rule_score, ev.rule_games, spec.confidence)
+    passed = lower >= target
+    return Criterion("win_rate_vs_rule", passed, lower, target,
+                     f"vs rule {ev.rule_score:g}/{ev.rule_games} ({_pct(ev.rule_score / ev.rule_games)}), "
+                     f"Wilson lower bound {_pct(lower)} {'≥' if passed else '<'} {_pct(target)}")
+
+
+def _threshold_criterion(name: str, label: str, value: float | None, threshold: float) -> Criterion:
+    if value is None:
+        return Criterion(name, False, None, threshold, f"{label} not rated yet (needs ≥ {threshold:g})")
+    passed = value >= threshold
+    return Criterion(name, passed, value, threshold, f"{label} {value:.1f} {'≥' if passed else '<'} {threshold:g}")
+
+
+def _previous_criterion(spec: GateSpec, ev: Evidence) -> Criterion:
+    if not ev.has_previous:
+        return Criterion("not_worse_than_previous", True, None, NOT_WORSE_SCORE,
+                         "first stage: no previous agent to compare with")
+    if ev.previous_games < spec.min_games:
+        return Criterion("not_worse_than_previous", False, None, NOT_WORSE_SCORE,
+                         f"comparison with the previous agent needs {spec.min_games} games, has {ev.previous_games}")
+    upper = wilson_upper_bound(ev.previous_score, ev.previous_games, spec.confidence)
+    passed = upper >= NOT_WORSE_SCORE
+    return Criterion("not_worse_than_previous", passed, upper, NOT_WORSE_SCORE,
+                     f"vs previous agent {ev.previous_score:g}/{ev.previous_games}, Wilson upper bound "
+                     f"{_pct(upper)} {'≥' if passed else '<'} {_pct(NOT_WORSE_SCORE)}")
+
+
+def check_gate(spec: GateSpec, ev: Evidence) -> GateResult:
+    """Check every configured criterion; the gate passes iff all of them pass (vacuously with none)."""
+    criteria: list[Criterion] = []
+    if spec.win_rate_vs_rule is not None:
+        criteria.append(_rule_criterion(spec, ev))
+    if spec.min_elo is not None:
+        criteria.append(_threshold_criterion("min_elo", "Elo", ev.elo, float(spec.min_elo)))
+    if spec.min_trueskill is not None:
+        criteria.append(_threshold_criterion("min_trueskill", "TrueSkill mu-3σ", ev.trueskill,
+                                             float(spec.min_trueskill)))
+    if spec.not_worse_than_previous:
+        criteria.append(_previous_criterion(spec, ev))
+    return GateResult(all(c.passed for c in criteria), tuple(criteria))
