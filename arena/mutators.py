@@ -25,6 +25,7 @@ from rlgym.rocket_league.state_mutators import KickoffMutator
 RNG_KEY = "rng"
 CAR_RESTING_Z = 17.0
 KICKOFF_BOOST = 33.3
+GROUND_BALL_TOP = 300.0  # a ball up to this high is within reach of a car on the ground
 
 
 def rng_of(shared_info: dict[str, Any]) -> np.random.Generator:
@@ -64,12 +65,16 @@ class SeededKickoffMutator(StateMutator[GameState]):
 class RandomStateMutator(StateMutator[GameState]):
     """A randomized mid-game state: ball anywhere in the field moving, cars scattered.
 
-    Cars are on the ground facing a random way and driving forward, except `air_share` of them
-    which start airborne with a random orientation and spin.
+    As in real play the ball is mostly low: `ground_ball_share` of states start it within
+    reach of a car on the ground (up to 300 uu), the rest anywhere up to the ceiling. Cars are
+    on the ground facing a random way and driving forward, except `air_share` of them which
+    start airborne with a random orientation and spin.
     """
 
-    def __init__(self, air_share: float = 0.25, max_ball_speed: float = 2000.0, max_car_speed: float = 1800.0):
+    def __init__(self, air_share: float = 0.25, max_ball_speed: float = 2000.0, max_car_speed: float = 1800.0,
+                 ground_ball_share: float = 0.6):
         self.air_share = air_share
+        self.ground_ball_share = ground_ball_share
         self.max_ball_speed = max_ball_speed
         self.max_car_speed = max_car_speed
 
@@ -78,8 +83,12 @@ class RandomStateMutator(StateMutator[GameState]):
         # Inside the walls and away from the goal mouths, so a state never starts as a goal.
         field = np.array([SIDE_WALL_X - 400, 4400.0])
         ball_xy = rng.uniform(-field, field)
-        state.ball.position = np.array([*ball_xy, rng.uniform(BALL_RESTING_HEIGHT, CEILING_Z - 300)], dtype=np.float32)
-        state.ball.linear_velocity = (_unit(rng) * rng.uniform(0, self.max_ball_speed)).astype(np.float32)
+        top = GROUND_BALL_TOP if rng.random() < self.ground_ball_share else CEILING_Z - 300
+        state.ball.position = np.array([*ball_xy, rng.uniform(BALL_RESTING_HEIGHT, top)], dtype=np.float32)
+        velocity = _unit(rng) * rng.uniform(0, self.max_ball_speed)
+        if top == GROUND_BALL_TOP:
+            velocity[2] *= 0.25  # a low ball mostly rolls or bounces low
+        state.ball.linear_velocity = velocity.astype(np.float32)
         state.ball.angular_velocity = rng.uniform(-3, 3, 3).astype(np.float32)
         for car in state.cars.values():
             xy = rng.uniform(-field, field)

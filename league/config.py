@@ -75,9 +75,9 @@ class GameConfig:
     team_size: int = param(1, "Cars per team.", min=1, max=3)
     tick_skip: int = param(8, "Physics ticks (120 Hz) each action is repeated for: the action repeat.", min=1, max=120)
     game_seconds: float = param(300.0, "Game clock of a timed game (tournaments).", min=1)
-    no_touch_timeout_seconds: float = param(30.0, "Training episodes end when nobody touched the ball this long.", min=1)
+    no_touch_timeout_seconds: float = param(10.0, "Training episodes end when nobody touched the ball this long.", min=1)
     episode_timeout_seconds: float = param(300.0, "Training episodes end after this much game time.", min=1)
-    random_start_share: float = param(0.0, "Share of training episodes that start from a randomized state.", min=0, max=1)
+    random_start_share: float = param(0.5, "Share of training episodes that start from a randomized state.", min=0, max=1)
 
 
 @dataclass
@@ -101,19 +101,19 @@ class PolicyConfig:
 
 @dataclass
 class PpoConfig:
-    learning_rate: float = param(3e-4, "Adam learning rate at the start of training.", min=0)
+    learning_rate: float = param(5e-4, "Adam learning rate at the start of training.", min=0)
     lr_schedule: Literal["constant", "linear"] = param("constant", "Learning-rate schedule over the step budget.")
     gamma: float = param(0.995, "Discount factor.", min=0, max=1)
     gae_lambda: float = param(0.95, "GAE lambda.", min=0, max=1)
     clip_coef: float = param(0.2, "PPO policy clipping range.", min=0)
     clip_value: bool = param(False, "Clip the value loss around the rollout's values as well.")
-    ent_coef: float = param(0.01, "Entropy bonus weight.", min=0)
+    ent_coef: float = param(0.001, "Entropy bonus weight.", min=0)
     vf_coef: float = param(0.5, "Value loss weight.", min=0)
     max_grad_norm: float = param(0.5, "Gradient-norm clipping threshold.", min=0)
     normalize_advantages: bool = param(True, "Normalize advantages per minibatch.")
     normalize_returns: bool = param(True, "Divide rewards by the running std of the discounted return.")
-    epochs: int = param(2, "Passes over each rollout.", min=1)
-    minibatch_size: int = param(4096, "Agent steps per minibatch (LSTM: rounded to whole sequences).", min=1)
+    epochs: int = param(4, "Passes over each rollout.", min=1)
+    minibatch_size: int = param(2048, "Agent steps per minibatch (LSTM: rounded to whole sequences).", min=1)
     steps_per_env: int = param(128, "Decision steps each env slot collects per rollout.", min=1)
     sequence_length: int = param(16, "Truncated-BPTT sequence length for the LSTM learner.", min=1)
     target_kl: float = param(0.0, "Stop the epoch loop early above this approximate KL (0: never).", min=0)
@@ -122,10 +122,10 @@ class PpoConfig:
 @dataclass
 class RewardWeights:
     goal: float = param(10.0, "Per goal scored (conceding costs the same).")
-    touch: float = param(0.5, "Per step touching the ball.")
-    velocity_player_to_ball: float = param(0.05, "Car speed towards the ball (share of top speed).")
-    velocity_ball_to_goal: float = param(0.1, "Ball speed towards the opponent's goal (share of top speed).")
-    face_ball: float = param(0.01, "Cosine between the car's nose and the ball.")
+    touch: float = param(2.0, "Per step touching the ball.")
+    velocity_player_to_ball: float = param(0.2, "Car speed towards the ball (share of top speed).")
+    velocity_ball_to_goal: float = param(0.5, "Ball speed towards the opponent's goal (share of top speed).")
+    face_ball: float = param(0.05, "Cosine between the car's nose and the ball.")
     boost: float = param(0.0, "sqrt(boost / 100) held.")
     demo: float = param(0.5, "Per opponent demolished (being demolished costs the same).")
     save: float = param(1.0, "Per touch of a ball heading fast into our goal area.")
@@ -165,6 +165,7 @@ class TrainingConfig:
         "off", "torch.compile the learner's network (falls back to eager, saying why).")
     pin_memory: bool = param(True, "Page-locked staging for copies to a GPU (ignored on a CPU).")
     torch_threads: int = param(0, "Torch CPU threads for the learner (0: cores minus game workers, at least 1).", min=0)
+    update_threads: int = param(0, "Torch CPU threads for the PPO update, while the game workers wait (0: every core).", min=0)
 
 
 @dataclass

@@ -1,10 +1,12 @@
 """Accelerator flags fall back on a CPU with one line saying why, and the learner still learns."""
 
+import os
+
 import torch
 
 from agents.networks import build_network
-from league.config import PolicyConfig
-from training.accel import make_accel, maybe_compile
+from league.config import PolicyConfig, load_config
+from training.accel import learner_threads, make_accel, maybe_compile, torch_threads, update_threads
 
 
 def test_amp_on_cpu_falls_back_to_float32_with_a_note():
@@ -22,3 +24,14 @@ def test_compile_failure_falls_back_to_the_eager_model():
     model = maybe_compile(net, "no-such-mode", torch.zeros(2, 196), notes)
     assert model is net and len(notes) == 1 and "running the eager model" in notes[0]
     assert maybe_compile(net, "off", torch.zeros(2, 196), notes) is net and len(notes) == 1
+
+
+def test_update_threads_default_to_every_core_and_restore_after():
+    cfg = load_config()
+    assert update_threads(cfg.training) == (os.cpu_count() or 1)
+    assert update_threads(load_config(sets=["training.update_threads=1"]).training) == 1
+    assert learner_threads(cfg.training, workers=os.cpu_count() or 1) == 1  # the workers take the cores
+    before = torch.get_num_threads()
+    with torch_threads(1):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before

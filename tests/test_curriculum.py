@@ -25,11 +25,11 @@ FIVE_STAGES = {
     "stages": [
         {"name": "1v1-dense", "stage": "1v1", "min_steps": 100, "max_steps": 200, "eval_every_steps": 200,
          "gate": {**EASY, "win_rate_vs_rule": 0.0},
-         "config": {"game": {"random_start_share": 0.5}, "rewards": {"weights": {"touch": 1.0}}}},
+         "config": {"game": {"random_start_share": 0.25}, "rewards": {"weights": {"touch": 1.0}}}},
         {"name": "1v1-full", "stage": "1v1", "max_steps": 200, "eval_every_steps": 200,
          "gate": {**EASY, "not_worse_than_previous": True}},
         {"name": "2v2", "stage": "2v2", "max_steps": 200, "eval_every_steps": 200,
-         "gate": {**EASY, "win_rate_vs_rule": 0.0}},
+         "gate": {**EASY, "win_rate_vs_random": 0.0}},
         # A gate nobody can pass, on a stage that moves on anyway once its budget is spent.
         {"name": "3v3-shaped", "stage": "3v3", "max_steps": 300, "eval_every_steps": 300, "on_gate_fail": "advance",
          "gate": {**EASY, "min_elo": 100000}},
@@ -97,9 +97,10 @@ def test_five_stages_run_in_order_and_the_lineage_crosses_them(finished):
     line = line_to(graph, finals[-1])
     assert line[0] == "tiny-1v1-dense-v1" and [v for v in line if v in finals] == finals
     # Each stage's overlay reached its trainer (stored with every version).
-    assert reg.agent(finals[0]).config["game"]["random_start_share"] == 0.5
+    default = load_config().game.random_start_share
+    assert reg.agent(finals[0]).config["game"]["random_start_share"] == 0.25 != default
     assert reg.agent(finals[0]).config["rewards"]["weights"]["touch"] == 1.0
-    assert reg.agent(finals[1]).config["game"]["random_start_share"] == 0.0
+    assert reg.agent(finals[1]).config["game"]["random_start_share"] == default
     assert reg.agent(finals[4]).config["rewards"]["mode"] == "sparse"
 
 
@@ -118,6 +119,10 @@ def test_gate_games_are_recorded_as_rated_evaluation_games(finished):
         assert reg.rating(check["agent"], size)["games"] == len(mine)
     # "not worse than previous": the 1v1-full agent met the 1v1-dense final agent.
     assert any({g["blue"], g["orange"]} == {checks[1]["agent"], checks[0]["agent"]} for g in games)
+    # The 2v2 gate asks for a win rate against random: its games were against random only.
+    assert {g["blue"] if g["orange"] == checks[2]["agent"] else g["orange"]
+            for g in games if checks[2]["agent"] in (g["blue"], g["orange"])} == {"random"}
+    assert checks[2]["criteria"][0]["name"] == "win_rate_vs_random"
 
 
 def test_status_shows_stages_gates_and_history(finished):

@@ -82,15 +82,17 @@ optional_rating = st.none() | st.floats(min_value=0, max_value=3000, allow_nan=F
 @st.composite
 def specs(draw):
     return GateSpec(min_games=draw(st.integers(1, 50)), win_rate_vs_rule=draw(optional_rate),
-                    confidence=draw(z_st), min_elo=draw(optional_rating), min_trueskill=draw(optional_rating),
+                    win_rate_vs_random=draw(optional_rate), confidence=draw(z_st), min_elo=draw(optional_rating), min_trueskill=draw(optional_rating),
                     not_worse_than_previous=draw(st.booleans()))
 
 
 @st.composite
 def evidence(draw):
     rule_score, rule_games = draw(record() | st.just((0.0, 0)))  # sometimes no games against rule at all
+    random_score, random_games = draw(record() | st.just((0.0, 0)))
     prev_score, prev_games = draw(record())
-    return Evidence(rule_score=rule_score, rule_games=rule_games, elo=draw(optional_rating),
+    return Evidence(rule_score=rule_score, rule_games=rule_games, random_score=random_score,
+                    random_games=random_games, elo=draw(optional_rating),
                     trueskill=draw(optional_rating), previous_score=prev_score, previous_games=prev_games,
                     has_previous=draw(st.booleans()))
 
@@ -98,7 +100,8 @@ def evidence(draw):
 @given(specs(), evidence())
 def test_gate_passes_iff_every_configured_criterion_passes(spec, ev):
     result = check_gate(spec, ev)
-    configured = {"win_rate_vs_rule": spec.win_rate_vs_rule is not None, "min_elo": spec.min_elo is not None,
+    configured = {"win_rate_vs_rule": spec.win_rate_vs_rule is not None,
+                  "win_rate_vs_random": spec.win_rate_vs_random is not None, "min_elo": spec.min_elo is not None,
                   "min_trueskill": spec.min_trueskill is not None,
                   "not_worse_than_previous": spec.not_worse_than_previous}
     assert {c.name for c in result.criteria} == {k for k, on in configured.items() if on}
@@ -108,6 +111,11 @@ def test_gate_passes_iff_every_configured_criterion_passes(spec, ev):
         (c,) = [c for c in result.criteria if c.name == "win_rate_vs_rule"]
         expected = ev.rule_games >= spec.min_games and (
             wilson_lower_bound(ev.rule_score, ev.rule_games, spec.confidence) >= spec.win_rate_vs_rule)
+        assert c.passed == expected
+    if spec.win_rate_vs_random is not None:
+        (c,) = [c for c in result.criteria if c.name == "win_rate_vs_random"]
+        expected = ev.random_games >= spec.min_games and (
+            wilson_lower_bound(ev.random_score, ev.random_games, spec.confidence) >= spec.win_rate_vs_random)
         assert c.passed == expected
     if spec.min_elo is not None:
         (c,) = [c for c in result.criteria if c.name == "min_elo"]

@@ -2,11 +2,12 @@
 
 import gymnasium as gym
 import numpy as np
+import pytest
 import torch
 
 from agents.networks import build_network
 from league.config import PolicyConfig, PpoConfig
-from training.ppo import PpoLearner
+from training.ppo import PpoLearner, ReturnScale
 
 
 UPDATES = 80  # ~82k env steps: every seed tried (0-3) solves it by then
@@ -127,3 +128,30 @@ def test_non_finite_loss_skips_update_and_restores_weights():
     for k, v in learner.model.state_dict().items():
         assert torch.equal(v, before[k])
     assert all(torch.isfinite(p).all() for p in learner.model.parameters())
+
+
+def test_return_scale_is_the_std_of_the_discounted_return():
+    gamma = 0.9
+    scale = ReturnScale(slots=4, gamma=gamma, device=torch.device("cpu"))
+    # Reward 1 every step and no episode ends: the return so far after t steps is (1 - gamma^t) / (1 - gamma).
+    got = scale.update(torch.ones(200, 4), torch.zeros(200, 4))
+    expected = np.std([(1 - gamma ** (t + 1)) / (1 - gamma) for t in range(200)])
+    assert got == pytest.approx(expected, rel=1e-4)
+    # An episode start every step: the return is the reward itself, so the scale is the rewards' std.
+    fresh = ReturnScale(slots=64, gamma=gamma, device=torch.device("cpu"))
+    rewards = 3.0 * torch.randn(500, 64, generator=torch.Generator().manual_seed(0))
+    assert fresh.update(rewards, torch.ones(500, 64)) == pytest.approx(3.0, rel=0.02)
+
+
+def test_a_large_critic_gradient_does_not_shrink_the_policy_step():
+    net = build_network(PolicyConfig(kind="mlp", actor_sizes=[16], critic_sizes=[16]), obs_dim=4, n_actions=3)
+    learner = PpoLearner(net, PpoConfig(max_grad_norm=0.5), slots=1, obs_dim=4)
+    for p in net.actor.parameters():
+        p.grad = torch.full_like(p, 1e-3)
+    for p in net.critic.parameters():
+        p.grad = torch.full_like(p, 1e3)
+    actor_before = [p.grad.clone() for p in net.actor.parameters()]
+    learner._clip_gradients()
+    assert all(torch.equal(p.grad, g) for p, g in zip(net.actor.parameters(), actor_before))
+    critic_norm = torch.linalg.vector_norm(torch.cat([p.grad.flatten() for p in net.critic.parameters()]))
+    assert float(critic_norm) == pytest.approx(0.5, rel=1e-4)

@@ -7,17 +7,42 @@
   compiled and tried on a small batch; any failure falls back to the eager model.
 - Pinned memory (`training.pin_memory`): page-locked host staging for host-to-GPU copies
   (nothing to do on a CPU).
+- CPU threads: while the game workers step, the driver keeps to `training.torch_threads`
+  (default: the cores the workers leave); during the PPO update the workers wait, so the
+  update takes `training.update_threads` (default: every core).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 from dataclasses import dataclass, field
 
 import torch
 from torch import nn
 
 AMP_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+def learner_threads(training_cfg, workers: int) -> int:
+    """Torch threads for the driver while the game workers run: the cores they leave, at least 1."""
+    return training_cfg.torch_threads or max(1, (os.cpu_count() or 1) - workers)
+
+
+def update_threads(training_cfg) -> int:
+    """Torch threads for the PPO update (the workers are idle then): every core by default."""
+    return training_cfg.update_threads or os.cpu_count() or 1
+
+
+@contextlib.contextmanager
+def torch_threads(n: int):
+    """Run the block with `n` torch CPU threads, then restore the previous count."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 @dataclass

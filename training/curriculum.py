@@ -241,6 +241,11 @@ class CurriculumTrainer:
             goals = play_recorded(reg, agent, policy, "rule", rule, gate.min_games, team_size, gate.game_seconds,
                                   seed, cfg.game.tick_skip, workers)
             ev.update(rule_score=score_rate(goals) * len(goals), rule_games=len(goals))
+        if gate.win_rate_vs_random is not None:
+            rand = load_policy(reg.agent("random"), home_root=self.home.root, seed=seed + 2)
+            goals = play_recorded(reg, agent, policy, "random", rand, gate.min_games, team_size, gate.game_seconds,
+                                  seed + 250, cfg.game.tick_skip, workers)
+            ev.update(random_score=score_rate(goals) * len(goals), random_games=len(goals))
         previous = self._start_agent(index) if index > 0 else None
         if gate.not_worse_than_previous and previous:
             prev_policy = load_policy(reg.agent(previous), home_root=self.home.root, seed=seed + 1)

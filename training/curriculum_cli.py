@@ -120,7 +120,8 @@ def status(
         i = row["stage_index"]
         mine = [c for c in checks if c["stage_index"] == i]
         gate = spec["gate"]
-        wanted = [f"{k}={gate[k]:g}" for k in ("win_rate_vs_rule", "min_elo", "min_trueskill") if gate.get(k) is not None]
+        wanted = [f"{k}={gate[k]:g}" for k in ("win_rate_vs_rule", "win_rate_vs_random", "min_elo", "min_trueskill")
+                  if gate.get(k) is not None]
         if gate.get("not_worse_than_previous"):
             wanted.append("not worse than previous")
         wanted_text = (", ".join(wanted) or "none") + f" ({gate['min_games']} games, z={gate['confidence']:g})"

@@ -39,6 +39,7 @@ import torch
 
 from league.config import Config
 from league.errors import LeagueError
+from training.accel import learner_threads
 from training.diagnose_sys import MIB, ResourceSampler, gpu_status
 
 TESTS = ("env", "inference", "train", "gpu")
@@ -94,9 +95,6 @@ class Diagnosis:
 # --------------------------------------------------------------------------- helpers
 
 
-def learner_threads(cfg: Config, workers: int) -> int:
-    """The torch threads the self-play trainer gives its learner (training.selfplay does the same)."""
-    return cfg.training.torch_threads or max(1, (os.cpu_count() or 1) - workers)
 
 
 def resolved_runner(cfg: Config) -> tuple[int, int]:
@@ -172,7 +170,7 @@ def measure_inference(cfg: Config, budget: Budget, notes: list[str]) -> list[Fig
     from agents.obs import OBS_DIM
 
     workers, envs = resolved_runner(cfg)
-    threads = learner_threads(cfg, workers)
+    threads = learner_threads(cfg.training, workers)
     before = torch.get_num_threads()
     torch.set_num_threads(threads)
     notes.append(f"inference: {cfg.policy.kind} policy, {threads} torch thread(s) on the CPU (as the trainer's driver).")
@@ -232,14 +230,14 @@ def measure_update(cfg: Config, budget: Budget, notes: list[str]) -> list[Figure
     """PPO update time per minibatch with the configured flags, on a buffer of random experience."""
     from agents.networks import build_network
     from agents.obs import OBS_DIM
-    from training.accel import make_accel, maybe_compile
+    from training.accel import make_accel, maybe_compile, update_threads
     from training.ppo import PpoLearner
     from training.selfplay import pick_device
 
     workers, envs = resolved_runner(cfg)
     device = pick_device(cfg.training.device)
     before = torch.get_num_threads()
-    torch.set_num_threads(learner_threads(cfg, workers))
+    torch.set_num_threads(update_threads(cfg.training))  # as the trainer's update: the workers wait then
     try:
         torch.manual_seed(cfg.seed)
         net = build_network(cfg.policy).to(device)
@@ -349,7 +347,7 @@ def diagnose(cfg: Config, tests: list[str], budget: Budget, sets: list[str] | No
     settings = {"stage": cfg.stage, "tick_skip": cfg.game.tick_skip, "workers": workers, "envs_per_worker": envs,
                 "policy": cfg.policy.kind, "actor_sizes": cfg.policy.actor_sizes, "device": cfg.training.device,
                 "amp": cfg.training.amp, "compile": cfg.training.compile, "pin_memory": cfg.training.pin_memory,
-                "torch_threads": learner_threads(cfg, workers), "minibatch_size": cfg.ppo.minibatch_size,
+                "torch_threads": learner_threads(cfg.training, workers), "minibatch_size": cfg.ppo.minibatch_size,
                 "sets": list(sets or []), "quick": budget == Budget.quick()}
     machine = {"cpu_count": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
                "torch": torch.__version__, "gpu": gpu_line}

@@ -24,9 +24,13 @@ NOT_WORSE_SCORE = 0.5  # "not worse than the previous agent": an even score cann
 class GateSpec:
     """A stage's promotion gate (the `gate:` mapping of a curriculum stage)."""
 
-    min_games: int = param(20, "Evaluation games per opponent at each gate check (rule, and the previous agent).", min=1)
+    min_games: int = param(20, "Evaluation games per opponent at each gate check (rule, random, the previous agent).",
+                           min=1)
     win_rate_vs_rule: float | None = param(
         None, "Pass only if the Wilson lower bound of the score rate against rule is at least this (null: off).",
+        min=0, max=1)
+    win_rate_vs_random: float | None = param(
+        None, "Pass only if the Wilson lower bound of the score rate against random is at least this (null: off).",
         min=0, max=1)
     confidence: float = param(1.645, "z of the Wilson score interval (1.645: one-sided 95%; 0: the point estimate).",
                               min=0, max=10)
@@ -49,6 +53,8 @@ class Evidence:
 
     rule_score: float = 0.0  # wins + draws / 2 against rule
     rule_games: int = 0
+    random_score: float = 0.0  # wins + draws / 2 against random
+    random_games: int = 0
     elo: float | None = None
     trueskill: float | None = None  # mu - 3 sigma
     previous_score: float = 0.0  # wins + draws / 2 against the previous stage's final agent
@@ -121,15 +127,15 @@ def _pct(x: float) -> str:
     return f"{100 * x:.0f}%"
 
 
-def _rule_criterion(spec: GateSpec, ev: Evidence) -> Criterion:
-    target = float(spec.win_rate_vs_rule)
-    if ev.rule_games < spec.min_games:
-        return Criterion("win_rate_vs_rule", False, None, target,
-                         f"win rate vs rule needs {spec.min_games} games, has {ev.rule_games}")
-    lower = wilson_lower_bound(ev.rule_score, ev.rule_games, spec.confidence)
+def _baseline_criterion(spec: GateSpec, opponent: str, target: float, score: float, games: int) -> Criterion:
+    """The Wilson lower bound of the score rate against a baseline (rule or random) reaches `target`."""
+    name = f"win_rate_vs_{opponent}"
+    if games < spec.min_games:
+        return Criterion(name, False, None, target, f"win rate vs {opponent} needs {spec.min_games} games, has {games}")
+    lower = wilson_lower_bound(score, games, spec.confidence)
     passed = lower >= target
-    return Criterion("win_rate_vs_rule", passed, lower, target,
-                     f"vs rule {ev.rule_score:g}/{ev.rule_games} ({_pct(ev.rule_score / ev.rule_games)}), "
+    return Criterion(name, passed, lower, target,
+                     f"vs {opponent} {score:g}/{games} ({_pct(score / games)}), "
                      f"Wilson lower bound {_pct(lower)} {'≥' if passed else '<'} {_pct(target)}")
 
 
@@ -158,7 +164,10 @@ def check_gate(spec: GateSpec, ev: Evidence) -> GateResult:
     """Check every configured criterion; the gate passes iff all of them pass (vacuously with none)."""
     criteria: list[Criterion] = []
     if spec.win_rate_vs_rule is not None:
-        criteria.append(_rule_criterion(spec, ev))
+        criteria.append(_baseline_criterion(spec, "rule", float(spec.win_rate_vs_rule), ev.rule_score, ev.rule_games))
+    if spec.win_rate_vs_random is not None:
+        criteria.append(_baseline_criterion(spec, "random", float(spec.win_rate_vs_random), ev.random_score,
+                                            ev.random_games))
     if spec.min_elo is not None:
         criteria.append(_threshold_criterion("min_elo", "Elo", ev.elo, float(spec.min_elo)))
     if spec.min_trueskill is not None:

@@ -13,7 +13,6 @@ the other an opponent drawn from the league at every snapshot (training.opponent
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from collections.abc import Callable
@@ -32,7 +31,7 @@ from league.config import Config
 from league.errors import LeagueError
 from league.home import LeagueHome
 from league.registry import Registry
-from training.accel import make_accel, maybe_compile
+from training.accel import learner_threads, make_accel, maybe_compile, torch_threads, update_threads
 from training.evaluation import evaluate_snapshot
 from training.metrics import MetricsLog
 from training.opponents import OpponentPool, draw_pool
@@ -124,7 +123,7 @@ class SelfPlayTrainer:
         self.workers = cfg.runner.workers or default_workers()
         # Leave the cores to the game workers. (Measured here: two threads for the update while
         # the machine is busy made it 4x slower than one; contention costs more than it gains.)
-        torch.set_num_threads(cfg.training.torch_threads or max(1, (os.cpu_count() or 1) - self.workers))
+        torch.set_num_threads(learner_threads(cfg.training, self.workers))
         self.optimizer_state = optimizer_state
 
     # ------------------------------------------------------------------ setup
@@ -214,8 +213,9 @@ class SelfPlayTrainer:
                     timing["collection"] += t2 - t1
                     if learner.buffer.full:
                         t3 = time.perf_counter()
-                        upd = learner.update(torch.from_numpy(obs[learner_rows]),
-                                             torch.from_numpy(starts[learner_rows].astype(np.float32)))
+                        with torch_threads(update_threads(tcfg)):
+                            upd = learner.update(torch.from_numpy(obs[learner_rows]),
+                                                 torch.from_numpy(starts[learner_rows].astype(np.float32)))
                         timing["update"] += time.perf_counter() - t3
                         elapsed = time.perf_counter() - start_time
                         row = {**upd.as_log(), **stats.flush(pool), "charts/steps_per_second": steps / elapsed,
