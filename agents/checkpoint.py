@@ -230,12 +230,14 @@ def save_checkpoint(
     steps: int = 0,
     training_config: dict[str, Any] | None = None,
     optimizer: torch.optim.Optimizer | dict[str, Any] | None = None,
+    learner_stats: dict[str, float] | None = None,
     notes: str = "",
 ) -> str:
     """Write NAME.safetensors and NAME.json atomically; returns the checkpoint's sha256.
 
     `optimizer` is an Optimizer or its state_dict(); its tensors go into the safetensors
-    file and its settings into the JSON. Non-finite weights are refused.
+    file and its settings into the JSON, with `learner_stats` (the learner's running
+    statistics, numbers only) beside them. Non-finite weights are refused.
     """
     tensors = _finite_tensors(MODEL_PREFIX, net.state_dict())
     optimizer_json = None
@@ -244,6 +246,8 @@ def save_checkpoint(
         opt_tensors, optimizer_json = _split_optimizer_state(state)
         if isinstance(optimizer, torch.optim.Optimizer):
             optimizer_json["class"] = type(optimizer).__name__
+        if learner_stats:  # running statistics the learner resumes with (e.g. the return scale)
+            optimizer_json["learner_stats"] = {k: float(v) for k, v in learner_stats.items()}
         tensors.update(_finite_tensors(OPTIMIZER_PREFIX, opt_tensors))
     meta = CheckpointMeta(
         kind=net.config.kind, architecture=net.config, steps=int(steps), training_config=training_config,

@@ -56,6 +56,14 @@ def test_resume_continues_steps_and_lineage(home):
     assert reg.agent(second.versions[len(first.versions)]).parent_id == reg.agent(last).id
     assert line_to(lineage_of(reg), second.versions[-1])[: len(first.versions)] == first.versions
 
+    def return_count(name):
+        agent = reg.agent(name)
+        return load_checkpoint(home.root / agent.checkpoint_path).meta.optimizer["learner_stats"]["return_count"]
+
+    # The reward scale's statistics resume too: more samples than the second run alone saw.
+    assert 0 < return_count(last) < return_count(second.versions[-1])
+    assert return_count(second.versions[-1]) > second.steps - first.steps
+
 
 def test_fresh_run_with_an_existing_name_is_refused(home):
     train(home, 256)

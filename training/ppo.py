@@ -85,6 +85,15 @@ class ReturnScale:
         self.count = total
         return max(math.sqrt(self.m2 / self.count), 1e-4) if math.isfinite(self.m2) else 1.0
 
+    def stats(self) -> dict[str, float]:
+        """The statistics to resume with (the per-slot running returns restart at zero)."""
+        return {"return_count": float(self.count), "return_mean": self.mean, "return_m2": self.m2}
+
+    def load(self, stats: dict[str, float]) -> None:
+        self.count = int(stats.get("return_count", 0))
+        self.mean = float(stats.get("return_mean", 0.0))
+        self.m2 = float(stats.get("return_m2", 0.0))
+
 
 def _finite(tensors) -> bool:
     return all(bool(torch.isfinite(t).all()) for t in tensors)

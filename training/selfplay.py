@@ -98,6 +98,7 @@ class SelfPlayTrainer:
             ckpt = load_checkpoint(home.root / agent.checkpoint_path, expected_sha256=agent.checkpoint_sha256)
             self.net = ckpt.net.train()
             optimizer_state = ckpt.optimizer_state
+            self.learner_stats = (ckpt.meta.optimizer or {}).get("learner_stats") or {}
             self.start_steps = agent.steps_trained
             self.prefix = m.group("prefix")
             self.parent: str | None = agent.name
@@ -125,6 +126,8 @@ class SelfPlayTrainer:
         # the machine is busy made it 4x slower than one; contention costs more than it gains.)
         torch.set_num_threads(learner_threads(cfg.training, self.workers))
         self.optimizer_state = optimizer_state
+        if not resume:
+            self.learner_stats: dict[str, float] = {}
 
     # ------------------------------------------------------------------ setup
 
@@ -148,7 +151,8 @@ class SelfPlayTrainer:
         rel = Path("checkpoints") / f"{name}.safetensors"
         try:
             sha = save_checkpoint(self.home.root / rel, self.net, steps=steps, training_config=self.cfg.to_dict(),
-                                  optimizer=learner.optimizer)
+                                  optimizer=learner.optimizer,
+                                  learner_stats=learner.return_scale.stats() if learner.return_scale else None)
         except LeagueError:
             return None
         self.registry.add_agent(name, self.net.config.kind, self.team_size, parent=self.parent,
@@ -187,6 +191,8 @@ class SelfPlayTrainer:
                                  total_updates=total_updates, seed=cfg.seed, accel=accel)
             if self.optimizer_state is not None:
                 learner.optimizer.load_state_dict(self.optimizer_state)
+            if learner.return_scale is not None and self.learner_stats:
+                learner.return_scale.load(self.learner_stats)
             pool = self._refresh(games, opp_rows, rng, 0)
             obs = games.reset(seed=cfg.seed)
             starts = games.info.episode_start.copy()
