@@ -57,14 +57,13 @@ def env(
     cfg = load_config(stage=stage, user_file=config)
 
     from arena.bench_env import bench_env
-    from arena.vector import default_envs_per_worker, default_workers
+    from arena.vector import envs_per_worker_of
 
-    n_workers = (cfg.runner.workers if workers is None else workers) or default_workers()
     with out.status(f"Measuring {stage} game throughput (about {4 * (seconds + warmup) + 5:.0f} s)..."):
         report = bench_env(
             team_size=cfg.game.team_size,
             workers=cfg.runner.workers if workers is None else workers,
-            envs_per_worker=envs_per_worker or cfg.runner.envs_per_worker or default_envs_per_worker(n_workers),
+            envs_per_worker=envs_per_worker or envs_per_worker_of(cfg.runner),
             tick_skip=cfg.game.tick_skip,
             seconds=seconds,
             include_mlp=mlp,

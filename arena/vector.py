@@ -75,8 +75,11 @@ def default_workers() -> int:
         return os.cpu_count() or 1
 
 
-def default_envs_per_worker(workers: int) -> int:
-    """Arenas per worker when `runner.envs_per_worker` is 0 (auto), for `workers` workers.
+DEFAULT_ENVS_PER_WORKER = 32
+
+
+def envs_per_worker_of(runner) -> int:
+    """A runner config's arenas per worker; 0 there means auto: DEFAULT_ENVS_PER_WORKER.
 
     Each step costs a worker a fixed overhead (wake-up, shared-memory hand-off) plus its arenas'
     physics, so the choice is per worker, whatever the core count: 32 amortise the fixed part.
@@ -84,7 +87,7 @@ def default_envs_per_worker(workers: int) -> int:
     runner/ceiling ratio of 32, and 64 gave 0.92x (random actions) to 1.10x (MLP policy), within
     the noise. Measure again (`--set runner.envs_per_worker=N --baseline`) on a bigger machine.
     """
-    return 32
+    return getattr(runner, "envs_per_worker", 0) or DEFAULT_ENVS_PER_WORKER
 
 
 class VecGame:
@@ -110,7 +113,7 @@ class VecGame:
         workers = workers if workers is not None else getattr(runner, "workers", 0)
         workers = workers or default_workers()
         if envs_per_worker is None:  # the runner config's value; 0 there means auto
-            envs_per_worker = getattr(runner, "envs_per_worker", 8) or default_envs_per_worker(workers)
+            envs_per_worker = envs_per_worker_of(runner)
         backend = backend or getattr(runner, "backend", "multiprocessing")
         if workers < 1 or envs_per_worker < 1:
             raise ValueError(f"need at least one worker and one arena per worker, got workers={workers}, "

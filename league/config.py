@@ -84,7 +84,7 @@ class GameConfig:
 class RunnerConfig:
     workers: int = param(0, "Game worker processes; 0 picks one per core.", min=0, max=256)
     envs_per_worker: int = param(
-        0, "RocketSim arenas stepped by each worker; 0: auto (arena.vector.default_envs_per_worker, 32).",
+        0, "RocketSim arenas stepped by each worker; 0: auto (arena.vector.DEFAULT_ENVS_PER_WORKER, 32).",
         min=0, max=4096)
     backend: Literal["multiprocessing", "serial"] = param(
         "multiprocessing", "Run game workers in their own processes, or all in this one (debugging, tiny runs).")

@@ -123,11 +123,11 @@ def test_json_round_trip_and_ratios(tmp_path):
     assert ratio(3.0, 2.0) == 1.5 and ratio(None, 2.0) is None and ratio(1.0, None) is None and ratio(1.0, 0) is None
 
 
-def test_envs_per_worker_zero_is_chosen_from_the_worker_count():
-    from arena.vector import VecGame, default_envs_per_worker
+def test_envs_per_worker_zero_means_auto():
+    from arena.vector import VecGame, envs_per_worker_of
     from league.config import GameConfig, RunnerConfig, load_config
 
     assert load_config().runner.envs_per_worker == 0
-    assert default_envs_per_worker(2) == 32
+    assert envs_per_worker_of(load_config().runner) == 32
     with VecGame(GameConfig(), RunnerConfig(workers=1, envs_per_worker=0, backend="serial")) as games:
         assert games.envs_per_worker == 32 and games.num_envs == 32

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from arena.vector import VecGame, default_envs_per_worker, default_workers
+from arena.vector import VecGame, default_workers, envs_per_worker_of
 from league.config import load_config
 from league.home import LeagueHome
 from league.registry import Registry
@@ -68,7 +68,7 @@ def bench_config(stage: str = "1v1", iterations: int = 4, batch: int = 50_000, w
         sets.append(f"runner.envs_per_worker={envs_per_worker}")
     cfg = load_config(stage=stage, user_file=user_file, sets=sets)
     n_workers = cfg.runner.workers or default_workers()
-    n_agents = n_workers * (cfg.runner.envs_per_worker or default_envs_per_worker(n_workers)) * 2 * cfg.game.team_size
+    n_agents = n_workers * envs_per_worker_of(cfg.runner) * 2 * cfg.game.team_size
     steps_per_env = max(1, round(batch / n_agents))
     return load_config(stage=stage, user_file=user_file,
                        sets=sets + [f"ppo.steps_per_env={steps_per_env}",

@@ -98,10 +98,9 @@ class Diagnosis:
 
 
 def resolved_runner(cfg: Config) -> tuple[int, int]:
-    from arena.vector import default_envs_per_worker, default_workers
+    from arena.vector import default_workers, envs_per_worker_of
 
-    workers = cfg.runner.workers or default_workers()
-    return workers, cfg.runner.envs_per_worker or default_envs_per_worker(workers)
+    return cfg.runner.workers or default_workers(), envs_per_worker_of(cfg.runner)
 
 
 def _percentiles(seconds: list[float]) -> tuple[float, float, float]:

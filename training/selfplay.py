@@ -90,6 +90,7 @@ class SelfPlayTrainer:
         torch.manual_seed(cfg.seed)
         self.start_steps = 0
         optimizer_state = None
+        self.learner_stats: dict[str, float] = {}  # the learner's running statistics, from a resumed checkpoint
         if resume:
             agent = registry.agent(resume)
             m = VERSION_RE.match(agent.name)
@@ -122,12 +123,10 @@ class SelfPlayTrainer:
         self.versions = run_versions(registry, self.prefix)
         self.net.to(self.device)
         self.workers = cfg.runner.workers or default_workers()
-        # Leave the cores to the game workers. (Measured here: two threads for the update while
-        # the machine is busy made it 4x slower than one; contention costs more than it gains.)
+        # Leave the cores to the game workers while they step (2 threads here made inference and
+        # collection slower); the update, when they wait, takes every core (training.update_threads).
         torch.set_num_threads(learner_threads(cfg.training, self.workers))
         self.optimizer_state = optimizer_state
-        if not resume:
-            self.learner_stats: dict[str, float] = {}
 
     # ------------------------------------------------------------------ setup
 
