@@ -40,6 +40,8 @@ from league.errors import LeagueError
 
 FORMAT_NAME = "rl-league-checkpoint"
 FORMAT_VERSION = 1
+# Architecture fields added after format 1 shipped, with the value that files written before them meant.
+ARCHITECTURE_ADDED_FIELDS = {"car_frame": False}
 WEIGHTS_SUFFIX = ".safetensors"
 META_SUFFIX = ".json"
 MODEL_PREFIX = "model/"
@@ -325,6 +327,7 @@ def _parse_meta(meta_bytes: bytes, where: Path) -> CheckpointMeta:
         if not isinstance(meta[key], types) or isinstance(meta[key], bool):
             raise LeagueError(f"Checkpoint metadata {where} has a malformed field {key!r}.")
     _check_versions(meta, where)
+    meta["architecture"] = {**ARCHITECTURE_ADDED_FIELDS, **meta["architecture"]}
     missing = [f.name for f in dataclasses.fields(PolicyConfig) if f.name not in meta["architecture"]]
     if missing:
         raise LeagueError(f"Checkpoint metadata {where} has an architecture without {missing[0]!r}.")

@@ -10,6 +10,9 @@ recurrent PPO update needs, `evaluate_sequence(obs [T, N, D], actions [T, N], in
 episode_start [T, N])`, which resets each row's hidden state where its episode starts, as
 CleanRL's ppo_atari_lstm.py does with its `(1 - done)` mask.
 
+With `car_frame` on, both read the observation through agents.features.CarFrame (the ball,
+the car's motion and the goals rotated into the car's frame, appended); otherwise as it is.
+
 Initialisation follows CleanRL: orthogonal weights with gain sqrt(2) in hidden layers, 0.01
 for the policy head (near-uniform first actions) and 1.0 for the value head.
 """
@@ -26,6 +29,7 @@ from torch import nn
 from torch.distributions import Categorical
 
 from agents.actions import N_ACTIONS
+from agents.features import CarFrame
 from agents.obs import OBS_DIM
 from league.config import PolicyConfig
 from league.errors import LeagueError
@@ -63,6 +67,15 @@ def layer_init(layer: nn.Linear, gain: float) -> nn.Linear:
     return layer
 
 
+def input_layer(config: PolicyConfig, obs_dim: int) -> tuple[nn.Module, int]:
+    """The parameter-free input transform and the width it hands on: car-frame features or none."""
+    if not config.car_frame:
+        return nn.Identity(), obs_dim
+    if obs_dim != OBS_DIM:
+        raise LeagueError(f"policy.car_frame reads the league's {OBS_DIM}-wide observation, not a {obs_dim}-wide one.")
+    return CarFrame(), CarFrame.out_dim
+
+
 def mlp_head(in_dim: int, sizes: list[int], out_dim: int, activation: str, out_gain: float) -> nn.Sequential:
     """Hidden layers of `sizes` with `activation`, then a linear output layer."""
     layers: list[nn.Module] = []
@@ -89,33 +102,36 @@ class MlpActorCritic(nn.Module):
     def __init__(self, config: PolicyConfig, obs_dim: int = OBS_DIM, n_actions: int = N_ACTIONS):
         super().__init__()
         self.config = _own_copy(config, "mlp")
-        self.actor = mlp_head(obs_dim, config.actor_sizes, n_actions, config.activation, POLICY_HEAD_GAIN)
-        self.critic = mlp_head(obs_dim, config.critic_sizes, 1, config.activation, VALUE_HEAD_GAIN)
+        self.inputs, width = input_layer(config, obs_dim)
+        self.actor = mlp_head(width, config.actor_sizes, n_actions, config.activation, POLICY_HEAD_GAIN)
+        self.critic = mlp_head(width, config.critic_sizes, 1, config.activation, VALUE_HEAD_GAIN)
 
     def initial_state(self, n: int, device: torch.device | str | None = None) -> None:
         return None
 
     def logits(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.actor(obs)
+        return self.actor(self.inputs(obs))
 
     def value(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.critic(obs).squeeze(-1)
+        return self.critic(self.inputs(obs)).squeeze(-1)
 
     def distribution(self, obs: torch.Tensor) -> Categorical:
-        return Categorical(logits=self.actor(obs))
+        return Categorical(logits=self.logits(obs))
 
     def evaluate(self, obs: torch.Tensor, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Log-probability of `actions`, entropy and value for a minibatch (the PPO loss inputs)."""
-        dist = self.distribution(obs)
-        return dist.log_prob(actions), dist.entropy(), self.value(obs)
+        x = self.inputs(obs)
+        dist = Categorical(logits=self.actor(x))
+        return dist.log_prob(actions), dist.entropy(), self.critic(x).squeeze(-1)
 
     def step(
         self, obs: torch.Tensor, state: None = None, episode_start: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor, None]:
-        return self.actor(obs), self.value(obs), None
+        return (*self.forward(obs), None)
 
     def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        return self.actor(obs), self.value(obs)
+        x = self.inputs(obs)
+        return self.actor(x), self.critic(x).squeeze(-1)
 
 
 class LstmActorCritic(nn.Module):
@@ -127,7 +143,8 @@ class LstmActorCritic(nn.Module):
         super().__init__()
         self.config = _own_copy(config, "lstm")
         self.hidden_size = config.lstm_hidden
-        self.lstm = nn.LSTM(obs_dim, config.lstm_hidden)
+        self.inputs, width = input_layer(config, obs_dim)
+        self.lstm = nn.LSTM(width, config.lstm_hidden)
         for name, param in self.lstm.named_parameters():
             if "bias" in name:
                 nn.init.zeros_(param)
@@ -151,10 +168,11 @@ class LstmActorCritic(nn.Module):
         """
         h, c = state
         keep = (1.0 - episode_start.to(obs.dtype)).unsqueeze(-1)  # [T, N, 1]
+        x = self.inputs(obs)
         outputs = []
         for t in range(obs.shape[0]):
             h, c = h * keep[t], c * keep[t]
-            out, (h, c) = self.lstm(obs[t].unsqueeze(0), (h, c))
+            out, (h, c) = self.lstm(x[t].unsqueeze(0), (h, c))
             outputs.append(out)
         return torch.cat(outputs, dim=0), LstmState(h, c)
 

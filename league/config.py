@@ -97,6 +97,8 @@ class PolicyConfig:
     critic_sizes: list[int] = param([256, 256, 256], "Hidden layer widths of the critic.", min=1)
     activation: Literal["relu", "elu", "tanh"] = param("relu", "Hidden-layer activation.")
     lstm_hidden: int = param(256, "LSTM hidden size (lstm only).", min=1)
+    car_frame: bool = param(True, "Append the ball, the car's motion and the goals rotated into the car's frame "
+                                   "to the network's input (agents/features.py).")
 
 
 @dataclass

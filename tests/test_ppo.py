@@ -15,8 +15,8 @@ UPDATES = 80  # ~82k env steps: every seed tried (0-3) solves it by then
 
 def cartpole_learner(seed: int, n_envs: int = 8):
     torch.manual_seed(seed)
-    net = build_network(PolicyConfig(kind="mlp", actor_sizes=[64, 64], critic_sizes=[64, 64], activation="tanh"),
-                        obs_dim=4, n_actions=2)
+    net = build_network(PolicyConfig(kind="mlp", actor_sizes=[64, 64], critic_sizes=[64, 64], activation="tanh",
+                                     car_frame=False), obs_dim=4, n_actions=2)
     cfg = PpoConfig(learning_rate=2.5e-3, gamma=0.99, gae_lambda=0.95, ent_coef=0.0, epochs=4,
                     minibatch_size=256, steps_per_env=128, lr_schedule="linear", max_grad_norm=0.5)
     return PpoLearner(net, cfg, slots=n_envs, obs_dim=4, total_updates=UPDATES, seed=seed)
@@ -89,7 +89,7 @@ def train_memory(kind: str, updates: int = 60, seed: int = 0) -> float:
     torch.manual_seed(seed)
     n, delay = 32, 4
     net = build_network(PolicyConfig(kind=kind, actor_sizes=[32], critic_sizes=[32], activation="tanh",
-                                     lstm_hidden=32), obs_dim=2, n_actions=2)
+                                     lstm_hidden=32, car_frame=False), obs_dim=2, n_actions=2)
     cfg = PpoConfig(learning_rate=3e-3, gamma=0.9, gae_lambda=0.95, ent_coef=0.01, epochs=4,
                     minibatch_size=256, steps_per_env=40, sequence_length=20)
     learner = PpoLearner(net, cfg, slots=n, obs_dim=2, total_updates=updates, seed=seed)
@@ -144,7 +144,7 @@ def test_return_scale_is_the_std_of_the_discounted_return():
 
 
 def test_a_large_critic_gradient_does_not_shrink_the_policy_step():
-    net = build_network(PolicyConfig(kind="mlp", actor_sizes=[16], critic_sizes=[16]), obs_dim=4, n_actions=3)
+    net = build_network(PolicyConfig(kind="mlp", actor_sizes=[16], critic_sizes=[16], car_frame=False), obs_dim=4, n_actions=3)
     learner = PpoLearner(net, PpoConfig(max_grad_norm=0.5), slots=1, obs_dim=4)
     for p in net.actor.parameters():
         p.grad = torch.full_like(p, 1e-3)

@@ -1,0 +1,83 @@
+"""Car-frame input features: what the observing car sees, rotated into its own frame.
+
+The observation (agents/obs.py) gives positions and velocities in the field's frame. To steer
+at the ball, a network has to rotate the ball's relative position by the car's orientation: a
+product of inputs that a ReLU MLP only approximates after a lot of experience. `CarFrame`
+computes these rotations in the network's input layer (no parameters, a few multiply-adds per
+row) and appends them to the observation, so "turn towards the ball" is one linear read-out:
+
+    ball relative position (3), its direction (3) and distance (1)
+    ball velocity relative to the car (3)
+    the car's own velocity (3) and angular velocity (3)
+    the first opponent's relative position (3; zeros when there is none)
+    direction to the goal attacked (3) and to the goal defended (3)
+    direction from the ball to the goal attacked (3, field frame)
+
+all in the car's frame (forward, left, up) except the last. On by default (`policy.car_frame`);
+the observation contract itself is unchanged, so every agent still speaks the same layout.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from agents.obs import (
+    C_ANG_VEL,
+    C_BALL_REL_POS,
+    C_BALL_REL_VEL,
+    C_FWD,
+    C_POS,
+    C_PRESENT,
+    C_UP,
+    C_VEL,
+    LAYOUT,
+    OBS_DIM,
+    POS_COEF,
+)
+
+GOAL_Y = 5120.0 * POS_COEF  # goal lines in observation units; the observer always attacks +y
+GOAL_Z = 321.0 * POS_COEF
+N_FEATURES = 28
+
+
+def _at(block: str, part: slice | int) -> slice | int:
+    start = LAYOUT[block].start
+    return slice(start + part.start, start + part.stop) if isinstance(part, slice) else start + part
+
+
+def _unit(v: torch.Tensor) -> torch.Tensor:
+    return v / v.norm(dim=-1, keepdim=True).clamp_min(1e-6)
+
+
+class CarFrame(nn.Module):
+    """obs [..., OBS_DIM] -> [..., OBS_DIM + N_FEATURES]: the observation and its car-frame features."""
+
+    out_dim = OBS_DIM + N_FEATURES
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("attack_goal", torch.tensor([0.0, GOAL_Y, GOAL_Z]), persistent=False)
+        self.register_buffer("defend_goal", torch.tensor([0.0, -GOAL_Y, GOAL_Z]), persistent=False)
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        fwd, up = obs[..., _at("self", C_FWD)], obs[..., _at("self", C_UP)]
+        rows = torch.stack([fwd, torch.linalg.cross(up, fwd), up], dim=-2)  # [..., 3, 3]: forward, left, up
+
+        def local(v: torch.Tensor) -> torch.Tensor:
+            return (rows @ v.unsqueeze(-1)).squeeze(-1)
+
+        pos = obs[..., _at("self", C_POS)]
+        ball_rel = obs[..., _at("self", C_BALL_REL_POS)]
+        ball = ball_rel + pos
+        opp_rel = (obs[..., _at("opp0", C_POS)] - pos) * obs[..., _at("opp0", C_PRESENT)].unsqueeze(-1)
+        ball_local = local(ball_rel)
+        features = torch.cat([
+            ball_local, _unit(ball_local), ball_rel.norm(dim=-1, keepdim=True),
+            local(obs[..., _at("self", C_BALL_REL_VEL)]),
+            local(obs[..., _at("self", C_VEL)]), local(obs[..., _at("self", C_ANG_VEL)]),
+            local(opp_rel),
+            _unit(local(self.attack_goal - pos)), _unit(local(self.defend_goal - pos)),
+            _unit(self.attack_goal - ball),
+        ], dim=-1)
+        return torch.cat([obs, features], dim=-1)
