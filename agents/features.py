@@ -11,9 +11,10 @@ row) and appends them to the observation, so "turn towards the ball" is one line
     the car's own velocity (3) and angular velocity (3)
     the first opponent's relative position (3; zeros when there is none)
     direction to the goal attacked (3) and to the goal defended (3)
-    direction from the ball to the goal attacked (3, field frame)
+    direction from the ball to the goal attacked (3)
+    alignment: cosine between car->ball and ball->goal attacked (1; +1 when a push goes goalwards)
 
-all in the car's frame (forward, left, up) except the last. On by default (`policy.car_frame`);
+all in the car's frame (forward, left, up). On by default (`policy.car_frame`);
 the observation contract itself is unchanged, so every agent still speaks the same layout.
 """
 
@@ -38,7 +39,7 @@ from agents.obs import (
 
 GOAL_Y = 5120.0 * POS_COEF  # goal lines in observation units; the observer always attacks +y
 GOAL_Z = 321.0 * POS_COEF
-N_FEATURES = 28
+N_FEATURES = 29
 
 
 def _at(block: str, part: slice | int) -> slice | int:
@@ -72,12 +73,14 @@ class CarFrame(nn.Module):
         ball = ball_rel + pos
         opp_rel = (obs[..., _at("opp0", C_POS)] - pos) * obs[..., _at("opp0", C_PRESENT)].unsqueeze(-1)
         ball_local = local(ball_rel)
+        ball_to_goal = self.attack_goal - ball
         features = torch.cat([
             ball_local, _unit(ball_local), ball_rel.norm(dim=-1, keepdim=True),
             local(obs[..., _at("self", C_BALL_REL_VEL)]),
             local(obs[..., _at("self", C_VEL)]), local(obs[..., _at("self", C_ANG_VEL)]),
             local(opp_rel),
             _unit(local(self.attack_goal - pos)), _unit(local(self.defend_goal - pos)),
-            _unit(self.attack_goal - ball),
+            _unit(local(ball_to_goal)),
+            (_unit(ball_rel) * _unit(ball_to_goal)).sum(dim=-1, keepdim=True),
         ], dim=-1)
         return torch.cat([obs, features], dim=-1)

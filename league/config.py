@@ -124,9 +124,10 @@ class PpoConfig:
 @dataclass
 class RewardWeights:
     goal: float = param(10.0, "Per goal scored (conceding costs the same).")
-    touch: float = param(2.0, "Per step touching the ball.")
+    touch: float = param(1.0, "Per touch of the ball (a run of touching steps counts once).")
+    hit: float = param(5.0, "On a touch: the change in the ball's velocity (share of its top speed).")
     velocity_player_to_ball: float = param(0.2, "Car speed towards the ball (share of top speed).")
-    velocity_ball_to_goal: float = param(0.5, "Ball speed towards the opponent's goal (share of top speed).")
+    velocity_ball_to_goal: float = param(2.0, "Ball speed towards the opponent's goal (share of top speed).")
     face_ball: float = param(0.05, "Cosine between the car's nose and the ball.")
     boost: float = param(0.0, "sqrt(boost / 100) held.")
     demo: float = param(0.5, "Per opponent demolished (being demolished costs the same).")

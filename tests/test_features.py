@@ -76,6 +76,14 @@ def test_features_do_not_change_when_the_scene_turns_about_the_car():
     assert after[:19].tolist() == pytest.approx(before[:19].tolist(), abs=1e-5)
 
 
+def test_alignment_says_whether_a_push_goes_towards_the_goal_attacked():
+    # The goal attacked is at +y: a car below the ball on the y axis pushes it goalwards.
+    behind = features(scene((0, -1, 0), (0, 1, 0), (0, 0, 1), ball=(0, 0, 0)))
+    in_front = features(scene((0, 1, 0), (0, -1, 0), (0, 0, 1), ball=(0, 0, 0)))
+    assert behind[-1].item() > 0.99 and in_front[-1].item() < -0.99
+    assert behind[-4:-1].tolist() == pytest.approx([1, 0, 0], abs=0.07)  # the goal: ahead (a little up)
+
+
 def test_no_opponent_gives_zero_opponent_features():
     assert features(scene((0, 0, 0), (1, 0, 0), (0, 0, 1), ball=(1, 1, 0)))[16:19].tolist() == [0, 0, 0]
 

@@ -5,7 +5,7 @@ import pytest
 
 from arena.batch import StepBatch
 from league.config import RewardsConfig, RewardWeights
-from training.rewards import (DemoTerm, FaceBall, GoalTerm, SaveTerm, TouchTerm, VelocityBallToGoal,
+from training.rewards import (DemoTerm, FaceBall, GoalTerm, HitTerm, SaveTerm, TouchTerm, VelocityBallToGoal,
                               VelocityPlayerToBall, build_reward)
 
 
@@ -29,6 +29,29 @@ def test_goal_and_touch():
     b = batch(goals=[[1, 0]], touches=[[0, 3]])
     assert rewards(GoalTerm(), b).tolist() == [[1, -1]]
     assert rewards(TouchTerm(), b).tolist() == [[0, 1]]
+
+
+def test_a_run_of_touching_steps_is_one_touch_and_a_reset_starts_afresh():
+    term = TouchTerm()
+    assert rewards(term, batch(touches=[[2, 0]])).tolist() == [[1, 0]]
+    assert rewards(term, batch(touches=[[8, 0]])).tolist() == [[0, 0]]  # still touching: hugging is not paid
+    assert rewards(term, batch(touches=[[0, 1]])).tolist() == [[0, 1]]
+    assert rewards(term, batch(touches=[[1, 0]])).tolist() == [[1, 0]]  # a new touch
+    term.reset_batch(np.array([0]), [])
+    assert rewards(term, batch(touches=[[0, 1]])).tolist() == [[0, 1]]
+
+
+def test_hit_pays_the_ball_velocity_change_to_the_toucher_only():
+    term = HitTerm()
+    ball = np.zeros((1, 9))
+    assert rewards(term, batch(ball=ball, touches=[[1, 0]])).tolist() == [[0, 0]]  # no earlier step to compare
+    ball[0, 4] = 3000  # the ball now moves at half its top speed
+    assert rewards(term, batch(ball=ball, touches=[[1, 0]]))[0].tolist() == pytest.approx([0.5, 0.0])
+    ball[0, 4] = 2000
+    assert rewards(term, batch(ball=ball))[0].tolist() == [0, 0]  # slowed without a touch (a wall): nothing
+    term.reset_batch(np.array([0]), [])
+    ball[0, 4] = -4000
+    assert rewards(term, batch(ball=ball, touches=[[0, 1]]))[0].tolist() == [0, 0]  # a new episode's first step
 
 
 def test_velocity_terms_point_the_right_way_for_each_team():
@@ -63,7 +86,7 @@ def test_save_needs_a_dangerous_ball_and_a_touch():
 
 def test_weighted_sum_and_sparse_mode():
     b = batch(goals=[[0, 1]], touches=[[1, 0]])
-    dense = build_reward(RewardsConfig(weights=RewardWeights(goal=10, touch=0.5, velocity_player_to_ball=0,
+    dense = build_reward(RewardsConfig(weights=RewardWeights(goal=10, touch=0.5, hit=0, velocity_player_to_ball=0,
                                                              velocity_ball_to_goal=0, face_ball=0, demo=0, save=0)))
     assert rewards(dense, b).tolist() == [[-9.5, 10.0]]
     sparse = build_reward(RewardsConfig(mode="sparse"))

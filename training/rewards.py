@@ -59,10 +59,45 @@ class GoalTerm(BatchedReward):
 
 
 class TouchTerm(BatchedReward):
-    """1 for each car that touched the ball this step."""
+    """1 when a car starts touching the ball. A run of touching steps counts once: paid every
+    step, a touch reward teaches a learner to hug and push the ball instead of hitting it (a
+    benchmark agent spent half of each game within 300 uu of the ball and scored less)."""
+
+    def __init__(self):
+        self.prev: np.ndarray | None = None  # [E, C] touching at the previous step
+
+    def reset_batch(self, envs, start_states):
+        if self.prev is not None:
+            self.prev[envs] = False
 
     def get_rewards_batch(self, batch, terminated, truncated):
-        return (batch.touches > 0).astype(np.float32)
+        touching = batch.touches > 0
+        if self.prev is None or self.prev.shape != touching.shape:
+            self.prev = np.zeros_like(touching)
+        new = touching & ~self.prev
+        self.prev = touching
+        return new.astype(np.float32)
+
+
+class HitTerm(BatchedReward):
+    """On a step a car touched the ball: how much the ball's velocity changed, as a share of its
+    top speed, so a strong hit pays more than a nudge."""
+
+    def __init__(self):
+        self.prev_vel: np.ndarray | None = None  # [E, 3] ball velocity at the previous step
+        self.known: np.ndarray | None = None  # [E] whether prev_vel belongs to this episode
+
+    def reset_batch(self, envs, start_states):
+        if self.known is not None:
+            self.known[envs] = False
+
+    def get_rewards_batch(self, batch, terminated, truncated):
+        vel = batch.ball[:, BALL_VEL].astype(np.float64)
+        if self.prev_vel is None or self.prev_vel.shape != vel.shape:
+            self.prev_vel, self.known = vel.copy(), np.zeros(len(vel), bool)
+        change = np.where(self.known, np.linalg.norm(vel - self.prev_vel, axis=-1), 0.0) / BALL_MAX_SPEED
+        self.prev_vel, self.known[:] = vel, True
+        return ((batch.touches > 0) * change[:, None]).astype(np.float32)
 
 
 class VelocityPlayerToBall(BatchedReward):
@@ -134,6 +169,7 @@ class SaveTerm(BatchedReward):
 TERMS: dict[str, type[BatchedReward]] = {
     "goal": GoalTerm,
     "touch": TouchTerm,
+    "hit": HitTerm,
     "velocity_player_to_ball": VelocityPlayerToBall,
     "velocity_ball_to_goal": VelocityBallToGoal,
     "face_ball": FaceBall,
