@@ -184,13 +184,20 @@ class LstmActorCritic(nn.Module):
         hidden = hidden.squeeze(0)
         return self.actor(hidden), self.critic(hidden).squeeze(-1), new_state
 
+    def sequence_forward(
+        self, obs: torch.Tensor, initial_state: LstmState, episode_start: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Logits [T, N, A] and values [T, N], replaying a rollout from its initial state."""
+        hidden, _ = self.features(obs, initial_state, episode_start)
+        return self.actor(hidden), self.critic(hidden).squeeze(-1)
+
     def evaluate_sequence(
         self, obs: torch.Tensor, actions: torch.Tensor, initial_state: LstmState, episode_start: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Log-probability, entropy and value, each [T, N], replaying a rollout from its initial state."""
-        hidden, _ = self.features(obs, initial_state, episode_start)
-        dist = Categorical(logits=self.actor(hidden))
-        return dist.log_prob(actions), dist.entropy(), self.critic(hidden).squeeze(-1)
+        logits, value = self.sequence_forward(obs, initial_state, episode_start)
+        dist = Categorical(logits=logits)
+        return dist.log_prob(actions), dist.entropy(), value
 
     def value_sequence(self, obs: torch.Tensor, initial_state: LstmState, episode_start: torch.Tensor) -> torch.Tensor:
         """Values [T, N] (e.g. to bootstrap the step after a rollout)."""

@@ -150,6 +150,14 @@ class OpponentMix:
 
 
 @dataclass
+class KickstartConfig:
+    teacher: str = param("", "Agent whose actions the learner is pulled towards early on (e.g. rule or a champion); "
+                             "empty: off.")
+    weight: float = param(1.0, "Starting weight of the cross-entropy to the teacher's actions.", min=0)
+    steps: int = param(2_000_000, "Agent steps over which the weight falls linearly to 0 (PPO alone after).", min=1)
+
+
+@dataclass
 class TrainingConfig:
     steps: int = param(1_000_000, "Agent steps of experience to train for (0: until --minutes or Ctrl-C).", min=0)
     minutes: float = param(0.0, "Wall-clock budget in minutes (0: no limit).", min=0)
@@ -158,6 +166,7 @@ class TrainingConfig:
     eval_games: int = param(6, "Evaluation games against each of rule, random and the champion.", min=0)
     eval_game_seconds: float = param(60.0, "Game clock of an evaluation game.", min=1)
     opponents: OpponentMix = section(OpponentMix, "Where self-play opponents come from.")
+    kickstart: KickstartConfig = section(KickstartConfig, "Kickstarting: distil a teacher agent's actions early on.")
     pfsp_weighting: Literal["hard", "variance", "linear", "even"] = param("hard", "PFSP weighting of past versions.")
     payoff_decay: float = param(0.99, "Decay of old payoff counts at each snapshot.", min=0, max=1)
     max_opponents: int = param(4, "Most distinct opponent policies loaded at once.", min=1)

@@ -155,3 +155,24 @@ def test_a_large_critic_gradient_does_not_shrink_the_policy_step():
     assert all(torch.equal(p.grad, g) for p, g in zip(net.actor.parameters(), actor_before))
     critic_norm = torch.linalg.vector_norm(torch.cat([p.grad.flatten() for p in net.critic.parameters()]))
     assert float(critic_norm) == pytest.approx(0.5, rel=1e-4)
+
+
+def test_kickstarting_teaches_the_teachers_actions_without_any_reward():
+    """No rewards at all, so PPO alone has nothing to learn; the kickstart term alone must make
+    the policy copy a teacher that picks action 1 exactly when the first input is positive."""
+    torch.manual_seed(0)
+    net = build_network(PolicyConfig(kind="mlp", actor_sizes=[32], critic_sizes=[8], car_frame=False),
+                        obs_dim=3, n_actions=4)
+    cfg = PpoConfig(learning_rate=3e-3, epochs=4, minibatch_size=128, steps_per_env=32, ent_coef=0.0)
+    learner = PpoLearner(net, cfg, slots=16, obs_dim=3, seed=0, teacher=True)
+    learner.kickstart_weight = 1.0
+    gen = torch.Generator().manual_seed(1)
+    for _ in range(15):
+        while not learner.buffer.full:
+            obs = torch.randn(16, 3, generator=gen)
+            learner.act(obs, torch.zeros(16), teacher_actions=(obs[:, 0] > 0).long())
+            learner.observe_rewards(torch.zeros(16))
+        stats = learner.update(torch.randn(16, 3, generator=gen), torch.zeros(16))
+    assert stats.teacher_agreement > 0.95 and stats.kickstart_weight == 1.0
+    obs = torch.randn(256, 3, generator=gen)
+    assert float((net.logits(obs).argmax(-1) == (obs[:, 0] > 0).long()).float().mean()) > 0.95

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from agents.checkpoint import load_checkpoint
 from league.cli import app
 from league.config import load_config
+from league.errors import LeagueError
 from league.home import LeagueHome
 from league.lineage import line_to, lineage_of
 from league.registry import Registry
@@ -99,3 +100,19 @@ def test_cli_train_needs_a_budget_and_ctrl_c_saves_a_snapshot(home):
     assert proc.returncode == 0, err
     assert "interrupted; final snapshot saved" in out
     assert Registry.open(home.db_path).agent("ctrlc-v1").steps_trained > 0
+
+
+def test_kickstarting_from_rule_pulls_the_learner_towards_it_and_anneals_to_ppo(home):
+    result, reg = train(home, 1536, ["training.kickstart.teacher=rule", "training.kickstart.steps=1024",
+                                     "training.eval_every_snapshots=0"])
+    lines = [json.loads(l) for l in (home.runs / "mlp-1v1" / "metrics.jsonl").read_text().splitlines()]
+    weights = [r["charts/kickstart_weight"] for r in lines if "charts/kickstart_weight" in r]
+    assert weights[0] > 0.75 and weights == sorted(weights, reverse=True)
+    assert all("losses/kickstart" not in r for r in lines if r["step"] > 1024 + 128)  # PPO alone after
+    agreement = [r["losses/teacher_agreement"] for r in lines if "losses/teacher_agreement" in r]
+    assert max(agreement[-3:]) > agreement[0]
+
+
+def test_an_unknown_kickstart_teacher_is_one_clear_error(home):
+    with pytest.raises(LeagueError, match="nobody"):
+        train(home, 256, ["training.kickstart.teacher=nobody"])

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 from torch import nn
+from torch.distributions import Categorical
 
 from agents.networks import LstmState
 from league.config import PpoConfig
@@ -37,6 +38,9 @@ class UpdateStats:
     clip_fraction: float = 0.0
     explained_variance: float = 0.0
     grad_norm: float = 0.0
+    kickstart_loss: float = 0.0
+    teacher_agreement: float = 0.0
+    kickstart_weight: float = 0.0
     learning_rate: float = 0.0
     minibatches: int = 0
     skipped: bool = False
@@ -50,6 +54,8 @@ class UpdateStats:
             "losses/clip_fraction": self.clip_fraction, "losses/explained_variance": self.explained_variance,
             "losses/grad_norm": self.grad_norm, "charts/learning_rate": self.learning_rate,
             "charts/update_seconds": self.seconds, "charts/skipped_update": float(self.skipped),
+            **({"losses/kickstart": self.kickstart_loss, "losses/teacher_agreement": self.teacher_agreement,
+                "charts/kickstart_weight": self.kickstart_weight} if self.kickstart_weight else {}),
         }
 
 
@@ -102,7 +108,10 @@ def _finite(tensors) -> bool:
 class PpoLearner:
     def __init__(self, model: nn.Module, cfg: PpoConfig, slots: int, obs_dim: int,
                  device: torch.device | str = "cpu", total_updates: int | None = None, seed: int = 0,
-                 accel: Accel | None = None):
+                 accel: Accel | None = None, teacher: bool = False):
+        """`teacher`: store a teacher's action per step for kickstarting; the loss adds
+        `kickstart_weight` x the cross-entropy of the policy to it (Schmitt et al., 2018), and the
+        driver sets `kickstart_weight` before each update (annealed to 0, PPO alone from then on)."""
         self.model = model.to(device)
         self.cfg = cfg
         self.device = torch.device(device)
@@ -112,7 +121,8 @@ class PpoLearner:
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=cfg.learning_rate, eps=1e-5,
                                           fused=self.device.type in ("cpu", "cuda"))
         self.buffer = RolloutBuffer(cfg.steps_per_env, slots, obs_dim, self.device,
-                                    lstm_hidden=model.hidden_size if self.recurrent else None)
+                                    lstm_hidden=model.hidden_size if self.recurrent else None, teacher=teacher)
+        self.kickstart_weight = 0.0
         self.total_updates = total_updates
         self.updates_done = 0
         self.skipped_updates = 0
@@ -125,8 +135,10 @@ class PpoLearner:
     # ------------------------------------------------------------------ collection
 
     @torch.no_grad()
-    def act(self, obs: torch.Tensor, episode_start: torch.Tensor) -> torch.Tensor:
-        """Sample actions for all learner slots and store the step; returns actions [slots]."""
+    def act(self, obs: torch.Tensor, episode_start: torch.Tensor,
+            teacher_actions: torch.Tensor | None = None) -> torch.Tensor:
+        """Sample actions for all learner slots and store the step (with the teacher's actions when
+        kickstarting); returns actions [slots]."""
         if self.accel.pin_memory:
             obs, episode_start = obs.pin_memory(), episode_start.pin_memory()
         obs = obs.to(self.device, non_blocking=True).float()
@@ -137,7 +149,7 @@ class PpoLearner:
         probs = torch.softmax(logits.float(), dim=-1)
         actions = torch.multinomial(probs.cpu(), 1, generator=self.generator).squeeze(-1).to(self.device)
         logprob = torch.log(probs.gather(-1, actions[:, None]).squeeze(-1).clamp_min(1e-12))
-        self.buffer.add(obs, actions, logprob, value.float(), episode_start, before)
+        self.buffer.add(obs, actions, logprob, value.float(), episode_start, before, teacher_actions)
         return actions
 
     def observe_rewards(self, rewards: torch.Tensor) -> None:
@@ -173,8 +185,8 @@ class PpoLearner:
         good_model = copy.deepcopy(self.model.state_dict())
         good_optim = copy.deepcopy(self.optimizer.state_dict())
 
-        stats = UpdateStats(learning_rate=lr)
-        sums = np.zeros(7)
+        stats = UpdateStats(learning_rate=lr, kickstart_weight=self._kickstart_weight())
+        sums = np.zeros(8)
         stop = False
         for _ in range(cfg.epochs):
             for batch in (self._sequence_batches() if self.recurrent else self._flat_batches()):
@@ -197,8 +209,8 @@ class PpoLearner:
             stats.skipped = True
             self.skipped_updates += 1
         if stats.minibatches:
-            (stats.policy_loss, stats.value_loss, stats.entropy, stats.approx_kl,
-             stats.clip_fraction, stats.grad_norm, _) = (sums / stats.minibatches).tolist()
+            (stats.policy_loss, stats.value_loss, stats.entropy, stats.approx_kl, stats.clip_fraction,
+             stats.grad_norm, stats.kickstart_loss, stats.teacher_agreement) = (sums / stats.minibatches).tolist()
         y, v = buf.returns.flatten(), buf.values.flatten()
         var_y = torch.var(y)
         stats.explained_variance = float(1 - torch.var(y - v) / var_y) if var_y > 0 else float("nan")
@@ -206,6 +218,9 @@ class PpoLearner:
         buf.reset()
         stats.seconds = time.perf_counter() - start
         return stats
+
+    def _kickstart_weight(self) -> float:
+        return self.kickstart_weight if self.buffer.teacher_actions is not None else 0.0
 
     def _restore(self, model_state, optim_state) -> None:
         self.model.load_state_dict(model_state)
@@ -219,6 +234,8 @@ class PpoLearner:
             "obs": buf.obs.reshape(n, -1), "actions": buf.actions.reshape(n), "logprobs": buf.logprobs.reshape(n),
             "values": buf.values.reshape(n), "advantages": buf.advantages.reshape(n), "returns": buf.returns.reshape(n),
         }
+        if buf.teacher_actions is not None:
+            flat["teacher"] = buf.teacher_actions.reshape(n)
         size = min(self.cfg.minibatch_size, n)
         for lo in range(0, n - size + 1, size):
             idx = order[lo:lo + size]
@@ -238,13 +255,16 @@ class PpoLearner:
             t = (chunk[:, 0][None, :] + time_idx[:, None]).to(self.device)  # [seq, B]
             slot = chunk[:, 1][None, :].expand(seq, -1).to(self.device)
             first_t, first_slot = chunk[:, 0].to(self.device), chunk[:, 1].to(self.device)
-            yield {
+            batch = {
                 "obs": buf.obs[t, slot], "actions": buf.actions[t, slot], "logprobs": buf.logprobs[t, slot],
                 "values": buf.values[t, slot], "advantages": buf.advantages[t, slot], "returns": buf.returns[t, slot],
                 "episode_starts": buf.episode_starts[t, slot],
                 "state": (buf.hidden[first_t, 0, first_slot][None].contiguous(),
                           buf.hidden[first_t, 1, first_slot][None].contiguous()),
             }
+            if buf.teacher_actions is not None:
+                batch["teacher"] = buf.teacher_actions[t, slot]
+            yield batch
 
     def _clip_gradients(self) -> torch.Tensor:
         """Clip the actor's, the critic's and any shared trunk's gradients each to max_grad_norm;
@@ -257,12 +277,11 @@ class PpoLearner:
         cfg = self.cfg
         with self.accel.autocast():
             if self.recurrent:
-                state = LstmState(*b["state"])
-                logprob, entropy, value = self.model.evaluate_sequence(b["obs"], b["actions"], state,
-                                                                       b["episode_starts"])
+                logits, value = self.model.sequence_forward(b["obs"], LstmState(*b["state"]), b["episode_starts"])
             else:
-                logprob, entropy, value = self.model.evaluate(b["obs"], b["actions"])
-        logprob, entropy, value = logprob.float(), entropy.float(), value.float()
+                logits, value = self.model(b["obs"])
+        dist = Categorical(logits=logits.float())
+        logprob, entropy, value = dist.log_prob(b["actions"]), dist.entropy(), value.float()
         adv = b["advantages"]
         if cfg.normalize_advantages and adv.numel() > 1:
             adv = (adv - adv.mean()) / (adv.std() + 1e-8)
@@ -279,6 +298,12 @@ class PpoLearner:
             v_loss = 0.5 * ((value - b["returns"]) ** 2).mean()
         ent = entropy.mean()
         loss = pg_loss - cfg.ent_coef * ent + cfg.vf_coef * v_loss
+        kick_loss = agreement = torch.zeros(())
+        if self._kickstart_weight() > 0:
+            kick_loss = -dist.log_prob(b["teacher"]).mean()
+            loss = loss + self._kickstart_weight() * kick_loss
+            with torch.no_grad():
+                agreement = (logits.argmax(dim=-1) == b["teacher"]).float().mean()
         if not torch.isfinite(loss):
             return None
         self.optimizer.zero_grad(set_to_none=True)
@@ -295,5 +320,5 @@ class PpoLearner:
             if not math.isfinite(float(grad_norm)):
                 return None
             self.optimizer.step()
-        return np.array([float(pg_loss.detach()), float(v_loss.detach()), float(ent.detach()), float(approx_kl), float(clip_frac),
-                         float(grad_norm), 0.0])
+        return np.array([float(pg_loss.detach()), float(v_loss.detach()), float(ent.detach()), float(approx_kl),
+                         float(clip_frac), float(grad_norm), float(kick_loss.detach()), float(agreement)])

@@ -24,7 +24,9 @@ import torch
 
 from agents.checkpoint import load_checkpoint, save_checkpoint
 from agents.networks import build_network
+from agents.loading import load_policy
 from agents.nn_policy import NetworkPolicy
+from agents.policy import Policy
 from arena.game import GamePlugins
 from arena.vector import VecGame, default_workers
 from league.config import Config
@@ -186,8 +188,10 @@ class SelfPlayTrainer:
                                   accel.notes)
             for note in accel.notes:
                 self.on_progress({"note": note})
+            teacher = self._teacher()
+            teacher_state = teacher.initial_state(slots) if teacher else None
             learner = PpoLearner(model, cfg.ppo, slots, obs_dim=obs_dim_of(games), device=self.device,
-                                 total_updates=total_updates, seed=cfg.seed, accel=accel)
+                                 total_updates=total_updates, seed=cfg.seed, accel=accel, teacher=teacher is not None)
             if self.optimizer_state is not None:
                 learner.optimizer.load_state_dict(self.optimizer_state)
             if learner.return_scale is not None and self.learner_stats:
@@ -202,8 +206,18 @@ class SelfPlayTrainer:
             try:
                 while (budget is None or steps < budget) and (deadline is None or time.perf_counter() < deadline):
                     t0 = time.perf_counter()
+                    teacher_actions = None
+                    if teacher is not None:
+                        learner.kickstart_weight = tcfg.kickstart.weight * max(0.0, 1 - steps / tcfg.kickstart.steps)
+                        if learner.kickstart_weight == 0:
+                            teacher = None  # annealed away: PPO alone from here on
+                        else:
+                            teacher_actions, teacher_state = teacher.act(obs[learner_rows], teacher_state,
+                                                                         starts[learner_rows], deterministic=True)
+                            teacher_actions = torch.from_numpy(teacher_actions)
                     actions[learner_rows] = learner.act(torch.from_numpy(obs[learner_rows]),
-                                                        torch.from_numpy(starts[learner_rows].astype(np.float32))).cpu().numpy()
+                                                        torch.from_numpy(starts[learner_rows].astype(np.float32)),
+                                                        teacher_actions).cpu().numpy()
                     for g in pool.groups:
                         actions[g.rows], g.state = g.policy.act(obs[g.rows], g.state, starts[g.rows])
                     t1 = time.perf_counter()
@@ -244,6 +258,16 @@ class SelfPlayTrainer:
         log.close()
         return TrainResult(self.prefix, self.versions, self.start_steps + steps, time.perf_counter() - start_time,
                            interrupted, learner.skipped_updates, timing)
+
+    def _teacher(self) -> Policy | None:
+        """The kickstarting teacher (training.kickstart.teacher), or None."""
+        name = self.cfg.training.kickstart.teacher
+        if not name:
+            return None
+        agent = self.registry.agent(name)
+        if agent.status == "retired":
+            raise LeagueError(f"Kickstart teacher {name!r} is retired; choose an active agent.")
+        return load_policy(agent, home_root=self.home.root)
 
     def _refresh(self, games: VecGame, opp_rows: np.ndarray, rng: np.random.Generator, k: int) -> OpponentPool:
         return draw_pool(self.registry, self.cfg.training, self.prefix, self.team_size, self.net, self.versions,
