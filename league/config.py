@@ -154,7 +154,8 @@ class KickstartConfig:
     teacher: str = param("", "Agent whose actions the learner is pulled towards early on (e.g. rule or a champion); "
                              "empty: off.")
     weight: float = param(1.0, "Starting weight of the cross-entropy to the teacher's actions.", min=0)
-    steps: int = param(2_000_000, "Agent steps over which the weight falls linearly to 0 (PPO alone after).", min=1)
+    steps: int = param(2_000_000, "Agent steps of the run (a resumed run goes on where it "
+                                       "stopped) over which the weight falls linearly to 0; PPO alone after.", min=1)
 
 
 @dataclass

@@ -23,8 +23,8 @@ import numpy as np
 import torch
 
 from agents.checkpoint import load_checkpoint, save_checkpoint
-from agents.networks import build_network
 from agents.loading import load_policy
+from agents.networks import build_network
 from agents.nn_policy import NetworkPolicy
 from agents.policy import Policy
 from arena.game import GamePlugins
@@ -91,6 +91,7 @@ class SelfPlayTrainer:
         self.device = pick_device(cfg.training.device)
         torch.manual_seed(cfg.seed)
         self.start_steps = 0
+        self.resumed_steps = 0  # steps the run had already trained (the kickstart anneal goes on from there)
         optimizer_state = None
         self.learner_stats: dict[str, float] = {}  # the learner's running statistics, from a resumed checkpoint
         if resume:
@@ -102,7 +103,7 @@ class SelfPlayTrainer:
             self.net = ckpt.net.train()
             optimizer_state = ckpt.optimizer_state
             self.learner_stats = (ckpt.meta.optimizer or {}).get("learner_stats") or {}
-            self.start_steps = agent.steps_trained
+            self.start_steps = self.resumed_steps = agent.steps_trained
             self.prefix = m.group("prefix")
             self.parent: str | None = agent.name
         else:
@@ -208,7 +209,8 @@ class SelfPlayTrainer:
                     t0 = time.perf_counter()
                     teacher_actions = None
                     if teacher is not None:
-                        learner.kickstart_weight = tcfg.kickstart.weight * max(0.0, 1 - steps / tcfg.kickstart.steps)
+                        done = (self.resumed_steps + steps) / tcfg.kickstart.steps
+                        learner.kickstart_weight = tcfg.kickstart.weight * max(0.0, 1 - done)
                         if learner.kickstart_weight == 0:
                             teacher = None  # annealed away: PPO alone from here on
                         else:
