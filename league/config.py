@@ -125,8 +125,8 @@ class PpoConfig:
 class RewardWeights:
     goal: float = param(10.0, "Per goal scored (conceding costs the same).")
     touch: float = param(1.0, "Per touch of the ball (a run of touching steps counts once).")
-    hit: float = param(5.0, "On a touch: the change in the ball's velocity (share of its top speed).")
-    velocity_player_to_ball: float = param(0.2, "Car speed towards the ball (share of top speed).")
+    hit: float = param(15.0, "On a touch: the change in the ball's velocity (share of its top speed).")
+    velocity_player_to_ball: float = param(0.1, "Car speed towards the ball (share of top speed).")
     velocity_ball_to_goal: float = param(2.0, "Ball speed towards the opponent's goal (share of top speed).")
     face_ball: float = param(0.05, "Cosine between the car's nose and the ball.")
     boost: float = param(0.0, "sqrt(boost / 100) held.")
@@ -151,11 +151,12 @@ class OpponentMix:
 
 @dataclass
 class KickstartConfig:
-    teacher: str = param("", "Agent whose actions the learner is pulled towards early on (e.g. rule or a champion); "
-                             "empty: off.")
+    teacher: str = param("rule", "Agent whose actions the learner is pulled towards early on (rule, or a champion "
+                                 "when a new architecture starts out); empty: off.")
     weight: float = param(1.0, "Starting weight of the cross-entropy to the teacher's actions.", min=0)
-    steps: int = param(2_000_000, "Agent steps of the run (a resumed run goes on where it "
-                                       "stopped) over which the weight falls linearly to 0; PPO alone after.", min=1)
+    steps: int = param(4_000_000, "The network's first agent steps of training (a resumed run, or one --from a "
+                                  "trained agent, counts those agents' steps), over which the weight falls linearly "
+                                  "to 0; PPO alone after.", min=1)
 
 
 @dataclass

@@ -111,11 +111,16 @@ def test_kickstarting_from_rule_pulls_the_learner_towards_it_and_anneals_to_ppo(
     assert all("losses/kickstart" not in r for r in lines if r["step"] > 1024 + 128)  # PPO alone after
     agreement = [r["losses/teacher_agreement"] for r in lines if "losses/teacher_agreement" in r]
     assert max(agreement[-3:]) > agreement[0]
-    # Resumed past the anneal, the run stays PPO alone (the anneal counts the run's steps, not this call's).
+    # Resumed past the anneal, the run stays PPO alone (the anneal counts the network's steps, not this call's).
     train(home, 256, ["training.kickstart.teacher=rule", "training.kickstart.steps=1024",
                       "training.eval_every_snapshots=0"], resume=result.versions[-1])
     lines = [json.loads(l) for l in (home.runs / "mlp-1v1" / "metrics.jsonl").read_text().splitlines()]
     assert all("losses/kickstart" not in r for r in lines if r["step"] > result.steps)
+    # A new run --from that agent starts past the anneal too: its network has trained 1536 steps.
+    train(home, 256, ["training.kickstart.teacher=rule", "training.kickstart.steps=1024",
+                      "training.eval_every_snapshots=0"], init_from=result.versions[-1], name="fromrun")
+    lines = [json.loads(l) for l in (home.runs / "fromrun" / "metrics.jsonl").read_text().splitlines()]
+    assert lines and all("losses/kickstart" not in r for r in lines)
 
 
 def test_an_unknown_kickstart_teacher_is_one_clear_error(home):

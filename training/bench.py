@@ -2,9 +2,10 @@
 
 Trains in a throwaway league home with the settings the issue names (1v1, tick skip 8, actor
 and critic [256, 256, 256], 50,000 agent steps per iteration, one epoch, one minibatch, pure
-self-play so every car's step is training data, as rlgym-ppo counts it), and, in the same run
-on the same workers, measures the collection-only rate (random actions, no learner) as the
-reference the learner should hide behind.
+self-play so every car's step is training data, as rlgym-ppo counts it, and no kickstarting
+teacher, so it times PPO alone), and, in the same run on the same workers, measures the
+collection-only rate (random actions, no learner) as the reference the learner should hide
+behind.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ BENCH_SETTINGS = [
     "policy.actor_sizes=[256, 256, 256]", "policy.critic_sizes=[256, 256, 256]", "ppo.epochs=1",
     "training.eval_games=0", "training.snapshot_every_steps=100000000",
     "training.opponents.latest=1", "training.opponents.past=0", "training.opponents.pfsp=0",
-    "training.opponents.rule=0", "training.opponents.random=0",
+    "training.opponents.rule=0", "training.opponents.random=0", "training.kickstart.teacher=",
 ]
 
 

@@ -91,7 +91,6 @@ class SelfPlayTrainer:
         self.device = pick_device(cfg.training.device)
         torch.manual_seed(cfg.seed)
         self.start_steps = 0
-        self.resumed_steps = 0  # steps the run had already trained (the kickstart anneal goes on from there)
         optimizer_state = None
         self.learner_stats: dict[str, float] = {}  # the learner's running statistics, from a resumed checkpoint
         if resume:
@@ -103,7 +102,7 @@ class SelfPlayTrainer:
             self.net = ckpt.net.train()
             optimizer_state = ckpt.optimizer_state
             self.learner_stats = (ckpt.meta.optimizer or {}).get("learner_stats") or {}
-            self.start_steps = self.resumed_steps = agent.steps_trained
+            self.start_steps = agent.steps_trained
             self.prefix = m.group("prefix")
             self.parent: str | None = agent.name
         else:
@@ -209,7 +208,9 @@ class SelfPlayTrainer:
                     t0 = time.perf_counter()
                     teacher_actions = None
                     if teacher is not None:
-                        done = (self.resumed_steps + steps) / tcfg.kickstart.steps
+                        # Over the network's first kickstart.steps of training: a resumed run goes on
+                        # where it stopped, and a run --from a trained agent starts past the anneal.
+                        done = (self.start_steps + steps) / tcfg.kickstart.steps
                         learner.kickstart_weight = tcfg.kickstart.weight * max(0.0, 1 - done)
                         if learner.kickstart_weight == 0:
                             teacher = None  # annealed away: PPO alone from here on
@@ -264,8 +265,8 @@ class SelfPlayTrainer:
     def _teacher(self) -> Policy | None:
         """The kickstarting teacher (training.kickstart.teacher), or None."""
         name = self.cfg.training.kickstart.teacher
-        if not name:
-            return None
+        if not name or self.start_steps >= self.cfg.training.kickstart.steps:
+            return None  # off, or the network has trained past the anneal (resumed, or --from a trained agent)
         agent = self.registry.agent(name)
         if agent.status == "retired":
             raise LeagueError(f"Kickstart teacher {name!r} is retired; choose an active agent.")
