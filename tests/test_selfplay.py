@@ -99,6 +99,7 @@ def test_cli_train_needs_a_budget_and_ctrl_c_saves_a_snapshot(home):
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     assert "interrupted; final snapshot saved" in out
+    assert "kickstarting from rule" in " ".join(out.split())  # the default, said once at the start
     assert Registry.open(home.db_path).agent("ctrlc-v1").steps_trained > 0
 
 

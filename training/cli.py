@@ -94,7 +94,7 @@ def train_command(
         task = bar.add_task("train", total=total, sps=0.0, reward="-")
 
         def progress(info: dict) -> None:
-            if "note" in info:  # a fallback taken (no CUDA for AMP, compile failed, ...)
+            if "note" in info:  # kickstarting, or a fallback taken (no CUDA for AMP, compile failed, ...)
                 bar.console.print(info["note"], highlight=False)
                 return
             done = info["steps"] if cfg.training.steps else info["elapsed"]

@@ -190,6 +190,9 @@ class SelfPlayTrainer:
                 self.on_progress({"note": note})
             teacher = self._teacher()
             teacher_state = teacher.initial_state(slots) if teacher else None
+            if teacher is not None:
+                self.on_progress({"note": f"kickstarting from {tcfg.kickstart.teacher} until the network has trained "
+                                          f"{tcfg.kickstart.steps:,} steps (training.kickstart.teacher= to turn off)"})
             learner = PpoLearner(model, cfg.ppo, slots, obs_dim=obs_dim_of(games), device=self.device,
                                  total_updates=total_updates, seed=cfg.seed, accel=accel, teacher=teacher is not None)
             if self.optimizer_state is not None:
