@@ -127,3 +127,10 @@ def test_kickstarting_from_rule_pulls_the_learner_towards_it_and_anneals_to_ppo(
 def test_an_unknown_kickstart_teacher_is_one_clear_error(home):
     with pytest.raises(LeagueError, match="nobody"):
         train(home, 256, ["training.kickstart.teacher=nobody"])
+
+
+def test_a_retired_default_teacher_says_how_to_train_without_one(home):
+    cfg = load_config(stage="1v1", sets=TINY)
+    Registry.open(home.db_path, cfg.ratings).set_status("rule", "retired")
+    with pytest.raises(LeagueError, match=r"retired.*training\.kickstart\.teacher="):
+        train(home, 256)

@@ -272,7 +272,8 @@ class SelfPlayTrainer:
             return None  # off, or the network has trained past the anneal (resumed, or --from a trained agent)
         agent = self.registry.agent(name)
         if agent.status == "retired":
-            raise LeagueError(f"Kickstart teacher {name!r} is retired; choose an active agent.")
+            raise LeagueError(f"Kickstart teacher {name!r} is retired; choose an active agent, or train without "
+                              "one: --set training.kickstart.teacher=")
         return load_policy(agent, home_root=self.home.root)
 
     def _refresh(self, games: VecGame, opp_rows: np.ndarray, rng: np.random.Generator, k: int) -> OpponentPool:
