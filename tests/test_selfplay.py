@@ -104,7 +104,7 @@ def test_cli_train_needs_a_budget_and_ctrl_c_saves_a_snapshot(home):
 
 
 def test_kickstarting_from_rule_pulls_the_learner_towards_it_and_anneals_to_ppo(home):
-    result, reg = train(home, 1536, ["training.kickstart.teacher=rule", "training.kickstart.steps=1024",
+    result, _ = train(home, 1536, ["training.kickstart.teacher=rule", "training.kickstart.steps=1024",
                                      "training.eval_every_snapshots=0"])
     lines = [json.loads(l) for l in (home.runs / "mlp-1v1" / "metrics.jsonl").read_text().splitlines()]
     weights = [r["charts/kickstart_weight"] for r in lines if "charts/kickstart_weight" in r]
