@@ -6,9 +6,9 @@ and the PPO learner treat them alike:
     step(obs [N, D], state, episode_start [N]) -> (logits [N, A], value [N], new state)
 
 The MLP ignores `state` (always None). The LSTM additionally offers the sequence forward a
-recurrent PPO update needs, `evaluate_sequence(obs [T, N, D], actions [T, N], initial_state,
-episode_start [T, N])`, which resets each row's hidden state where its episode starts, as
-CleanRL's ppo_atari_lstm.py does with its `(1 - done)` mask.
+recurrent PPO update needs, `sequence_forward(obs [T, N, D], initial_state, episode_start
+[T, N]) -> (logits [T, N, A], value [T, N])`, which resets each row's hidden state where its
+episode starts, as CleanRL's ppo_atari_lstm.py does with its `(1 - done)` mask.
 
 With `car_frame` on, both read the observation through agents.features.CarFrame (the ball,
 the car's motion and the goals rotated into the car's frame, appended); otherwise as it is.
@@ -118,12 +118,6 @@ class MlpActorCritic(nn.Module):
     def distribution(self, obs: torch.Tensor) -> Categorical:
         return Categorical(logits=self.logits(obs))
 
-    def evaluate(self, obs: torch.Tensor, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Log-probability of `actions`, entropy and value for a minibatch (the PPO loss inputs)."""
-        x = self.inputs(obs)
-        dist = Categorical(logits=self.actor(x))
-        return dist.log_prob(actions), dist.entropy(), self.critic(x).squeeze(-1)
-
     def step(
         self, obs: torch.Tensor, state: None = None, episode_start: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor, None]:
@@ -190,14 +184,6 @@ class LstmActorCritic(nn.Module):
         """Logits [T, N, A] and values [T, N], replaying a rollout from its initial state."""
         hidden, _ = self.features(obs, initial_state, episode_start)
         return self.actor(hidden), self.critic(hidden).squeeze(-1)
-
-    def evaluate_sequence(
-        self, obs: torch.Tensor, actions: torch.Tensor, initial_state: LstmState, episode_start: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Log-probability, entropy and value, each [T, N], replaying a rollout from its initial state."""
-        logits, value = self.sequence_forward(obs, initial_state, episode_start)
-        dist = Categorical(logits=logits)
-        return dist.log_prob(actions), dist.entropy(), value
 
     def value_sequence(self, obs: torch.Tensor, initial_state: LstmState, episode_start: torch.Tensor) -> torch.Tensor:
         """Values [T, N] (e.g. to bootstrap the step after a rollout)."""

@@ -44,11 +44,10 @@ def trained_net(config: PolicyConfig):
     optimizer = torch.optim.Adam(net.parameters(), lr=1e-3)
     obs = torch.randn(8, OBS_DIM)
     if net.recurrent:
-        log_prob, _, value = net.evaluate_sequence(obs[None], torch.zeros(1, 8, dtype=torch.long),
-                                                   net.initial_state(8), torch.ones(1, 8))
+        logits, value = net.sequence_forward(obs[None], net.initial_state(8), torch.ones(1, 8))
     else:
-        log_prob, _, value = net.evaluate(obs, torch.zeros(8, dtype=torch.long))
-    (-log_prob.mean() + value.pow(2).mean()).backward()
+        logits, value = net(obs)
+    (-torch.log_softmax(logits, -1)[..., 0].mean() + value.pow(2).mean()).backward()
     optimizer.step()
     return net, optimizer
 
