@@ -19,8 +19,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
-import secrets
+import math
+import re
 import struct
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -37,6 +37,7 @@ from agents.networks import ActorCritic, build_network
 from agents.obs import OBS_LAYOUT_VERSION
 from league.config import PolicyConfig, validate
 from league.errors import LeagueError
+from league.files import already_exists, write_file_atomic
 
 FORMAT_NAME = "rl-league-checkpoint"
 FORMAT_VERSION = 1
@@ -46,9 +47,28 @@ WEIGHTS_SUFFIX = ".safetensors"
 META_SUFFIX = ".json"
 MODEL_PREFIX = "model/"
 OPTIMIZER_PREFIX = "optimizer/"
-# A safetensors header is a few KiB; anything claiming more than this is not one of ours.
-MAX_HEADER_BYTES = 100 * 1024 * 1024
+# A safetensors header is a few KiB (about 100 bytes per tensor: ~7 KiB for the seed network
+# with its Adam state); anything claiming more than this is not one of ours.
+MAX_HEADER_BYTES = 1 << 20
 HASH_CHUNK_BYTES = 1 << 20
+
+# Bounds on what a checkpoint may describe, checked before anything is allocated, so a hostile
+# metadata file cannot make the loader build a 40 GB network. The seed network is [1024, 512,
+# 256] wide (about 1M parameters); these leave ample room above it.
+MAX_HIDDEN_LAYERS = 16  # per head
+MAX_PARAMETERS = 50_000_000  # 200 MB of float32 weights
+# The weights and Adam's two moments of the largest network allowed, and a header.
+MAX_CHECKPOINT_BYTES = 3 * 4 * MAX_PARAMETERS + MAX_HEADER_BYTES
+MAX_METADATA_BYTES = 1 << 20  # NAME.json is a few KiB, the training config being most of it
+MAX_STEPS_TRAINED = 10**12  # environment steps; the longest runs anywhere are around 1e11
+# Optimizer state the learner (training/ppo.py, Adam) needs for every parameter it has state for;
+# torch's Optimizer.load_state_dict() checks none of it, and a resumed run would fail at its first update.
+ADAM_STATE_KEYS = frozenset({"step", "exp_avg", "exp_avg_sq"})
+ADAM_AMSGRAD_KEY = "max_exp_avg_sq"
+ADAM_GROUP_NUMBERS = ("lr", "eps", "weight_decay")
+_INDEX = re.compile(r"0|[1-9][0-9]*")  # a parameter index as the optimizer state names it
+# Tensor dtypes a checkpoint may hold (torch's float8 types cannot even be checked for finiteness).
+FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 
 REQUIRED_FIELDS: dict[str, type | tuple[type, ...]] = {
     "format": str,
@@ -188,30 +208,17 @@ def _data_section(blob: bytes) -> bytes:
     return blob[8 + header_len:]
 
 
-def write_file_atomic(path: Path, data: bytes) -> None:
-    """Write to a temporary file in the same folder, flush it to disk, then rename over `path`.
-
-    The temporary file is opened like any new file (mode 0666 less the umask), so the result
-    has the permissions a plain write would give it.
-    """
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
-    try:
-        with open(tmp, "xb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def write_checkpoint(path: str | Path, tensors: dict[str, torch.Tensor], meta: dict[str, Any]) -> str:
+def write_checkpoint(path: str | Path, tensors: dict[str, torch.Tensor], meta: dict[str, Any], *,
+                     exclusive: bool = False) -> str:
     """Write a checkpoint pair from prefixed tensors and the metadata's JSON form; returns its sha256.
 
     The low-level writer behind `save_checkpoint` (which builds both arguments from a network).
+    With `exclusive`, neither file ever replaces an existing one (see `write_file_atomic`).
     """
     weights_path, meta_path = checkpoint_paths(path)
+    if exclusive:
+        for existing in (p for p in (meta_path, weights_path) if p.exists()):
+            raise already_exists(existing)
     weights_path.parent.mkdir(parents=True, exist_ok=True)
     try:
         meta_bytes = (json.dumps(meta, indent=2, sort_keys=True, allow_nan=False) + "\n").encode()
@@ -220,8 +227,13 @@ def write_checkpoint(path: str | Path, tensors: dict[str, torch.Tensor], meta: d
     blob = _safetensors_bytes(tensors, sha256_bytes(meta_bytes))
     # Metadata first: a crash between the two renames leaves a pair whose hashes disagree,
     # which loading refuses, never a pair that silently mis-reads.
-    write_file_atomic(meta_path, meta_bytes)
-    write_file_atomic(weights_path, blob)
+    write_file_atomic(meta_path, meta_bytes, exclusive=exclusive)
+    try:
+        write_file_atomic(weights_path, blob, exclusive=exclusive)
+    except BaseException:
+        if exclusive:  # the metadata is ours (its link succeeded): leave no half pair behind
+            meta_path.unlink(missing_ok=True)
+        raise
     return sha256_bytes(blob)
 
 
@@ -234,12 +246,14 @@ def save_checkpoint(
     optimizer: torch.optim.Optimizer | dict[str, Any] | None = None,
     learner_stats: dict[str, float] | None = None,
     notes: str = "",
+    exclusive: bool = False,
 ) -> str:
     """Write NAME.safetensors and NAME.json atomically; returns the checkpoint's sha256.
 
     `optimizer` is an Optimizer or its state_dict(); its tensors go into the safetensors
     file and its settings into the JSON, with `learner_stats` (the learner's running
-    statistics, numbers only) beside them. Non-finite weights are refused.
+    statistics, numbers only) beside them. Non-finite weights are refused. With `exclusive`,
+    existing files are never replaced: writing over them is refused with a LeagueError.
     """
     tensors = _finite_tensors(MODEL_PREFIX, net.state_dict())
     optimizer_json = None
@@ -255,7 +269,7 @@ def save_checkpoint(
         kind=net.config.kind, architecture=net.config, steps=int(steps), training_config=training_config,
         optimizer=optimizer_json, created=datetime.now(timezone.utc).isoformat(timespec="seconds"), notes=notes,
     )
-    return write_checkpoint(path, tensors, meta.to_json())
+    return write_checkpoint(path, tensors, meta.to_json(), exclusive=exclusive)
 
 
 # --------------------------------------------------------------------------- loading
@@ -289,6 +303,8 @@ def _read_header(blob: bytes, where: Path) -> dict[str, Any]:
         header = json.loads(blob[8:8 + header_len])
     except (UnicodeDecodeError, ValueError):
         raise refuse("its safetensors header is not valid JSON (the file is corrupt)") from None
+    except RecursionError:  # e.g. a header of nested brackets: the parser recurses into each
+        raise refuse("its safetensors header is nested too deeply to be one") from None
     if not isinstance(header, dict) or not isinstance(header.get("__metadata__"), dict):
         raise refuse("its safetensors header has no rl-league metadata")
     info = header["__metadata__"]
@@ -303,6 +319,8 @@ def _read_header(blob: bytes, where: Path) -> dict[str, Any]:
 def _check_versions(meta: dict[str, Any], where: Path) -> None:
     if meta["format"] != FORMAT_NAME:
         raise LeagueError(f"{where} is not rl-league checkpoint metadata (format {meta['format']!r}).")
+    if meta["format_version"] < 1:
+        raise LeagueError(f"Checkpoint metadata {where} has a malformed field 'format_version'.")
     if meta["format_version"] > FORMAT_VERSION:
         raise LeagueError(f"{where} uses checkpoint format version {meta['format_version']}, newer than this "
                           f"rl-league reads ({FORMAT_VERSION}); upgrade rl-league.")
@@ -314,10 +332,37 @@ def _check_versions(meta: dict[str, Any], where: Path) -> None:
                           f"this rl-league speaks version {ACTION_TABLE_VERSION}, so it cannot be used.")
 
 
+def _is_number(value: Any) -> bool:
+    """A finite int or float (JSON reads NaN, Infinity and 400-digit integers; a bool is not a number here)."""
+    try:
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    except OverflowError:
+        return False
+
+
+def _check_depth(architecture: PolicyConfig, where: Path) -> None:
+    """Refuse more layers than the loader's bound (widths are bounded by the parameter count)."""
+    for head in ("actor", "critic"):
+        layers = len(getattr(architecture, f"{head}_sizes"))
+        if layers > MAX_HIDDEN_LAYERS:
+            raise LeagueError(f"Checkpoint metadata {where} describes a {head} of {layers} hidden layers, more "
+                              f"than this rl-league loads ({MAX_HIDDEN_LAYERS}).")
+
+
+def _check_learner_stats(optimizer: dict[str, Any] | None, where: Path) -> None:
+    """The learner's running statistics are finite numbers (a resumed run divides by them)."""
+    stats = (optimizer or {}).get("learner_stats", {})
+    if not isinstance(stats, dict) or not all(_is_number(v) for v in stats.values()):
+        raise LeagueError(f"Checkpoint metadata {where} has learner statistics that are not all finite numbers.")
+    for key in ("return_count", "return_m2"):  # a count and a sum of squares: a negative one is impossible
+        if stats.get(key, 0) < 0:
+            raise LeagueError(f"Checkpoint metadata {where} has a negative learner statistic {key!r}.")
+
+
 def _parse_meta(meta_bytes: bytes, where: Path) -> CheckpointMeta:
     try:
         meta = json.loads(meta_bytes)
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):  # RecursionError: nested too deeply to parse
         raise LeagueError(f"Checkpoint metadata {where} is not valid JSON.") from None
     if not isinstance(meta, dict):
         raise LeagueError(f"Checkpoint metadata {where} must be a JSON object.")
@@ -327,6 +372,10 @@ def _parse_meta(meta_bytes: bytes, where: Path) -> CheckpointMeta:
         if not isinstance(meta[key], types) or isinstance(meta[key], bool):
             raise LeagueError(f"Checkpoint metadata {where} has a malformed field {key!r}.")
     _check_versions(meta, where)
+    if not 0 <= meta["steps"] <= MAX_STEPS_TRAINED:
+        raise LeagueError(f"Checkpoint metadata {where} records {meta['steps']} steps trained, which is impossible "
+                          f"(expected 0 to {MAX_STEPS_TRAINED:,}).")
+    _check_learner_stats(meta["optimizer"], where)
     meta["architecture"] = {**ARCHITECTURE_ADDED_FIELDS, **meta["architecture"]}
     missing = [f.name for f in dataclasses.fields(PolicyConfig) if f.name not in meta["architecture"]]
     if missing:
@@ -336,6 +385,7 @@ def _parse_meta(meta_bytes: bytes, where: Path) -> CheckpointMeta:
     if architecture.kind != meta["kind"]:
         raise LeagueError(f"Checkpoint metadata {where} says kind {meta['kind']!r} but its architecture is "
                           f"{architecture.kind!r}.")
+    _check_depth(architecture, where)
     return CheckpointMeta(
         kind=meta["kind"], architecture=architecture, steps=meta["steps"], training_config=meta["training_config"],
         optimizer=meta["optimizer"], obs_layout_version=meta["obs_layout_version"],
@@ -344,9 +394,40 @@ def _parse_meta(meta_bytes: bytes, where: Path) -> CheckpointMeta:
     )
 
 
-def _fill_network(net: ActorCritic, tensors: dict[str, torch.Tensor], where: Path) -> None:
-    """Load the model tensors into `net`, refusing missing, extra, misshapen or non-finite ones."""
-    expected = net.state_dict()
+def _finite_floats(tensor: torch.Tensor) -> bool:
+    return tensor.dtype in FLOAT_DTYPES and bool(torch.isfinite(tensor).all())
+
+
+def _network_outline(architecture: PolicyConfig, where: Path) -> ActorCritic:
+    """The network the architecture describes, built on the meta device: every tensor's name and
+    shape, with no memory behind them, so the parameter count is bounded and the file checked
+    against it before the real network is built (a hostile architecture then costs nothing)."""
+    with torch.device("meta"):
+        outline = build_network(architecture)
+    count = sum(p.numel() for p in outline.parameters())
+    if count > MAX_PARAMETERS:
+        raise LeagueError(f"Checkpoint metadata {where} describes a network of {count:,} parameters, more than this "
+                          f"rl-league loads ({MAX_PARAMETERS:,}).")
+    return outline
+
+
+def check_trainable(architecture: PolicyConfig) -> None:
+    """Refuse, before any training, a network whose checkpoints this rl-league would not load back."""
+    for head in ("actor", "critic"):
+        layers = len(getattr(architecture, f"{head}_sizes"))
+        if layers > MAX_HIDDEN_LAYERS:
+            raise LeagueError(f"policy.{head}_sizes lists {layers} hidden layers; a checkpoint holds at most "
+                              f"{MAX_HIDDEN_LAYERS}.")
+    with torch.device("meta"):
+        count = sum(p.numel() for p in build_network(architecture).parameters())
+    if count > MAX_PARAMETERS:
+        raise LeagueError(f"The policy's layer sizes make a network of {count:,} parameters; a checkpoint holds at "
+                          f"most {MAX_PARAMETERS:,}.")
+
+
+def _model_tensors(outline: ActorCritic, tensors: dict[str, torch.Tensor], where: Path) -> dict[str, torch.Tensor]:
+    """The model tensors, refusing missing, extra, misshapen or non-finite ones (against the outline)."""
+    expected = outline.state_dict()
     found = {k[len(MODEL_PREFIX):]: v for k, v in tensors.items() if k.startswith(MODEL_PREFIX)}
     missing = sorted(set(expected) - set(found))
     extra = sorted(set(found) - set(expected))
@@ -354,46 +435,114 @@ def _fill_network(net: ActorCritic, tensors: dict[str, torch.Tensor], where: Pat
         name = missing[0] if missing else extra[0]
         what = "lacks" if missing else "has an unexpected"
         raise LeagueError(f"{where} does not match its architecture: it {what} tensor {name!r}.")
-    for name, tensor in found.items():
+    for name, tensor in sorted(found.items()):
         if tuple(tensor.shape) != tuple(expected[name].shape):
             raise LeagueError(f"{where} does not match its architecture: tensor {name!r} has shape "
                               f"{list(tensor.shape)} but the architecture needs {list(expected[name].shape)}.")
-        if not tensor.is_floating_point() or not bool(torch.isfinite(tensor).all()):
+        if not _finite_floats(tensor):
             raise LeagueError(f"{where} is unusable: tensor {name!r} holds non-finite or non-float values.")
-    net.load_state_dict({k: v.to(expected[k].dtype) for k, v in found.items()})
+    return {k: v.to(expected[k].dtype) for k, v in found.items()}
 
 
-def _optimizer_state(tensors: dict[str, torch.Tensor], json_part: dict[str, Any] | None,
+def _check_param_groups(groups: Any, optimizer_class: Any, n_params: int, refuse) -> None:
+    """A list of dicts whose 'params' are the network's parameter indices, in order (what
+    Optimizer.state_dict() writes for an optimizer over net.parameters()), with settings that
+    are flags, names or finite numbers."""
+    if not isinstance(groups, list) or not groups or not all(isinstance(g, dict) for g in groups):
+        raise refuse("its parameter groups are not a list of objects")
+    indices = [i for g in groups for i in (g.get("params") if isinstance(g.get("params"), list) else [None])]
+    if indices != list(range(n_params)) or not all(type(i) is int for i in indices):
+        raise refuse(f"its parameter groups do not list the network's {n_params} parameters")
+    for group in groups:
+        for key, value in group.items():
+            values = value if isinstance(value, list) else [value]
+            if key != "params" and not all(v is None or isinstance(v, (bool, str)) or _is_number(v) for v in values):
+                raise refuse(f"the setting {key!r} is not a flag, a name or finite numbers")
+        if optimizer_class == "Adam":  # what Adam's step reads from each group
+            betas = group.get("betas")
+            if not all(_is_number(group.get(k)) and group[k] >= 0 for k in ADAM_GROUP_NUMBERS) or not (
+                    isinstance(betas, list) and len(betas) == 2 and all(_is_number(b) and 0 <= b < 1 for b in betas)):
+                raise refuse("Adam's lr, betas, eps and weight_decay are missing or out of range")
+
+
+def _optimizer_state(tensors: dict[str, torch.Tensor], json_part: dict[str, Any] | None, outline: ActorCritic,
                      where: Path) -> dict[str, Any] | None:
+    """The optimizer state in Optimizer.load_state_dict() form, refused unless it fits the network.
+
+    Optimizer.load_state_dict() checks little (not the state tensors' shapes, nor the settings),
+    so a malformed state would load and then fail at the first update of a resumed run: every
+    state tensor must have its parameter's shape (a scalar for 'step'), be finite, and name a
+    parameter of the network; scalars must be finite numbers.
+    """
+    def refuse(why: str) -> LeagueError:
+        return LeagueError(f"{where} has a malformed optimizer state: {why}.")
+
+    opt_tensors = {k[len(OPTIMIZER_PREFIX):]: v for k, v in tensors.items() if k.startswith(OPTIMIZER_PREFIX)}
     if json_part is None:
+        if opt_tensors:
+            raise refuse("it has optimizer tensors but no optimizer settings")
         return None
+    shapes = [tuple(p.shape) for p in outline.parameters()]
+    optimizer_class = json_part.get("class")
+    _check_param_groups(json_part.get("param_groups"), optimizer_class, len(shapes), refuse)
+
+    def param_index(text: str) -> int:
+        if not _INDEX.fullmatch(text) or int(text) >= len(shapes):
+            raise refuse(f"{text!r} is not a parameter of the network")
+        return int(text)
+
     state: dict[int, dict[str, Any]] = {}
-    try:
-        for key, tensor in tensors.items():
-            if key.startswith(OPTIMIZER_PREFIX):
-                param, name = key[len(OPTIMIZER_PREFIX):].split("/", 1)
-                state.setdefault(int(param), {})[name] = tensor
-        for param, entries in json_part.get("scalars", {}).items():
-            state.setdefault(int(param), {}).update(entries)
-        return {"state": state, "param_groups": list(json_part["param_groups"])}
-    except (ValueError, KeyError, TypeError, AttributeError):
-        raise LeagueError(f"{where} has a malformed optimizer state.") from None
+    for key, tensor in opt_tensors.items():
+        param, _, name = key.partition("/")
+        index = param_index(param)
+        shape = () if name == "step" else shapes[index]  # Adam's step count is a 0-d tensor
+        if not name or tuple(tensor.shape) != shape:
+            raise refuse(f"tensor {OPTIMIZER_PREFIX + key!r} has shape {list(tensor.shape)}, not {list(shape)}")
+        if not _finite_floats(tensor) or (name == "step" and bool((tensor < 0).any())):
+            raise refuse(f"tensor {OPTIMIZER_PREFIX + key!r} holds non-finite or non-float values, or a negative step")
+        state.setdefault(index, {})[name] = tensor
+    scalars = json_part.get("scalars", {})
+    if not isinstance(scalars, dict):
+        raise refuse("its scalars are not an object")
+    for param, entries in scalars.items():
+        if not isinstance(entries, dict) or not all(_is_number(v) for v in entries.values()):
+            raise refuse(f"the scalars of parameter {param!r} are not all finite numbers")
+        state.setdefault(param_index(param), {}).update(entries)
+    groups = json_part["param_groups"]
+    if optimizer_class == "Adam":  # Adam's step needs all of its state for a parameter, or none
+        for group in groups:
+            needed = ADAM_STATE_KEYS | ({ADAM_AMSGRAD_KEY} if group.get("amsgrad") else set())
+            for index in group["params"]:
+                if index in state and set(state[index]) != needed:
+                    raise refuse(f"parameter {index} has state {sorted(state[index])}, not {sorted(needed)}")
+    return {"state": state, "param_groups": list(groups)}
+
+
+def _read_bounded(path: Path, limit: int, what: str) -> bytes:
+    """A file's bytes, refusing (without reading further) one larger than any we write."""
+    with open(path, "rb") as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise LeagueError(f"{path} is larger than {what} can be ({limit:,} bytes).")
+    return data
 
 
 def load_checkpoint(path: str | Path, expected_sha256: str | None = None,
                     device: torch.device | str = "cpu") -> Checkpoint:
     """Verify a checkpoint and build its network (in eval mode, on `device`).
 
-    Refuses, each with one sentence: a missing file, a sha256 other than `expected_sha256`,
-    a file that is not safetensors (a pickle included: it is never unpickled), a truncated or
-    corrupt file, metadata that is missing, not ours or does not belong to the weights, a
-    format, layout or action-table version this code does not speak, and tensors that do
-    not fit the architecture.
+    Refuses, each with one sentence: a missing or oversized file, a sha256 other than
+    `expected_sha256`, a file that is not safetensors (a pickle included: it is never
+    unpickled), a truncated or corrupt file, metadata that is missing, not ours, malformed or
+    does not belong to the weights, a format, layout or action-table version this code does
+    not speak, an architecture beyond the loader's bounds, tensors that do not fit the
+    architecture, and optimizer state that does not fit the network. Nothing is allocated for
+    the network until the file's tensors have been checked against it.
     """
     weights_path, meta_path = checkpoint_paths(path)
     if not weights_path.is_file():
         raise LeagueError(f"No checkpoint file at {weights_path}.")
-    blob = weights_path.read_bytes()
+    blob = _read_bounded(weights_path, MAX_CHECKPOINT_BYTES, "a checkpoint")
     sha = sha256_bytes(blob)
     if expected_sha256 is not None and sha != expected_sha256.lower():
         raise LeagueError(f"{weights_path} has sha256 {sha[:16]}…, not the expected {expected_sha256[:16]}…; "
@@ -404,16 +553,18 @@ def load_checkpoint(path: str | Path, expected_sha256: str | None = None,
     if not meta_path.is_file():
         raise LeagueError(f"{weights_path} has no metadata file {meta_path.name} beside it; "
                           "a checkpoint is the .safetensors file together with its .json.")
-    meta_bytes = meta_path.read_bytes()
+    meta_bytes = _read_bounded(meta_path, MAX_METADATA_BYTES, "checkpoint metadata")
     if sha256_bytes(meta_bytes) != info["metadata_sha256"]:
         raise LeagueError(f"{meta_path} does not belong to {weights_path.name}: "
                           "its sha256 differs from the one recorded in the weights file.")
     meta = _parse_meta(meta_bytes, meta_path)
     try:
-        tensors = load_tensors(blob)
+        tensors = load_tensors(blob)  # no larger than the file
     except SafetensorError:
         raise LeagueError(f"{weights_path} is corrupt: its tensors cannot be read.") from None
+    outline = _network_outline(meta.architecture, meta_path)
+    weights = _model_tensors(outline, tensors, weights_path)
+    optimizer_state = _optimizer_state(tensors, meta.optimizer, outline, weights_path)
     net = build_network(meta.architecture)
-    _fill_network(net, tensors, weights_path)
-    optimizer_state = _optimizer_state(tensors, meta.optimizer, weights_path)
+    net.load_state_dict(weights)
     return Checkpoint(meta, net.to(device).eval(), optimizer_state, sha, weights_path, meta_path)

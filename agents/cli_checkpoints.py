@@ -22,7 +22,10 @@ def import_agent(
     Example: league import ./bots/striker.safetensors --name striker --stage 1v1
     """
     from agents.transfer import import_checkpoint  # torch: only when the command runs
+    from league.names import check_name
 
+    if name is not None:
+        check_name(name)
     league_home, reg = open_league(home)
     agent = import_checkpoint(league_home, reg, file, name=name, stage=stage)
     out.print(f"Imported {agent.name} ({agent.kind}, {agent.stage}, {agent.steps_trained:,} steps), "
@@ -40,7 +43,9 @@ def export_agent(
     Example: league export ppo-1v1-v12 ./exported
     """
     from agents.transfer import export_checkpoint  # torch: only for the commands that need it
+    from league.names import check_name
 
+    check_name(name)
     league_home, reg = open_league(home, readonly=True)
     weights, meta = export_checkpoint(league_home, reg, name, directory)
     out.print(f"Exported {name} to {weights} and {meta}", highlight=False)

@@ -5,18 +5,23 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from agents.checkpoint import checkpoint_paths, load_checkpoint, write_file_atomic
+from agents.checkpoint import checkpoint_paths, load_checkpoint
 from agents.loading import checkpoint_file
 from league.config import STAGES
 from league.errors import LeagueError
+from league.files import write_file_atomic
 from league.home import LeagueHome
 from league.registry import Agent, Registry
 
 
-def _copy_pair(src: Path, dest: Path, written: list[Path]) -> None:
-    """Copy a checkpoint's two files (metadata first, as when saving), noting each one written."""
+def _copy_pair(src: Path, dest: Path, written: list[Path], exclusive: bool = False) -> None:
+    """Copy a checkpoint's two files (metadata first, as when saving), noting each one written.
+
+    With `exclusive`, an existing file is never replaced (a LeagueError), even one that
+    appeared since it was last checked for.
+    """
     for s, d in zip(reversed(checkpoint_paths(src)), reversed(checkpoint_paths(dest))):
-        write_file_atomic(d, s.read_bytes())  # checkpoints are megabytes: one read, one atomic write
+        write_file_atomic(d, s.read_bytes(), exclusive=exclusive)  # checkpoints are megabytes: one read, one write
         written.append(d)
 
 
@@ -89,8 +94,11 @@ def export_checkpoint(home: LeagueHome, registry: Registry, name: str, directory
     written: list[Path] = []
     try:
         Path(directory).mkdir(parents=True, exist_ok=True)
-        _copy_pair(ckpt.weights_path, dest, written)
+        _copy_pair(ckpt.weights_path, dest, written, exclusive=True)  # another writer's files stay theirs
     except OSError as exc:
         _remove(written)
         raise LeagueError(f"Cannot write to {directory}: {exc.strerror or exc}.") from None
+    except BaseException:
+        _remove(written)
+        raise
     return weights, meta

@@ -8,13 +8,17 @@ numbers with the scales below, stored as step-to-step differences split into byt
 read with `allow_pickle=False`, so opening a replay never runs code.
 
 The writer is atomic (temp file, fsync, rename): a replay either exists whole or not at all.
+The reader trusts nothing in the file: every member's name, size, dtype and shape, and the
+metadata, are checked before use, so a hostile file is refused in one sentence (docs/replay.md).
 """
 
 from __future__ import annotations
 
 import io
 import json
+import math
 import os
+import struct
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from league.errors import LeagueError
+from league.files import write_file_atomic
 
 REPLAY_FORMAT = "rl-league-replay"
 REPLAY_VERSION = 1
@@ -45,6 +50,42 @@ FLAG_ON_GROUND, FLAG_DEMOLISHED = 1, 2
 
 EVENT_KINDS = {"goal": 0, "kickoff": 1, "touch": 2}
 EVENT_NAMES = {v: k for k, v in EVENT_KINDS.items()}
+
+# Bounds of a replay this rl-league could write, so a hostile file (a zip bomb, an array header
+# claiming terabytes) is refused from the sizes in its zip directory, before anything is inflated.
+MAX_TEAM_SIZE = 3
+MAX_CARS = 2 * MAX_TEAM_SIZE
+MAX_TICK_SKIP = 120  # one decision per second of game clock
+MAX_GAME_SECONDS = 3600  # an hour of game clock; league games last 5 minutes
+MAX_STEPS = MAX_GAME_SECONDS * 120  # at tick_skip 1, a decision every physics tick (120 Hz)
+MAX_EVENTS = (MAX_STEPS + 1) * (MAX_CARS + 2)  # at most a touch per car, a goal and a kick-off per step
+MAX_META_BYTES = 64 * 1024  # the metadata JSON is a few hundred bytes
+NPY_HEADER_BYTES = 4096  # a member's own .npy header (magic, dtype, shape), padded to 64 bytes
+# Each member: the dtype it must have, and its largest data in bytes.
+MEMBERS: dict[str, tuple[np.dtype, int]] = {
+    "meta": (np.dtype(np.uint8), MAX_META_BYTES),
+    "ball": (np.dtype(np.uint8), 2 * MAX_STEPS * len(BALL_COLS)),
+    "cars": (np.dtype(np.uint8), 2 * MAX_STEPS * MAX_CARS * len(CAR_COLS)),
+    "boost": (np.dtype(np.uint8), MAX_STEPS * MAX_CARS),
+    "flags": (np.dtype(np.uint8), MAX_STEPS * MAX_CARS),
+    "events": (np.dtype(np.int32), MAX_EVENTS * 3 * 4),
+    "event_team": (np.dtype(np.int8), MAX_EVENTS),
+}
+# Stored (not compressed), the members are this large; a file larger still is not ours.
+MAX_FILE_BYTES = sum(size + NPY_HEADER_BYTES for _, size in MEMBERS.values()) + (1 << 20)
+# The zip's end record: 22 bytes at the very end (np.savez writes no archive comment, and no zip64
+# records into files this small), giving the size of the directory that lists the members. Listing
+# a directory of millions of tiny entries would cost far more memory than the file's size, so that
+# size is checked before zipfile reads it.
+ZIP_END_RECORD = struct.Struct("<4s4xHHIIH")  # signature, entries here, entries, dir size, dir offset, comment
+ZIP_END_SIGNATURE = b"PK\x05\x06"
+ZIP64_LOCATOR_BYTES, ZIP64_LOCATOR_SIGNATURE = 20, b"PK\x06\x07"  # would come just before the end record
+MAX_ZIP_DIRECTORY_BYTES = 4096  # seven entries of under 100 bytes each
+# Metadata every replay has, with the type each must have (ints: not bools).
+META_TYPES: dict[str, type | tuple[type, ...]] = {
+    "blue": str, "orange": str, "team_size": int, "car_teams": list, "seed": int, "score": list,
+    "length_seconds": (int, float), "tick_skip": int,
+}
 
 
 @dataclass
@@ -125,34 +166,164 @@ def encode(replay: Replay) -> bytes:
 
 
 def write_replay(path: Path, replay: Replay | bytes) -> int:
-    """Write atomically (temp file, fsync, rename); returns the file size in bytes."""
+    """Write atomically (temp file, fsync, rename); returns the file size in bytes.
+
+    The temporary name is unique per writer (the pid alone is shared by a process's threads,
+    and by Ray tasks in one worker), and a failed write (a full disk) removes it and re-raises.
+    """
     data = replay if isinstance(replay, bytes) else encode(replay)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    write_file_atomic(path, data)
     return len(data)
 
 
+class _Malformed(Exception):
+    """What is wrong with a replay file, as the end of the refusal's sentence."""
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    """A finite int or float (JSON reads NaN, Infinity and 400-digit integers)."""
+    try:
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    except OverflowError:
+        return False
+
+
+def _check_zip_directory(path: Path) -> None:
+    """Refuse a file larger than a replay can be, or whose zip directory is larger than a replay's."""
+    with open(path, "rb") as fh:
+        size = fh.seek(0, os.SEEK_END)
+        if size > MAX_FILE_BYTES:
+            raise _Malformed(f"it is {size:,} bytes, more than a replay can be ({MAX_FILE_BYTES:,})")
+        fh.seek(max(0, size - ZIP64_LOCATOR_BYTES - ZIP_END_RECORD.size))
+        tail = fh.read()
+    end = tail[-ZIP_END_RECORD.size:]
+    if len(end) < ZIP_END_RECORD.size or not end.startswith(ZIP_END_SIGNATURE):
+        raise zipfile.BadZipFile("no zip end record")
+    _, _, _, directory_bytes, _, comment = ZIP_END_RECORD.unpack(end)
+    if directory_bytes > MAX_ZIP_DIRECTORY_BYTES or comment or tail.startswith(ZIP64_LOCATOR_SIGNATURE):
+        raise _Malformed(f"its zip directory is not a replay's ({directory_bytes:,} bytes)")
+
+
+def _read_member(z: zipfile.ZipFile, info: zipfile.ZipInfo, name: str) -> np.ndarray:
+    """One member as an array: its size (from the zip directory) checked before it is inflated,
+    and its .npy header (dtype, shape) checked against its size before an array is allocated."""
+    dtype, limit = MEMBERS[name]
+    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED) or info.flag_bits & 1:  # 1: encrypted
+        raise _Malformed(f"its {name!r} member is stored in a way rl-league does not write")
+    if info.file_size > limit + NPY_HEADER_BYTES:
+        raise _Malformed(f"its {name!r} member inflates to {info.file_size:,} bytes, more than a replay's can "
+                         f"({limit + NPY_HEADER_BYTES:,})")
+    data = z.read(info)  # zipfile inflates no more than the recorded size, and checks the CRC
+    raw = io.BytesIO(data)
+    version = np.lib.format.read_magic(raw)
+    if version not in ((1, 0), (2, 0)):
+        raise _Malformed(f"its {name!r} member is .npy version {version}, which rl-league does not write")
+    read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    shape, fortran, found = read_header(raw, max_header_size=NPY_HEADER_BYTES)
+    if found != dtype or fortran:
+        raise _Malformed(f"its {name!r} member holds {found} values, not {dtype}")
+    if any(n < 0 for n in shape) or math.prod(shape) * dtype.itemsize != len(data) - raw.tell():
+        raise _Malformed(f"its {name!r} member's shape {list(shape)} does not fit its size")
+    return np.frombuffer(data, dtype, offset=raw.tell()).reshape(shape).copy()
+
+
+def _read_members(path: Path) -> dict[str, np.ndarray]:
+    """Every member, by name, refusing an archive that holds other members than a replay's."""
+    _check_zip_directory(path)
+    with zipfile.ZipFile(path) as z:
+        infos = z.infolist()
+        names = [info.filename for info in infos]
+        missing = sorted({f"{name}.npy" for name in MEMBERS} - set(names))
+        if missing:
+            raise _Malformed(f"it lacks the member {missing[0]!r}")
+        extra = sorted(set(names) - {f"{name}.npy" for name in MEMBERS})
+        if extra:
+            raise _Malformed(f"it has an unexpected member {extra[0]!r}")
+        if len(names) != len(MEMBERS):
+            raise _Malformed("it lists a member twice")
+        return {info.filename[:-len(".npy")]: _read_member(z, info, info.filename[:-len(".npy")]) for info in infos}
+
+
+def _parse_meta(member: np.ndarray) -> Any:
+    if member.ndim != 1:
+        raise _Malformed(f"its 'meta' member has shape {list(member.shape)}, not [bytes]")
+    try:
+        return json.loads(member.tobytes().decode())
+    except RecursionError:  # the parser recurses into each nested bracket
+        raise _Malformed("its metadata is nested too deeply to be a replay's") from None
+
+
+def _check_meta(meta: dict[str, Any]) -> None:
+    """Refuse metadata (whose format and version are ours) that lacks a key or holds a nonsense value."""
+    for key, types in META_TYPES.items():
+        if not isinstance(meta.get(key), types) or isinstance(meta[key], bool):
+            raise _Malformed(f"its metadata lacks {key!r}, or has it of the wrong type")
+    team_size, car_teams = meta["team_size"], meta["car_teams"]
+    if not 1 <= team_size <= MAX_TEAM_SIZE or not all(_is_int(t) for t in car_teams) \
+            or car_teams != [0] * team_size + [1] * team_size:
+        raise _Malformed("its car_teams are not team_size blue cars, then as many orange ones (team_size 1 to "
+                         f"{MAX_TEAM_SIZE})")
+    if not 1 <= meta["tick_skip"] <= MAX_TICK_SKIP:
+        raise _Malformed(f"its tick_skip is {meta['tick_skip']}, not 1 to {MAX_TICK_SKIP}")
+    if len(meta["score"]) != 2 or not all(_is_int(goals) and goals >= 0 for goals in meta["score"]):
+        raise _Malformed("its score is not two goal counts")
+    if not _is_number(meta["length_seconds"]) or meta["length_seconds"] < 0:
+        raise _Malformed("its length_seconds is not a number of seconds")
+    if "game_seconds" in meta and not (_is_number(meta["game_seconds"]) and meta["game_seconds"] > 0):
+        raise _Malformed("its game_seconds is not a positive number of seconds")
+
+
+def _check_arrays(arrays: dict[str, np.ndarray], cars: int) -> None:
+    """Refuse arrays whose shapes disagree with each other or with the cars, or events that name
+    a step, kind, car or team that does not exist."""
+    steps = arrays["ball"].shape[1] if arrays["ball"].ndim == 3 else 0
+    if steps < 1:
+        raise _Malformed(f"its 'ball' member has shape {list(arrays['ball'].shape)}, not [2, steps, {len(BALL_COLS)}]")
+    expected = {"ball": (2, steps, len(BALL_COLS)), "cars": (2, steps, cars, len(CAR_COLS)), "boost": (steps, cars),
+                "flags": (steps, cars)}
+    for name, shape in expected.items():
+        if arrays[name].shape != shape:
+            raise _Malformed(f"its {name!r} member has shape {list(arrays[name].shape)}, not {list(shape)} "
+                             f"({steps} steps of {cars} cars)")
+    events, event_team = arrays["events"], arrays["event_team"]
+    if events.ndim != 2 or events.shape[1] != 3 or event_team.shape != events.shape[:1]:
+        raise _Malformed(f"its events have shape {list(events.shape)} and their teams {list(event_team.shape)}, "
+                         "not [K, 3] and [K]")
+    step, kind, car = events.T
+    # 0..steps: the events of a game's final step happen after its last frame was recorded.
+    if not (((step >= 0) & (step <= steps)).all() and np.isin(kind, list(EVENT_NAMES)).all()
+            and ((car >= -1) & (car < cars)).all() and ((event_team >= -1) & (event_team <= 1)).all()):
+        raise _Malformed("its events name a step, kind, car or team that does not exist")
+
+
 def read_replay(path: Path) -> Replay:
-    """Load a replay; a missing, corrupt or foreign file is refused with one sentence."""
+    """Load a replay; a missing, corrupt, foreign or malformed file is refused with one sentence.
+
+    Nothing in the file is trusted (docs/replay.md, "Reading"): its size, its zip directory and
+    each member's uncompressed size are checked before anything is inflated, each array's dtype
+    and shape before it is allocated, then the metadata and the arrays against each other.
+    """
     if not Path(path).is_file():
         raise LeagueError(f"Replay file {path} does not exist.")
     try:
-        with np.load(path, allow_pickle=False) as z:
-            arrays = {k: z[k] for k in z.files}
-        meta = json.loads(arrays["meta"].tobytes().decode())
-    except (OSError, ValueError, KeyError, zipfile.BadZipFile, UnicodeDecodeError, EOFError) as exc:
+        arrays = _read_members(Path(path))
+        meta = _parse_meta(arrays["meta"])
+        if not isinstance(meta, dict) or meta.get("format") != REPLAY_FORMAT:
+            raise LeagueError(f"{path} is not an rl-league replay.")
+        if meta.get("version") != REPLAY_VERSION:
+            raise LeagueError(f"{path} is replay format version {meta.get('version')!r}; this rl-league reads "
+                              f"version {REPLAY_VERSION}.")
+        _check_meta(meta)
+        _check_arrays(arrays, len(meta["car_teams"]))
+    except _Malformed as exc:
+        raise LeagueError(f"{path} is not a valid replay: {exc}.") from None
+    except (OSError, ValueError, zipfile.BadZipFile, UnicodeDecodeError, EOFError) as exc:
         raise LeagueError(f"{path} is not a readable replay file ({exc.__class__.__name__}).") from None
-    if meta.get("format") != REPLAY_FORMAT:
-        raise LeagueError(f"{path} is not an rl-league replay.")
-    if meta.get("version") != REPLAY_VERSION:
-        raise LeagueError(
-            f"{path} is replay format version {meta.get('version')}; this rl-league reads version {REPLAY_VERSION}."
-        )
     flags = arrays["flags"]
     replay = Replay(
         meta=meta,

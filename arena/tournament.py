@@ -31,8 +31,9 @@ from arena.tournament_play import GameOutcome, GamePlayer
 from league.config import Config
 from league.errors import LeagueError
 from league.home import LeagueHome
+from league.locks import Ownership, claim
 from league.registry import Agent, GameRecord, Registry
-from league.schedule import ScheduledGame, round_robin
+from league.schedule import ScheduledGame, planned_games, round_robin
 
 MAX_ARENAS_PER_WORKER = 64
 
@@ -64,7 +65,7 @@ def open_tournament(registry: Registry, cfg: Config, team_size: int, games_per_p
         if (t["status"] in ("running", "interrupted") and t["team_size"] == team_size and t["seed"] == seed
                 and t["games_per_pair"] == games_per_pair and json.loads(t["entrants_json"]) == entrants):
             return t["id"], True
-    planned = games_per_pair * len(entrants) * (len(entrants) - 1) // 2
+    planned = planned_games(len(entrants), games_per_pair)
     tid = registry.create_tournament(name or f"{team_size}v{team_size} round robin", team_size, seed, games_per_pair,
                                      planned, entrants, cfg.to_dict())
     return tid, False
@@ -91,12 +92,34 @@ def _worker_main(games: list[ScheduledGame], agents: dict[str, Agent], spec: Gam
         finally:
             player.close()
         results.put(("done", None))
-    except BaseException:
+    except (LeagueError, OSError) as exc:  # a bad file or a full disk: one sentence for the person
+        results.put(("refused", _one_sentence(exc)))
+    except BaseException:  # a bug: the whole traceback
         results.put(("error", traceback.format_exc()))
+
+
+def _one_sentence(exc: LeagueError | OSError) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"cannot write {exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
+    return str(exc).rstrip(".")
 
 
 def _split(games: list[ScheduledGame], workers: int) -> list[list[ScheduledGame]]:
     return [games[w::workers] for w in range(workers) if games[w::workers]]
+
+
+def claim_tournament(registry: Registry, home: LeagueHome, tid: int) -> Ownership:
+    """Own tournament `tid` for playing it, or fail at once: it is finished or abandoned, or
+    another process plays it (which is then left untouched)."""
+    t = registry.tournament(tid)
+    if t["status"] in ("finished", "abandoned"):
+        raise LeagueError(f"Tournament {tid} is already {t['status']}.")
+    ownership = claim(home.root, "tournament", str(tid), f"Tournament {tid}")
+    status = registry.tournament(tid)["status"]
+    if status in ("finished", "abandoned"):  # ended by its previous owner while we waited for the lock
+        ownership.release()
+        raise LeagueError(f"Tournament {tid} is already {status}.")
+    return ownership
 
 
 def run_tournament(registry: Registry, home: LeagueHome, tid: int, workers: int,
@@ -104,10 +127,26 @@ def run_tournament(registry: Registry, home: LeagueHome, tid: int, workers: int,
                    address: str | None = None, max_arenas: int = MAX_ARENAS_PER_WORKER) -> Iterator[GameOutcome]:
     """Play every pending game of tournament `tid`; yields each outcome after it is recorded.
 
-    `backend`: "local" (worker processes here) or "ray" (Ray tasks on the cluster at `address`,
-    or a local Ray instance without one). A worker plays up to `max_arenas` games at once;
-    the results of a round arrive together.
+    The tournament is claimed before this returns (so a tournament another process is playing
+    fails here, untouched), and released when the iterator ends. `backend`: "local" (worker
+    processes here) or "ray" (Ray tasks on the cluster at `address`, or a local Ray instance
+    without one). A worker plays up to `max_arenas` games at once; the results of a round
+    arrive together.
     """
+    if backend not in ("local", "ray"):
+        raise LeagueError(f"Unknown backend {backend!r}; expected local or ray.")
+    ownership = claim_tournament(registry, home, tid)
+    return _play_owned(ownership, registry, home, tid, workers, game_seconds, tick_skip, backend, address,
+                       max_arenas)
+
+
+def _play_owned(ownership: Ownership, *args) -> Iterator[GameOutcome]:
+    with ownership:
+        yield from _play(*args)
+
+
+def _play(registry: Registry, home: LeagueHome, tid: int, workers: int, game_seconds: float, tick_skip: int,
+          backend: str, address: str | None, max_arenas: int) -> Iterator[GameOutcome]:
     t = registry.tournament(tid)
     todo = pending_games(registry, tid)
     registry.set_tournament_status(tid, "running")
@@ -129,8 +168,6 @@ def run_tournament(registry: Registry, home: LeagueHome, tid: int, workers: int,
             raise
         registry.set_tournament_status(tid, "finished" if not pending_games(registry, tid) else "interrupted")
         return
-    if backend != "local":
-        raise LeagueError(f"Unknown backend {backend!r}; expected local or ray.")
     chunks = _split(todo, max(1, min(workers, len(todo))))
     ctx = mp.get_context("spawn")
     results = ctx.Queue()
@@ -158,6 +195,9 @@ def run_tournament(registry: Registry, home: LeagueHome, tid: int, workers: int,
                 yield _record(registry, tid, payload)
             elif kind == "done":
                 running -= 1
+            elif kind == "refused":
+                raise LeagueError(f"A tournament worker stopped ({payload}); the games played so far are "
+                                  f"recorded: run the same command again to resume tournament {tid}.")
             else:
                 raise LeagueError(f"A tournament worker failed:\n{payload}")
     except BaseException:

@@ -22,33 +22,53 @@ def tournament_command(
     backend: Annotated[str, typer.Option("--backend", help="local (worker processes) or ray.")] = "local",
     arenas: Annotated[int, typer.Option("--arenas", help="Most games a worker plays at once.")] = 64,
     address: Annotated[Optional[str], typer.Option("--address", help="Ray cluster address (default: a local Ray instance).", show_default=False)] = None,
+    abandon: Annotated[Optional[int], typer.Option("--abandon", help="End an unfinished tournament for good (its finished games are kept).", show_default=False)] = None,
     config: ConfigOpt = None,
     home: HomeOpt = None,
 ) -> None:
     """Play a round robin among the league's agents, recording every game's replay and updating ratings.
 
     Every pairing plays N games in mirrored pairs (same seed, sides swapped). Interrupted
-    (Ctrl-C, kill -9)? Run the same command again, or --resume ID, to finish it.
+    (Ctrl-C, kill -9)? Run the same command again, or --resume ID, to finish it; --abandon ID
+    ends one that should never be finished (its games and ratings stay recorded).
 
     Example: league tournament --games 25 --stage 1v1
+
+    Example: league tournament --abandon 3
     """
     import json
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
     from rich.table import Table
 
-    from arena.tournament import open_tournament, pending_games, resolve_entrants, run_tournament, standings
+    from arena.tournament import (
+        claim_tournament,
+        open_tournament,
+        pending_games,
+        resolve_entrants,
+        run_tournament,
+        standings,
+    )
     from arena.vector import default_workers
     from league.config import load_config
     from league.errors import LeagueError
     from league.home import resolve_home
     from league.registry import Registry
 
-    if backend not in ("local", "ray"):
-        raise LeagueError(f"Unknown backend {backend!r}; expected local or ray.")
     if arenas < 1:
         raise LeagueError("--arenas must be at least 1.")
     league_home = resolve_home(home).require()
+    if backend == "ray" and address:
+        from arena.tournament_ray import check_address
+
+        check_address(address)  # before a tournament is stored for a cluster that is not there
+    if abandon is not None:
+        registry = Registry.open(league_home.db_path)
+        with claim_tournament(registry, league_home, abandon):  # never one that another process is playing
+            t = registry.abandon_tournament(abandon, "abandoned with league tournament --abandon")
+        out.print(f"Tournament {abandon} abandoned; its {t['finished_games']} finished games stay recorded.",
+                  highlight=False)
+        return
     cfg = load_config(stage=stage, user_file=config, home_file=league_home.config_path,
                       overrides={"seed": seed, "game.game_seconds": game_seconds})
     registry = Registry.open(league_home.db_path, cfg.ratings)
@@ -56,16 +76,15 @@ def tournament_command(
     if resume is not None:
         t = registry.tournament(resume)
         tid, resumed = resume, True
-        if t["status"] == "finished":
-            raise LeagueError(f"Tournament {resume} is already finished.")
         game_seconds_used = json.loads(t["config_json"])["game"]["game_seconds"]
     else:
         n = games if games is not None else 2
-        if n < 1:
-            raise LeagueError("--games must be at least 1.")
         entrants = resolve_entrants(registry, team_size, agents.split(",") if agents else None, not no_baselines)
         tid, resumed = open_tournament(registry, cfg, team_size, n, cfg.seed, entrants)
         game_seconds_used = json.loads(registry.tournament(tid)["config_json"])["game"]["game_seconds"]
+    # Claims the tournament before anything is printed: one that another process plays is left alone.
+    outcomes = run_tournament(registry, league_home, tid, workers or default_workers(), game_seconds_used,
+                              cfg.game.tick_skip, backend=backend, address=address, max_arenas=arenas)
     t = registry.tournament(tid)
     todo = len(pending_games(registry, tid))
     verb = "Resuming" if resumed else "Starting"
@@ -80,8 +99,7 @@ def tournament_command(
         start = time.perf_counter()
         played = 0
         try:
-            for _ in run_tournament(registry, league_home, tid, workers or default_workers(), game_seconds_used,
-                                    cfg.game.tick_skip, backend=backend, address=address, max_arenas=arenas):
+            for _ in outcomes:
                 played += 1
                 bar.update(task, advance=1, rate=played / (time.perf_counter() - start))
         except KeyboardInterrupt:

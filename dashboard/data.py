@@ -26,7 +26,6 @@ from league.errors import LeagueError
 from league.home import LeagueHome
 from league.ratings import MleRatings
 from league.registry import Registry
-from league.schema import schema_version
 
 TTL_SECONDS = 10
 T = TypeVar("T")
@@ -58,10 +57,9 @@ def check_home(root: str) -> LeagueHome:
 def _open(root: str) -> OpenLeague:
     home = check_home(root)
     cfg = load_config(home_file=home.config_path).ratings
+    # Read-only, so the dashboard also serves a home it may not write (a share, another user's);
+    # an empty or foreign database is refused there with its one sentence.
     registry = Registry.open(home.db_path, cfg, readonly=True)
-    if schema_version(registry.db) == 0:
-        registry.close()
-        raise LeagueError(f"{home.db_path} has no league tables yet; run `league init --home {home.root}`.")
     return OpenLeague(home, registry, cfg)
 
 

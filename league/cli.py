@@ -47,6 +47,7 @@ def init(home: HomeOpt = None, config: ConfigOpt = None) -> None:
 
     Example: league init --home ./my-league --config my-ratings.yaml
     """
+    import os
     import shutil
 
     from league.config import load_config
@@ -58,10 +59,25 @@ def init(home: HomeOpt = None, config: ConfigOpt = None) -> None:
         load_config(home_file=config)  # validate it as a home layer (which may not pin the stage)
     cfg = load_config(user_file=config, home_file=league_home.config_path)
     existed = league_home.exists()
-    league_home.create_dirs()
-    if config is not None:
-        shutil.copyfile(config, league_home.config_path)
-    Registry.create(league_home.db_path, cfg.ratings).close()
+    league_home.create_root()
+    # The database first: a read-only home or another application's database is refused before
+    # anything else is written into the folder.
+    registry = Registry.create(league_home.db_path, cfg.ratings)
+    try:
+        league_home.create_dirs()
+        if config is not None:
+            # Through a temporary file: a copy cut short (a full disk) never replaces the league's config.
+            partial = league_home.config_path.with_name(f".{league_home.config_path.name}.{os.getpid()}.tmp")
+            try:
+                shutil.copyfile(config, partial)
+                os.replace(partial, league_home.config_path)
+            except OSError as exc:
+                raise LeagueError(f"Cannot write {league_home.config_path}: {exc.strerror}; "
+                                  "the league's config is unchanged.") from None
+            finally:
+                partial.unlink(missing_ok=True)
+    finally:
+        registry.close()
     verb = "Already initialised" if existed else "Created"
     out.print(f"{verb} league at {league_home.root}", highlight=False)
 
@@ -80,7 +96,7 @@ def list_agents(
 
     Example: league agents --stage 1v1 --all
     """
-    _, reg = open_league(home)
+    _, reg = open_league(home, readonly=True)
     agents = reg.agents(team_size_of(stage), include_retired=all_)
     by_id = {a.id: a.name for a in reg.agents(include_retired=True)}
     table = Table(title=f"Agents{f' ({stage})' if stage else ''}")
@@ -101,7 +117,7 @@ def show(name: Annotated[str, typer.Argument(help="Agent name.")], home: HomeOpt
     """
     from league.lineage import lineage_of
 
-    _, reg = open_league(home)
+    _, reg = open_league(home, readonly=True)
     agent = reg.agent(name)
     graph = lineage_of(reg)
     parent = reg.agent_by_id(agent.parent_id).name if agent.parent_id else "-"
@@ -187,7 +203,7 @@ def leaderboard(
     if by not in ("elo", "trueskill", "mle"):
         raise LeagueError(f"Unknown ranking {by!r}; expected elo, trueskill or mle.")
     team_size = team_size_of(stage)
-    _, reg = open_league(home)
+    _, reg = open_league(home, readonly=True)
     rows = reg.leaderboard(team_size, include_retired=all_)
     fit = reg.mle(team_size, names=[r["name"] for r in rows])
     for r in rows:
@@ -219,7 +235,7 @@ def lineage(name: Annotated[str, typer.Argument(help="Agent name.")], home: Home
     """
     from league.lineage import line_to, lineage_of
 
-    _, reg = open_league(home)
+    _, reg = open_league(home, readonly=True)
     reg.agent(name)  # unknown names fail with suggestions
     graph = lineage_of(reg)
     line = line_to(graph, name)

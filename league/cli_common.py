@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import errno
 import functools
+import os
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from league.errors import LeagueError
 
@@ -17,6 +21,15 @@ out = Console() if sys.stdout.isatty() else Console(width=160)
 err = Console(stderr=True)
 
 USAGE_ERROR = 2
+
+# What the machine, not the code, makes a write fail with: a full disk or quota, a file-size
+# limit, a read-only file system, missing permissions. They end a command like a LeagueError;
+# any other OSError is a bug and keeps its traceback.
+WRITE_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS)
+PERMISSION_ERRNOS = (errno.EACCES, errno.EPERM)
+# SQLite's words for the same (its errors carry no errno), as the start of the message.
+SQLITE_ENVIRONMENT_ERRORS = ("database or disk is full", "attempt to write a readonly database", "disk I/O error",
+                             "unable to open database file")
 
 HomeOpt = Annotated[
     Optional[Path],
@@ -27,17 +40,41 @@ ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="A YAML file
 
 
 def handles_errors(fn):
-    """Turn a LeagueError into one line on stderr and exit code 2."""
+    """Turn a LeagueError, or a write the machine refused (full disk, read-only, no permission),
+    into one line on stderr and exit code 2."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
         except LeagueError as exc:
-            err.print(f"[bold red]Error:[/] {exc}", highlight=False, soft_wrap=True)
-            raise typer.Exit(USAGE_ERROR) from None
+            message = str(exc)
+        except OSError as exc:
+            if exc.errno not in WRITE_ERRNOS + PERMISSION_ERRNOS:
+                raise
+            message = _os_error_sentence(exc)
+        except sqlite3.OperationalError as exc:
+            if not str(exc).startswith(SQLITE_ENVIRONMENT_ERRORS):
+                raise
+            message = f"Cannot write the league database {_database_of(kwargs.get('home'))}: {exc}."
+        # Escaped: a path or name with [brackets] in the sentence is text, not rich markup.
+        err.print(f"[bold red]Error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+        raise typer.Exit(USAGE_ERROR)
 
     return wrapper
+
+
+def _os_error_sentence(exc: OSError) -> str:
+    target = exc.filename2 or exc.filename  # a copy or rename names its destination second
+    if exc.errno in PERMISSION_ERRNOS:
+        return f"Permission denied: {target}." if target else f"A file operation was not permitted: {exc.strerror}."
+    return f"Cannot write {target}: {exc.strerror}." if target else f"A write failed: {exc.strerror}."
+
+
+def _database_of(home: Path | None) -> str:
+    from league.home import resolve_home
+
+    return str(resolve_home(home).db_path)
 
 
 def team_size_of(stage: str | None) -> int | None:
@@ -51,12 +88,23 @@ def team_size_of(stage: str | None) -> int | None:
 
 
 def open_league(home: Path | None, config: Path | None = None, readonly: bool = False):
+    """The league home and its Registry; `readonly` for commands that write nothing.
+
+    A read-only open works on a home this user cannot write. A league made by an older rl-league
+    is still upgraded first wherever its home can be written, as a writing open would.
+    """
     from league.config import load_config
     from league.home import resolve_home
     from league.registry import Registry
+    from league.schema import latest_version, schema_version
 
     league_home = resolve_home(home).require()
     cfg = load_config(user_file=config, home_file=league_home.config_path)
-    return league_home, Registry.open(league_home.db_path, cfg.ratings, readonly=readonly)
+    registry = Registry.open(league_home.db_path, cfg.ratings, readonly=readonly)
+    if readonly and schema_version(registry.db) < latest_version() and os.access(league_home.root, os.W_OK):
+        registry.close()
+        Registry.open(league_home.db_path, cfg.ratings).close()  # applies the pending migrations
+        registry = Registry.open(league_home.db_path, cfg.ratings, readonly=True)
+    return league_home, registry
 
 

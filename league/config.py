@@ -9,7 +9,9 @@ or an out-of-range value is reported with the file (or flag) it came from.
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
+import reprlib
 import types
 import typing
 from dataclasses import dataclass, field
@@ -22,6 +24,22 @@ import yaml
 from league.errors import ConfigError
 
 STAGES = ("1v1", "2v2", "3v3")
+
+# Integer bounds. A seed is 32 bits, the range every random generator accepts (numpy's legacy one
+# included); seeds derived from it add small offsets. numpy, torch and SQLite INTEGER are 64-bit.
+SEED_MAX = 2**32 - 1
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1  # the bounds of every int field without tighter ones
+STEPS_MAX = 10**12  # agent-step budgets: months at 50k steps/s, far beyond any run
+WIDTH_MAX = 65_536  # hidden-layer widths
+THREADS_MAX = 1024
+
+# Input bounds: a config is a few kilobytes of YAML; anything far bigger is a mistake or an attack.
+MAX_CONFIG_BYTES = 1 << 20
+# Values in a document with its aliases expanded; SafeLoader shares aliased nodes, so a small file
+# can stand for billions of values ("billion laughs") that printing or copying would expand.
+MAX_YAML_VALUES = 100_000
+SHOWN_CHARS = 80  # the longest quoted value or flag in a message
+KEY_RE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")  # a dotted --set key: ppo.epochs
 
 
 def param(default: Any, help: str, *, min: float | None = None, max: float | None = None):
@@ -74,7 +92,7 @@ class RatingsConfig:
 class GameConfig:
     team_size: int = param(1, "Cars per team.", min=1, max=3)
     tick_skip: int = param(8, "Physics ticks (120 Hz) each action is repeated for: the action repeat.", min=1, max=120)
-    game_seconds: float = param(300.0, "Game clock of a timed game (tournaments).", min=1)
+    game_seconds: float = param(300.0, "Game clock of a timed game (tournaments).", min=1, max=3600)
     no_touch_timeout_seconds: float = param(10.0, "Training episodes end when nobody touched the ball this long.", min=1)
     episode_timeout_seconds: float = param(300.0, "Training episodes end after this much game time.", min=1)
     random_start_share: float = param(0.5, "Share of training episodes that start from a randomized state.", min=0, max=1)
@@ -93,10 +111,10 @@ class RunnerConfig:
 @dataclass
 class PolicyConfig:
     kind: Literal["mlp", "lstm"] = param("mlp", "Network: feed-forward MLP or recurrent LSTM actor-critic.")
-    actor_sizes: list[int] = param([256, 256, 256], "Hidden layer widths of the actor.", min=1)
-    critic_sizes: list[int] = param([256, 256, 256], "Hidden layer widths of the critic.", min=1)
+    actor_sizes: list[int] = param([256, 256, 256], "Hidden layer widths of the actor.", min=1, max=WIDTH_MAX)
+    critic_sizes: list[int] = param([256, 256, 256], "Hidden layer widths of the critic.", min=1, max=WIDTH_MAX)
     activation: Literal["relu", "elu", "tanh"] = param("relu", "Hidden-layer activation.")
-    lstm_hidden: int = param(256, "LSTM hidden size (lstm only).", min=1)
+    lstm_hidden: int = param(256, "LSTM hidden size (lstm only).", min=1, max=WIDTH_MAX)
     car_frame: bool = param(True, "Append the ball, the car's motion and the goals rotated into the car's frame "
                                    "to the network's input (agents/features.py).")
 
@@ -114,7 +132,7 @@ class PpoConfig:
     max_grad_norm: float = param(0.5, "Gradient-norm clipping threshold.", min=0)
     normalize_advantages: bool = param(True, "Normalize advantages per minibatch.")
     normalize_returns: bool = param(True, "Divide rewards by the running std of the discounted return.")
-    epochs: int = param(4, "Passes over each rollout.", min=1)
+    epochs: int = param(4, "Passes over each rollout.", min=1, max=1000)
     minibatch_size: int = param(2048, "Agent steps per minibatch (LSTM: rounded to whole sequences).", min=1)
     steps_per_env: int = param(128, "Decision steps each env slot collects per rollout.", min=1)
     sequence_length: int = param(16, "Truncated-BPTT sequence length for the LSTM learner.", min=1)
@@ -156,17 +174,19 @@ class KickstartConfig:
     weight: float = param(1.0, "Starting weight of the cross-entropy to the teacher's actions.", min=0)
     steps: int = param(4_000_000, "The network's first agent steps of training (a resumed run, or one --from a "
                                   "trained agent, counts those agents' steps), over which the weight falls linearly "
-                                  "to 0; PPO alone after.", min=1)
+                                  "to 0; PPO alone after.", min=1, max=STEPS_MAX)
 
 
 @dataclass
 class TrainingConfig:
-    steps: int = param(1_000_000, "Agent steps of experience to train for (0: until --minutes or Ctrl-C).", min=0)
+    steps: int = param(1_000_000, "Agent steps of experience to train for (0: until --minutes or Ctrl-C).", min=0,
+                       max=STEPS_MAX)
     minutes: float = param(0.0, "Wall-clock budget in minutes (0: no limit).", min=0)
-    snapshot_every_steps: int = param(200_000, "Agent steps between snapshots (checkpoint + registry version).", min=1)
+    snapshot_every_steps: int = param(200_000, "Agent steps between snapshots (checkpoint + registry version).",
+                                      min=1, max=STEPS_MAX)
     eval_every_snapshots: int = param(2, "Snapshots between evaluation games (0: never).", min=0)
     eval_games: int = param(6, "Evaluation games against each of rule, random and the champion.", min=0)
-    eval_game_seconds: float = param(60.0, "Game clock of an evaluation game.", min=1)
+    eval_game_seconds: float = param(60.0, "Game clock of an evaluation game.", min=1, max=3600)
     opponents: OpponentMix = section(OpponentMix, "Where self-play opponents come from.")
     kickstart: KickstartConfig = section(KickstartConfig, "Kickstarting: distil a teacher agent's actions early on.")
     pfsp_weighting: Literal["hard", "variance", "linear", "even"] = param("hard", "PFSP weighting of past versions.")
@@ -178,8 +198,10 @@ class TrainingConfig:
     compile: Literal["off", "default", "reduce-overhead", "max-autotune"] = param(
         "off", "torch.compile the learner's network (falls back to eager, saying why).")
     pin_memory: bool = param(True, "Page-locked staging for copies to a GPU (ignored on a CPU).")
-    torch_threads: int = param(0, "Torch CPU threads for the learner (0: cores minus game workers, at least 1).", min=0)
-    update_threads: int = param(0, "Torch CPU threads for the PPO update, while the game workers wait (0: every core).", min=0)
+    torch_threads: int = param(0, "Torch CPU threads for the learner (0: cores minus game workers, at least 1).",
+                                min=0, max=THREADS_MAX)
+    update_threads: int = param(0, "Torch CPU threads for the PPO update, while the game workers wait (0: every core).",
+                                 min=0, max=THREADS_MAX)
 
 
 @dataclass
@@ -187,7 +209,7 @@ class Config:
     """The whole configuration of one command."""
 
     stage: Literal["1v1", "2v2", "3v3"] = param("1v1", "Curriculum stage the config is for.")
-    seed: int = param(0, "Seed for everything random.", min=0)
+    seed: int = param(0, "Seed for everything random.", min=0, max=SEED_MAX)
     ratings: RatingsConfig = section(RatingsConfig, "Rating systems.")
     game: GameConfig = section(GameConfig, "The soccar game.")
     runner: RunnerConfig = section(RunnerConfig, "The vectorized game runner.")
@@ -209,11 +231,26 @@ def _type_name(tp: Any) -> str:
         return "one of " + ", ".join(repr(a) for a in typing.get_args(tp))
     if origin in (list, tuple):
         (inner, *_) = typing.get_args(tp) or (Any,)
-        return f"a list of {_type_name(inner)}"
+        plural = {int: "integers", float: "finite numbers", str: "strings"}
+        return f"a list of {plural.get(inner) or _type_name(inner)}"
     if origin in (typing.Union, types.UnionType):
         return " or ".join(_type_name(a) for a in typing.get_args(tp))
-    return {int: "an integer", float: "a number", str: "a string", bool: "true or false",
+    return {int: "an integer", float: "a finite number", str: "a string", bool: "true or false",
             type(None): "null"}.get(tp, getattr(tp, "__name__", str(tp)))
+
+
+_SHORT = reprlib.Repr()
+_SHORT.maxstring = _SHORT.maxother = _SHORT.maxlong = SHOWN_CHARS
+_SHORT.maxlevel = 3
+
+
+def _show(value: Any) -> str:
+    """repr() for a message, cut short: a value a person typed can be megabytes long."""
+    return _SHORT.repr(value)
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "..."
 
 
 def _fits(value: Any, tp: Any) -> bool:
@@ -236,42 +273,65 @@ def _fits(value: Any, tp: Any) -> bool:
     return isinstance(value, tp)
 
 
+def _bounds(f: dataclasses.Field, tp: Any) -> tuple[float | None, float | None]:
+    """A field's (min, max); an integer field is always bounded to 64 bits, what numpy, torch and SQLite hold."""
+    lo, hi = f.metadata.get("min"), f.metadata.get("max")
+    if tp is int or tp == list[int]:
+        lo = INT64_MIN if lo is None else lo
+        hi = INT64_MAX if hi is None else hi
+    return lo, hi
+
+
 def _expected(f: dataclasses.Field, tp: Any) -> str:
     text = _type_name(tp)
-    lo, hi = f.metadata.get("min"), f.metadata.get("max")
+    lo, hi = (_number_text(b) if b is not None else None for b in _bounds(f, tp))
     if lo is not None and hi is not None:
-        text += f" between {lo:g} and {hi:g}"
+        text += f" between {lo} and {hi}"
     elif lo is not None:
-        text += f" of at least {lo:g}"
+        text += f" of at least {lo}"
     elif hi is not None:
-        text += f" of at most {hi:g}"
+        text += f" of at most {hi}"
     return text
+
+
+def _number_text(x: float) -> str:
+    return str(x) if isinstance(x, int) else f"{x:g}"  # ints exactly: 4294967295, not 4.29497e+09
+
+
+def _in_range(v: Any, lo: float | None, hi: float | None) -> bool:
+    """Whether a number is finite and within the bounds (NaN fails every comparison, so check it first)."""
+    try:
+        finite = math.isfinite(v)
+    except OverflowError:  # an int beyond every float, and beyond every int field's 64 bits
+        return False
+    return finite and (lo is None or v >= lo) and (hi is None or v <= hi)
 
 
 def validate(cls: type, data: Any, source: str, prefix: str = "") -> None:
     """Check a (partial) mapping against the dataclass `cls`; raise ConfigError on the first problem."""
     where = prefix.rstrip(".") or "the top level"
     if not isinstance(data, dict):
-        raise ConfigError(f"{source}: {where} must be a mapping of keys to values, got {data!r}.")
+        raise ConfigError(f"{source}: {where} must be a mapping of keys to values, got {_show(data)}.")
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls)}
+    known = ", ".join(sorted(fields))
     for key, value in data.items():
+        if not isinstance(key, str):  # YAML reads `1:`, `null:` or `true:` as a number, null or bool
+            inside = f" in {where!r}" if prefix else ""
+            raise ConfigError(f"{source}: key {_show(key)}{inside} must be a string (one of: {known}).")
         name = f"{prefix}{key}"
         if key not in fields:
-            known = ", ".join(sorted(fields))
-            raise ConfigError(f"{source}: unknown key {name!r} (expected one of: {known}).")
+            raise ConfigError(f"{source}: unknown key {_show(name)} (expected one of: {known}).")
         tp = hints[key]
         if dataclasses.is_dataclass(tp):
             validate(tp, value, source, f"{name}.")
             continue
         f = fields[key]
-        if not _fits(value, tp):
-            raise ConfigError(f"{source}: key {name!r} must be {_expected(f, tp)}, got {value!r}.")
-        lo, hi = f.metadata.get("min"), f.metadata.get("max")
-        numbers = value if isinstance(value, list) else [value]
-        for v in numbers:
-            if isinstance(v, (int, float)) and ((lo is not None and v < lo) or (hi is not None and v > hi)):
-                raise ConfigError(f"{source}: key {name!r} must be {_expected(f, tp)}, got {value!r}.")
+        lo, hi = _bounds(f, tp)
+        numbers = [v for v in (value if isinstance(value, list) else [value])
+                   if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if not _fits(value, tp) or not all(_in_range(v, lo, hi) for v in numbers):
+            raise ConfigError(f"{source}: key {name!r} must be {_expected(f, tp)}, got {_show(value)}.")
 
 
 def build(cls: type, data: dict[str, Any]):
@@ -304,19 +364,60 @@ def merge(base: dict[str, Any], layer: dict[str, Any]) -> dict[str, Any]:
 
 
 def _read_yaml(path: Path, source: str) -> dict[str, Any]:
+    """A config file's top-level mapping ({} when empty); every problem is one ConfigError sentence."""
     try:
-        text = path.read_text()
+        with path.open("rb") as fh:
+            raw = fh.read(MAX_CONFIG_BYTES + 1)  # bounded: the path may be huge, or endless like /dev/zero
     except FileNotFoundError:
         raise ConfigError(f"Config file {source} does not exist.") from None
     except OSError as exc:
         raise ConfigError(f"Config file {source} cannot be read: {exc.strerror}.") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"Config file {source} is larger than {MAX_CONFIG_BYTES >> 20} MiB; "
+                          "a config is a few kilobytes of YAML.")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{source}: not UTF-8 text (byte {exc.start} cannot be decoded).") from None
+    data = _parse_yaml(text, source)
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: the top level must be a mapping of keys to values, got {_show(data)}.")
+    return data
+
+
+def _parse_yaml(text: str, source: str) -> Any:
+    """YAML from a file or a --set flag; every way it can fail is one ConfigError sentence."""
     try:
         data = load_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}" if mark else ""
         raise ConfigError(f"{source}: not valid YAML{at}.") from None
-    return {} if data is None else data
+    except ValueError:  # e.g. an integer of more digits than Python converts (sys.get_int_max_str_digits)
+        raise ConfigError(f"{source}: not valid YAML (a number too long to read).") from None
+    except RecursionError:  # PyYAML composes nested collections recursively
+        raise ConfigError(f"{source}: not valid YAML (nested too deeply).") from None
+    if _too_many_values(data):
+        raise ConfigError(f"{source}: the YAML holds more than {MAX_YAML_VALUES} values once its aliases "
+                          "are expanded; a config holds a few hundred.")
+    return data
+
+
+def _too_many_values(data: Any) -> bool:
+    """Whether `data`, with shared (aliased) parts counted each time they appear, exceeds MAX_YAML_VALUES."""
+    stack, count = [data], 0
+    while stack:
+        item = stack.pop()
+        count += 1
+        if count > MAX_YAML_VALUES:
+            return True
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 def shipped_config_dir() -> Path:
@@ -341,9 +442,13 @@ def load_yaml(text: str) -> Any:
 
 def _parse_override(text: str) -> tuple[str, Any]:
     if "=" not in text:
-        raise ConfigError(f"--set {text!r}: expected KEY=VALUE, for example --set ratings.elo.k_factor=16.")
+        raise ConfigError(f"--set {_show(text)}: expected KEY=VALUE, for example --set ratings.elo.k_factor=16.")
     key, raw = text.split("=", 1)
-    return key.strip(), load_yaml(raw) if raw.strip() else ""
+    key = key.strip()
+    if not KEY_RE.match(key):
+        raise ConfigError(f"--set {_show(text)}: expected KEY=VALUE with a dotted key such as ppo.epochs, "
+                          f"got the key {_show(key)}.")
+    return key, _parse_yaml(raw, f"--set {_clip(text)}") if raw.strip() else ""
 
 
 def _nest(dotted: str, value: Any) -> dict[str, Any]:
@@ -397,7 +502,7 @@ def load_config(
             chosen = data.get("stage", chosen) if isinstance(data, dict) else chosen
     chosen = chosen or "1v1"
     if chosen not in STAGES:
-        raise ConfigError(f"Unknown stage {chosen!r}; expected one of {', '.join(STAGES)}.")
+        raise ConfigError(f"Unknown stage {_show(chosen)}; expected one of {', '.join(STAGES)}.")
     stage_path = root / "stages" / f"{chosen}.yaml"
     if stage_path.exists():
         layers.append((f"configs/stages/{chosen}.yaml", _read_yaml(stage_path, f"configs/stages/{chosen}.yaml")))
@@ -408,7 +513,7 @@ def load_config(
             layers.append((f"the command-line flag for {dotted!r}", _nest(dotted, value)))
     for text in sets or []:
         key, value = _parse_override(text)
-        layers.append((f"--set {text}", _nest(key, value)))
+        layers.append((f"--set {_clip(text)}", _nest(key, value)))
     layers.append(("the chosen stage", {"stage": chosen}))
 
     for source, data in layers:

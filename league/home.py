@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,9 +42,33 @@ class LeagueHome:
     def exists(self) -> bool:
         return self.db_path.is_file()
 
+    def create_root(self) -> None:
+        """Make the home folder (and its parents); a file in the way or a read-only folder is one sentence."""
+        self._mkdir(self.root)
+
     def create_dirs(self) -> None:
         for path in (self.root, self.checkpoints, self.replays, self.runs):
+            self._mkdir(path)
+
+    def _mkdir(self, path: Path) -> None:
+        try:
             path.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):
+            raise LeagueError(f"Cannot create the league home at {self.root}: {self._file_in_the_way(path)} "
+                              "is a file, not a folder.") from None
+        except OSError as exc:
+            if exc.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+                raise
+            if self.root.is_dir():
+                raise LeagueError(f"The league home {self.root} is read-only ({path} cannot be created), so this "
+                                  "command cannot run; the commands that only read the league still work.") from None
+            raise LeagueError(f"Cannot create the league home at {self.root}: {exc.strerror} "
+                              f"({exc.filename}).") from None
+
+    @staticmethod
+    def _file_in_the_way(path: Path) -> Path:
+        """The nearest of `path` and its parents that exists and is not a folder."""
+        return next((p for p in (path, *path.parents) if p.exists() and not p.is_dir()), path)
 
     def require(self) -> "LeagueHome":
         """Fail with a how-to when there is no league here yet."""

@@ -8,6 +8,7 @@ failure part-way leaves nothing half-written.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -21,7 +22,8 @@ import sqlite_utils
 from league import ratings as rating_math
 from league.config import RatingsConfig
 from league.errors import LeagueError, unknown_name
-from league.schema import RESULTS, STATUSES, latest_version, migrate, schema_version
+from league.names import check_name
+from league.schema import RESULTS, STATUSES, is_foreign, latest_version, migrate, schema_version
 
 BASELINES = {
     "random": "Uniformly random actions from the action table.",
@@ -84,11 +86,74 @@ class GameRecord:
 def connect(path: Path, readonly: bool = False) -> sqlite_utils.Database:
     """A sqlite-utils Database on `path` (read-only connections never write or migrate)."""
     if readonly:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_SECONDS, check_same_thread=False)
+        uri = Path(path).absolute().as_uri()  # percent-encoded: a '?' or '#' in a folder name stays a name
+        conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_SECONDS, check_same_thread=False)
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # SQLite opens lazily: fail here
+        except sqlite3.OperationalError:
+            conn.close()
+            wal = Path(f"{path}-wal")
+            if os.access(Path(path).parent, os.W_OK) or (wal.is_file() and wal.stat().st_size > 0):
+                raise
+            # Reading a WAL database takes its -shm file, which mode=ro cannot create in a folder
+            # it may not write (a read-only share or mount, another user's home). With no WAL
+            # content beside it (the last connection to close folds the WAL into the main file
+            # and removes it), the main file holds every commit, so reading it as immutable is
+            # exact. What such a reader gives up: a writer with rights to the folder that starts
+            # later is not seen, which a read-only view of a league can live with.
+            conn = sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, timeout=BUSY_TIMEOUT_SECONDS,
+                                   check_same_thread=False)
     else:
         conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_SECONDS)
     conn.execute("PRAGMA foreign_keys = ON")
     return sqlite_utils.Database(conn)
+
+
+def _require_writable(path: Path) -> None:
+    """Refuse, in one sentence, a write to a database (or its folder) this user may not write.
+
+    SQLite would open it read-only without a word and fail at the first write; in WAL mode a
+    writer also creates the -wal and -shm files next to the database, so the folder counts.
+    """
+    for target in (path.parent, path) if path.exists() else (path.parent,):
+        if not os.access(target, os.W_OK):
+            which = "" if target == path.parent else f" ({target.name} cannot be written)"
+            raise LeagueError(f"The league home {path.parent} is read-only{which}, so this command cannot run; "
+                              "the commands that only read the league still work.")
+
+
+def _open_league_db(path: Path, readonly: bool) -> tuple[sqlite_utils.Database, int]:
+    """A connection to a league database (or an empty one) and its schema version.
+
+    Refuses, closing the connection, a file SQLite cannot read, one it cannot open, and another
+    application's database, whose tables a migration would otherwise be added to.
+    """
+    if path.exists() and not os.access(path, os.R_OK):
+        raise LeagueError(f"Cannot read the league database {path}: permission denied.")
+    db = None
+    try:
+        db = connect(path, readonly=readonly)
+        foreign = is_foreign(db)
+        version = schema_version(db)
+    except sqlite3.OperationalError as exc:  # the file is there but cannot be opened (permissions, locks, I/O)
+        if db is not None:
+            db.conn.close()
+        raise LeagueError(f"Cannot read the league database {path}: {exc}.") from None
+    except sqlite3.DatabaseError:  # SQLite's own verdict: not a database, or a corrupt one
+        if db is not None:
+            db.conn.close()
+        raise LeagueError(f"{path} is not a league database (it cannot be read as SQLite).") from None
+    if foreign:
+        db.conn.close()
+        raise LeagueError(f"{path} is another application's SQLite database (it has tables, but none of "
+                          "rl-league's), so it was left untouched; choose another league home.")
+    if version > latest_version():
+        db.conn.close()
+        raise LeagueError(
+            f"{path} has schema version {version}, newer than this rl-league understands ({latest_version()}); "
+            "upgrade rl-league."
+        )
+    return db, version
 
 
 class Registry:
@@ -103,9 +168,14 @@ class Registry:
 
     @classmethod
     def create(cls, path: Path, ratings_cfg: RatingsConfig | None = None) -> "Registry":
-        """Create (or upgrade) the database and make sure the baseline agents exist."""
+        """Create (or upgrade) the database and make sure the baseline agents exist.
+
+        A read-only folder, an unreadable file and another application's database are refused
+        before anything is written.
+        """
         path.parent.mkdir(parents=True, exist_ok=True)
-        db = connect(path)
+        _require_writable(path)
+        db, _ = _open_league_db(path, readonly=False)
         db.execute("PRAGMA journal_mode = WAL")
         migrate(db)
         reg = cls(db, ratings_cfg)
@@ -117,21 +187,25 @@ class Registry:
 
     @classmethod
     def open(cls, path: Path, ratings_cfg: RatingsConfig | None = None, readonly: bool = False) -> "Registry":
-        """Open an existing database, applying pending migrations unless read-only."""
+        """Open an existing database, applying pending migrations unless read-only.
+
+        Read-only opens work on a home this user cannot write (and never write); the others
+        refuse such a home up front. Either refuses what is not a league database.
+        """
         if not path.is_file():
             raise LeagueError(f"No league database at {path}; create one with `league init`.")
-        db = connect(path, readonly=readonly)
-        try:
-            version = schema_version(db)
-        except sqlite3.DatabaseError:
-            raise LeagueError(f"{path} is not a league database (it cannot be read as SQLite).") from None
-        if version > latest_version():
-            raise LeagueError(
-                f"{path} has schema version {version}, newer than this rl-league understands ({latest_version()}); "
-                "upgrade rl-league."
-            )
+        if not readonly:
+            _require_writable(path)
+        db, version = _open_league_db(path, readonly)
+        if readonly and version == 0:
+            db.conn.close()
+            raise LeagueError(f"{path} has no league tables yet; run `league init --home {path.parent}`.")
         if not readonly and version < latest_version():
-            migrate(db)
+            try:
+                migrate(db)
+            except BaseException:
+                db.conn.close()
+                raise
         return cls(db, ratings_cfg)
 
     def close(self) -> None:
@@ -204,8 +278,7 @@ class Registry:
         notes: str = "",
     ) -> Agent:
         """Register a new agent version."""
-        if not name or name != name.strip() or any(c in name for c in "/\\,"):
-            raise LeagueError(f"Agent name {name!r} is not allowed; use letters, digits, '-', '_' or '.'.")
+        check_name(name)
         with self.transaction():
             if self._agent_row(name):
                 raise LeagueError(f"An agent named {name!r} already exists; choose another name.")
@@ -527,9 +600,19 @@ class Registry:
     def tournaments(self) -> list[dict[str, Any]]:
         return list(self.db.query("SELECT * FROM tournaments ORDER BY id"))
 
+    def abandon_tournament(self, tournament_id: int, reason: str) -> dict[str, Any]:
+        """End an unfinished tournament for good: never resumed again; its finished games stay recorded."""
+        with self.transaction():
+            t = self.tournament(tournament_id)
+            if t["status"] in ("finished", "abandoned"):
+                raise LeagueError(f"Tournament {tournament_id} is already {t['status']}.")
+            self.set_tournament_status(tournament_id, "abandoned")
+            self.db.execute("UPDATE tournaments SET message = ? WHERE id = ?", [reason, tournament_id])
+        return self.tournament(tournament_id)
+
     def set_tournament_status(self, tournament_id: int, status: str) -> None:
         with self.transaction():
-            finished = utc_now() if status == "finished" else None
+            finished = utc_now() if status in ("finished", "abandoned") else None
             self.db.execute(
                 """UPDATE tournaments SET status = ?, finished = ?,
                        finished_games = (SELECT COUNT(*) FROM games WHERE tournament_id = ?) WHERE id = ?""",

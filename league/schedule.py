@@ -14,6 +14,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
+from league.errors import LeagueError
+
+# Bounds on a tournament's size, checked before anything is planned: the schedule is held in
+# memory, and every game becomes a database row and a replay file. 100,000 five-minute games
+# are weeks of play on a workstation; anything larger is a typo.
+MAX_GAMES_PER_PAIR = 10_000
+MAX_TOURNAMENT_GAMES = 100_000
+
 
 @dataclass(frozen=True)
 class ScheduledGame:
@@ -28,6 +36,18 @@ def game_seed(tournament_seed: int, a: str, b: str, mirror_pair: int) -> int:
     first, second = sorted((a, b))
     digest = hashlib.sha256(f"{tournament_seed}:{first}:{second}:{mirror_pair}".encode()).digest()
     return int.from_bytes(digest[:4], "little") & 0x7FFFFFFF
+
+
+def planned_games(entrants: int, games_per_pair: int) -> int:
+    """The number of games of a round robin, or a LeagueError for a size nobody could play."""
+    if not 1 <= games_per_pair <= MAX_GAMES_PER_PAIR:
+        raise LeagueError(f"Games per pairing must be between 1 and {MAX_GAMES_PER_PAIR:,}, got {games_per_pair:,}.")
+    total = games_per_pair * entrants * (entrants - 1) // 2
+    if total > MAX_TOURNAMENT_GAMES:
+        raise LeagueError(f"{entrants} entrants playing {games_per_pair:,} games per pairing make {total:,} games, "
+                          f"more than a tournament may hold ({MAX_TOURNAMENT_GAMES:,}); play fewer games or "
+                          "enter fewer agents.")
+    return total
 
 
 def round_robin(entrants: Sequence[str], games_per_pair: int, seed: int) -> list[ScheduledGame]:

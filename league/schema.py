@@ -203,9 +203,61 @@ def _curriculum(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX gate_checks_stage ON gate_checks(curriculum, stage_index)")
 
 
+TOURNAMENT_STATUSES = ("running", "finished", "interrupted", "failed", "abandoned")
+
+
+@migrations(name="0005_tournament_abandon")
+def _tournament_abandon(db: sqlite_utils.Database) -> None:
+    # `league tournament --abandon ID`: a tournament can end as 'abandoned', with a message saying
+    # why. SQLite cannot change a CHECK constraint in place, so the table is rebuilt under the same
+    # name with the same ids. Foreign keys are deferred to the commit: dropping the old table
+    # leaves the games' references dangling until the new table holds their rows again.
+    db.execute("PRAGMA defer_foreign_keys = ON")
+    db.execute("CREATE TEMP TABLE tournaments_copy AS SELECT * FROM tournaments")
+    db.execute("DROP TABLE tournaments")
+    db.execute(
+        f"""
+        CREATE TABLE tournaments (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL,
+            team_size INTEGER NOT NULL CHECK (team_size BETWEEN 1 AND 3),
+            status TEXT NOT NULL DEFAULT 'running' CHECK (status IN {TOURNAMENT_STATUSES}),
+            seed INTEGER NOT NULL,
+            games_per_pair INTEGER NOT NULL,
+            planned_games INTEGER NOT NULL,
+            finished_games INTEGER NOT NULL DEFAULT 0,
+            entrants_json TEXT NOT NULL,
+            config_json TEXT NOT NULL,
+            created TEXT NOT NULL,
+            finished TEXT,
+            message TEXT NOT NULL DEFAULT ''
+        )"""
+    )
+    db.execute(
+        """INSERT INTO tournaments (id, name, team_size, status, seed, games_per_pair, planned_games,
+               finished_games, entrants_json, config_json, created, finished)
+           SELECT id, name, team_size, status, seed, games_per_pair, planned_games, finished_games,
+               entrants_json, config_json, created, finished FROM tournaments_copy"""
+    )
+    db.execute("DROP TABLE tournaments_copy")
+
+
 def schema_version(db: sqlite_utils.Database) -> int:
     """Number of migrations applied to this database."""
     return len(migrations.applied(db))
+
+
+def is_foreign(db: sqlite_utils.Database) -> bool:
+    """Whether `db` is another application's: it has tables (or migration records) but no rl-league migration.
+
+    An empty database is not foreign, nor one holding only an empty migrations table (left by a
+    first migration that failed): a league created there writes over nothing.
+    """
+    if migrations.applied(db):
+        return False
+    records = Migrations.migrations_table
+    names = [n for n in db.table_names() + db.view_names() if not n.startswith("sqlite_")]
+    return any(n != records for n in names) or (records in names and db[records].count > 0)
 
 
 def latest_version() -> int:

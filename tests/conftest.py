@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
 import pytest
 
 from league.home import LeagueHome
@@ -28,3 +35,20 @@ def play(reg: Registry, blue: str, orange: str, blue_goals: int, orange_goals: i
     return reg.record_game(GameRecord(blue=blue, orange=orange, team_size=team_size, seed=kw.pop("seed", 0),
                                       blue_goals=blue_goals, orange_goals=orange_goals,
                                       length_seconds=kw.pop("length_seconds", 300.0), **kw))
+
+
+@contextmanager
+def full_disk_at(folder: Path, size_bytes: int) -> Iterator[None]:
+    """A real, tiny filesystem (tmpfs) mounted at `folder` for the block: writes past `size_bytes`
+    fail with ENOSPC, as on a full disk. Skips the test where mounting is not permitted."""
+    folder.mkdir(parents=True, exist_ok=True)
+    if shutil.which("mount") is None or os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_bytes}", "tmpfs", str(folder)],
+                             capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
+    try:
+        yield
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)

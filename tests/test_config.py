@@ -32,7 +32,7 @@ def test_user_file_and_flags_override_in_order(tmp_path):
 @pytest.mark.parametrize("text, fragment", [
     ("ratings:\n  elo:\n    k_factr: 16\n", "unknown key 'ratings.elo.k_factr'"),
     ("seed: banana\n", "key 'seed' must be an integer"),
-    ("ratings:\n  elo:\n    k_factor: -1\n", "key 'ratings.elo.k_factor' must be a number between 0 and 400, got -1"),
+    ("ratings:\n  elo:\n    k_factor: -1\n", "key 'ratings.elo.k_factor' must be a finite number between 0 and 400, got -1"),
     ("game:\n  tick_skip: 0\n", "key 'game.tick_skip' must be an integer between 1 and 120"),
     ("stage: 4v4\n", "Unknown stage '4v4'"),
     ("ratings: 3\n", "ratings must be a mapping"),

@@ -16,6 +16,7 @@ pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
+from arena.replay import write_replay  # noqa: E402
 from dashboard import field, queries  # noqa: E402
 from dashboard.replay_view import GOAL_LEAD_SECONDS, car_labels, events_table, format_clock, player_html, player_payload  # noqa: E402
 from dashboard.training_runs import list_runs, long_form, read_metrics  # noqa: E402
@@ -285,6 +286,28 @@ def test_corrupt_replay_file_is_a_message(monkeypatch, tmp_path):
     at = page(monkeypatch, home.root, "replays", game=1)
     assert not at.exception
     assert "not a readable replay file" in texts(at.error)
+
+
+@pytest.mark.parametrize("damage, words", [
+    (lambda a: {k: v for k, v in a.items() if k != "flags"}, "it lacks the member 'flags.npy'"),
+    (lambda a: dict(a, ball=a["ball"].reshape(-1)), "its 'ball' member has shape"),
+], ids=["no flags", "1-D ball"])
+def test_a_malformed_replay_file_is_one_sentence(monkeypatch, tmp_path, damage, words):
+    # Before, such a file ended in a KeyError or IndexError traceback on the page.
+    home = build_empty_league(tmp_path / "league")
+    reg = Registry.open(home.db_path)
+    reg.record_game(GameRecord(blue="rule", orange="random", team_size=1, seed=1, blue_goals=1, orange_goals=0,
+                               length_seconds=20.0, replay_path="replays/bad.replay"))
+    reg.close()
+    write_replay(home.replays / "good.replay", synthetic_replay(1, "rule", "random", 1, 1, 0, 20.0))
+    with np.load(home.replays / "good.replay", allow_pickle=False) as z:
+        arrays = damage({k: z[k] for k in z.files})
+    with open(home.replays / "bad.replay", "wb") as f:
+        np.savez_compressed(f, **arrays)
+    at = page(monkeypatch, home.root, "replays", game=1)
+    assert not at.exception and not at.get("iframe")
+    [error] = at.error
+    assert words in error.value and "\n" not in error.value and error.value.endswith(".")
 
 
 # --------------------------------------------------------------------------- training

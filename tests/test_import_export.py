@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import pickle
 from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
+from safetensors.torch import load as load_tensors
 from typer.testing import CliRunner
 
-from agents.checkpoint import load_checkpoint, save_checkpoint, sha256_file
+from agents import transfer
+from agents.checkpoint import load_checkpoint, save_checkpoint, sha256_file, write_checkpoint
 from agents.loading import load_policy
 from agents.networks import build_network
 from agents.nn_policy import NetworkPolicy
@@ -185,3 +189,59 @@ def test_export_refuses_baselines_unknown_names_and_overwrites(home, striker, tm
 def test_load_policy_builds_baselines_by_kind(home):
     assert isinstance(load_policy("rule"), RuleBot)
     assert load_policy(registered(home, "random")).name == "random"
+
+
+# --------------------------------------------------------------------------- hostile checkpoints
+
+
+def _trained_with_adam(tmp_path: Path) -> Path:
+    """A checkpoint with the optimizer state `league train --resume` would load."""
+    net = build_network(MLP)
+    optimizer = torch.optim.Adam(net.parameters(), lr=1e-3)
+    logits, value = net(torch.randn(4, OBS_DIM))
+    (logits.mean() + value.mean()).backward()
+    optimizer.step()
+    save_checkpoint(tmp_path / "resumable", net, steps=64, training_config={"stage": "1v1"}, optimizer=optimizer)
+    return tmp_path / "resumable.safetensors"
+
+
+def _rewrite(file: Path, change_meta=None, change_tensors=None) -> None:
+    tensors = dict(load_tensors(file.read_bytes()))
+    meta = json.loads(file.with_suffix(".json").read_text())
+    (change_meta or (lambda m: None))(meta)
+    (change_tensors or (lambda t: None))(tensors)
+    write_checkpoint(file, tensors, meta)
+
+
+def test_malformed_optimizer_state_is_refused_at_import(home, tmp_path):
+    # Before, the import succeeded and `league train --resume` of the agent failed with a traceback.
+    file = _trained_with_adam(tmp_path)
+    assert load_checkpoint(file).optimizer_state is not None
+    _rewrite(file, change_tensors=lambda t: t.update({"optimizer/0/exp_avg": torch.zeros(3)}))
+    assert "malformed optimizer state" in refused(home, file)
+
+
+def test_impossible_metadata_is_refused_at_import(home, tmp_path):
+    file = _trained_with_adam(tmp_path)
+    _rewrite(file, change_meta=lambda m: m.update(steps=-5))
+    assert "steps" in refused(home, file)
+    _rewrite(file, change_meta=lambda m: (m.update(steps=5), m["architecture"].update(actor_sizes=[100_000] * 3)))
+    assert "resumable.json" in refused(home, file)
+
+
+def test_export_never_replaces_a_file_that_appears_while_it_writes(home, striker, tmp_path, monkeypatch):
+    file, _ = striker
+    assert league("import", file, "--name", "striker", "--home", home.root).exit_code == 0
+    out = tmp_path / "out"
+    copy_pair = transfer._copy_pair
+
+    def another_export_lands_first(*args, **kwargs):
+        out.mkdir(exist_ok=True)
+        (out / "striker.safetensors").write_bytes(b"theirs")  # after export checked, before it writes
+        copy_pair(*args, **kwargs)
+
+    monkeypatch.setattr(transfer, "_copy_pair", another_export_lands_first)
+    result = league("export", "striker", out, "--home", home.root)
+    assert result.exit_code == 2 and "already exists" in result.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["striker.safetensors"]  # our half-written .json removed
+    assert (out / "striker.safetensors").read_bytes() == b"theirs"

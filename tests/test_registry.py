@@ -8,7 +8,7 @@ import pytest
 from league import schema
 from league.errors import LeagueError, NotFoundError
 from league.lineage import ancestors, descendants, line_to, lineage_of, roots
-from league.registry import GameRecord, Registry, connect
+from league.registry import BASELINES, GameRecord, Registry, connect
 
 from conftest import play
 
@@ -173,3 +173,28 @@ def test_an_older_database_is_upgraded_on_open(tmp_path):
     assert {"payoff", "training_runs"} <= set(reg.db.table_names())
     ro = Registry.open(path, readonly=True)  # and read-only opens never migrate
     assert schema.schema_version(ro.db) == schema.latest_version()
+
+
+def test_version_5_rebuilds_tournaments_keeping_ids_games_and_foreign_keys(tmp_path):
+    path = tmp_path / "v4.db"
+    db = connect(path)
+    schema.migrations.apply(db, stop_before="0005_tournament_abandon")
+    reg = Registry(db)
+    with reg.transaction():
+        for name in BASELINES:
+            reg._insert_agent(name=name, kind=name, team_size=None)
+    tid = reg.db.execute(
+        """INSERT INTO tournaments (name, team_size, seed, games_per_pair, planned_games, entrants_json,
+               config_json, created) VALUES ('t', 1, 0, 2, 2, '["rule", "random"]', '{}', 'x')""").lastrowid
+    db.conn.commit()
+    play(reg, "rule", "random", 2, 0, tournament_id=tid, schedule_index=0, origin="tournament")
+    db.conn.close()
+    reg = Registry.open(path)
+    assert schema.schema_version(reg.db) == schema.latest_version()
+    assert reg.tournament(tid)["finished_games"] == 1 and reg.tournament(tid)["message"] == ""
+    assert [g["tournament_id"] for g in reg.games()] == [tid]
+    assert reg.db.execute("PRAGMA foreign_key_check").fetchall() == []
+    with pytest.raises(sqlite3.IntegrityError):  # games still point at the rebuilt table
+        play(reg, "rule", "random", 1, 0, tournament_id=tid + 1, schedule_index=0, origin="tournament")
+    reg.abandon_tournament(tid, "testing")
+    assert reg.tournament(tid)["status"] == "abandoned"

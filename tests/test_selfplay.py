@@ -134,3 +134,13 @@ def test_a_retired_default_teacher_says_how_to_train_without_one(home):
     Registry.open(home.db_path, cfg.ratings).set_status("rule", "retired")
     with pytest.raises(LeagueError, match=r"retired.*training\.kickstart\.teacher="):
         train(home, 256)
+
+
+def test_a_network_too_large_to_load_back_is_refused_before_training(home):
+    result = CliRunner().invoke(app, ["train", "--home", str(home.root), "--steps", "1000",
+                                      "--set", "policy.actor_sizes=[8192,8192,8192]"])
+    assert result.exit_code == 2 and "a checkpoint holds at most 50,000,000" in result.output
+    result = CliRunner().invoke(app, ["train", "--home", str(home.root), "--steps", "1000",
+                                      "--set", f"policy.critic_sizes=[{','.join(['8'] * 17)}]"])
+    assert result.exit_code == 2 and "policy.critic_sizes lists 17 hidden layers" in result.output
+    assert list(home.runs.iterdir()) == [] and list(home.checkpoints.iterdir()) == []

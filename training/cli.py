@@ -61,6 +61,8 @@ def train_command(
     from league.registry import Registry
     from training.selfplay import SelfPlayTrainer
 
+    if resume is not None and from_ is not None:
+        raise LeagueError("Give either --resume (continue a run) or --from (start a new run from an agent), not both.")
     league_home = resolve_home(home).require()
     if curriculum:
         from training.curriculum_cli import run_curriculum
@@ -87,6 +89,9 @@ def train_command(
     if not cfg.training.steps and not cfg.training.minutes:
         raise LeagueError("Give a budget: --steps N or --minutes M (Ctrl-C also stops and saves).")
     registry = Registry.open(league_home.db_path, cfg.ratings)
+    # Built before the progress bar: names, the run's ownership and the checkpoints are checked first.
+    trainer = SelfPlayTrainer(cfg, league_home, registry, name=name, resume=resume, init_from=from_,
+                              on_progress=lambda info: progress(info))
     with Progress(TextColumn("[bold]training[/]"), BarColumn(), TextColumn("{task.completed:,.0f} steps"),
                   TextColumn("{task.fields[sps]:,.0f} steps/s"), TextColumn("reward {task.fields[reward]}"),
                   TimeElapsedColumn(), TimeRemainingColumn(), console=out, transient=False) as bar:
@@ -102,8 +107,6 @@ def train_command(
             bar.update(task, completed=done, sps=info.get("charts/steps_per_second", 0.0),
                        reward=f"{reward:.2f}" if reward is not None else "-")
 
-        trainer = SelfPlayTrainer(cfg, league_home, registry, name=name, resume=resume, on_progress=progress,
-                                  init_from=from_)
         result = trainer.run()
     note = " (interrupted; final snapshot saved)" if result.interrupted else ""
     out.print(f"Trained {result.run} to {result.steps:,} steps in {result.seconds:.0f} s{note}; "

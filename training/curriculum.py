@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from agents.loading import load_policy
-from league.config import Config
+from league.config import SEED_MAX, Config
 from league.errors import LeagueError
 from league.home import LeagueHome
+from league.locks import claim
 from league.ratings import conservative
 from league.registry import Registry, utc_now
 from training.curriculum_spec import CurriculumSpec, stage_config
@@ -111,6 +112,11 @@ class CurriculumTrainer:
     # ------------------------------------------------------------------ the run
 
     def run(self) -> CurriculumResult:
+        """Run (or resume) the curriculum; a second command on the same curriculum fails at once."""
+        with claim(self.home.root, "curriculum", self.spec.name, f"Curriculum {self.spec.name!r}"):
+            return self._run()
+
+    def _run(self) -> CurriculumResult:
         spec, reg = self.spec, self.registry
         reg.start_curriculum(spec.name, spec.to_dict(), self.source,
                              [(s.name, int(s.stage[0]), spec.run_name(i)) for i, s in enumerate(spec.stages)])
@@ -204,7 +210,8 @@ class CurriculumTrainer:
         minutes = self._time_left_minutes()
         n_versions = len(run_versions(self.registry, self.spec.run_name(index)))
         # A different seed per chunk, so chunks do not replay the same start states.
-        cfg = self.config(index, steps=steps, minutes=minutes, seed=self.configs[index].seed + 1009 * index + 7 * n_versions)
+        seed = (self.configs[index].seed + 1009 * index + 7 * n_versions) % (SEED_MAX + 1)
+        cfg = self.config(index, steps=steps, minutes=minutes, seed=seed)
         row = self._stage_row(index)
         base_steps, _ = self._progress(index)
 

@@ -100,7 +100,7 @@ def status(
 
     Example: league curriculum status --history 20
     """
-    _, reg = open_league(home)
+    _, reg = open_league(home, readonly=True)
     if name is None:
         every = reg.curricula()
         if not every:

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 # _read_yaml: one YAML reader for every config file, with the same error sentences.
 from league.config import (
+    STEPS_MAX,
     Config,
     _read_yaml,
     build,
@@ -30,11 +30,11 @@ from league.config import (
     shipped_config_dir,
     validate,
 )
-from league.errors import ConfigError
+from league.errors import ConfigError, LeagueError
+from league.names import check_run_name
 from training.gates import GateSpec
 
 DEFAULT_FILE = "curriculum.yaml"
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 # The driver sets these per chunk; in a stage they would be silently overridden.
 DRIVER_KEYS = {("stage",), ("training", "steps"), ("training", "minutes")}
 
@@ -45,9 +45,11 @@ class StageSpec:
 
     name: str = param("", "Stage name, unique in the curriculum; its run's versions are <curriculum>-<name>-vN.")
     stage: Literal["1v1", "2v2", "3v3"] = param("1v1", "Team size the stage trains at.")
-    min_steps: int = param(0, "Agent steps the stage trains at least, even once its gate passes.", min=0)
-    max_steps: int = param(1_000_000, "Agent steps after which the stage ends, gate passed or not.", min=1)
-    eval_every_steps: int = param(250_000, "Agent steps between gate checks.", min=1)
+    min_steps: int = param(0, "Agent steps the stage trains at least, even once its gate passes.", min=0,
+                           max=STEPS_MAX)
+    max_steps: int = param(1_000_000, "Agent steps after which the stage ends, gate passed or not.", min=1,
+                           max=STEPS_MAX)
+    eval_every_steps: int = param(250_000, "Agent steps between gate checks.", min=1, max=STEPS_MAX)
     on_gate_fail: Literal["stop", "advance"] = param(
         "stop", "When max_steps is spent with the gate shut: stop with a report, or advance anyway.")
     gate: GateSpec = section(GateSpec, "The promotion gate.")
@@ -89,8 +91,10 @@ def _check_overlay(overlay: dict, team_size: int | None, source: str, where: str
 
 
 def _check_name(name: str, source: str, key: str) -> None:
-    if not NAME_RE.match(name):
-        raise ConfigError(f"{source}: key {key!r} must be a name of letters, digits, '-', '_' or '.', got {name!r}.")
+    try:
+        check_run_name(name, f"{source}: key {key!r}:")
+    except LeagueError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def parse_curriculum(data: Any, source: str, name: str | None = None) -> CurriculumSpec:
@@ -124,7 +128,10 @@ def parse_curriculum(data: Any, source: str, name: str | None = None) -> Curricu
             if value is not None:
                 setattr(stage.gate, key, float(value))
         stages.append(stage)
-    return CurriculumSpec(name=str(data.get("name", "curriculum")), config=data.get("config", {}), stages=stages)
+    spec = CurriculumSpec(name=str(data.get("name", "curriculum")), config=data.get("config", {}), stages=stages)
+    for i in range(len(stages)):  # each stage's run is named <curriculum>-<stage>
+        _check_name(spec.run_name(i), source if name is None else "--name", f"stages[{i}] run name")
+    return spec
 
 
 def curriculum_from_dict(data: dict[str, Any], source: str = "stored curriculum") -> CurriculumSpec:

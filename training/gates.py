@@ -25,7 +25,7 @@ class GateSpec:
     """A stage's promotion gate (the `gate:` mapping of a curriculum stage)."""
 
     min_games: int = param(20, "Evaluation games per opponent at each gate check (rule, random, the previous agent).",
-                           min=1)
+                           min=1, max=10_000)
     win_rate_vs_rule: float | None = param(
         None, "Pass only if the Wilson lower bound of the score rate against rule is at least this (null: off).",
         min=0, max=1)

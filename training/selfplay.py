@@ -14,6 +14,7 @@ the other an opponent drawn from the league at every snapshot (training.opponent
 from __future__ import annotations
 
 import re
+import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from agents.checkpoint import load_checkpoint, save_checkpoint
+from agents.checkpoint import check_trainable, load_checkpoint, save_checkpoint
 from agents.loading import load_policy
 from agents.networks import build_network
 from agents.nn_policy import NetworkPolicy
@@ -32,6 +33,8 @@ from arena.vector import VecGame, default_workers
 from league.config import Config
 from league.errors import LeagueError
 from league.home import LeagueHome
+from league.locks import claim
+from league.names import check_name, check_run_name
 from league.registry import Registry
 from training.accel import learner_threads, make_accel, maybe_compile, torch_threads, update_threads
 from training.evaluation import evaluate_snapshot
@@ -84,7 +87,12 @@ class SelfPlayTrainer:
         run whose first weights are another agent's (any stage: the observation layout is the same
         for every team size); that agent becomes its first version's parent, the optimizer starts fresh."""
         if resume and init_from:
-            raise LeagueError("Give either --resume (continue a run) or --from (start a new run from an agent), not both.")
+            raise LeagueError("Give either a snapshot to resume or an agent to start from, not both.")
+        for given, what in ((resume, "Agent name"), (init_from, "Agent name")):
+            if given is not None:
+                check_name(given, what)
+        if name is not None:
+            check_run_name(name)
         self.cfg, self.home, self.registry = cfg, home, registry
         self.on_progress = on_progress or (lambda info: None)
         self.team_size = cfg.game.team_size
@@ -104,6 +112,7 @@ class SelfPlayTrainer:
             self.learner_stats = (ckpt.meta.optimizer or {}).get("learner_stats") or {}
             self.start_steps = agent.steps_trained
             self.prefix = m.group("prefix")
+            self._own(self.prefix)
             self.parent: str | None = agent.name
         else:
             self.parent = None
@@ -115,12 +124,15 @@ class SelfPlayTrainer:
                 ckpt = load_checkpoint(home.root / source.checkpoint_path, expected_sha256=source.checkpoint_sha256)
                 self.start_steps, self.parent = source.steps_trained, source.name
             self.prefix = name or f"{ckpt.net.config.kind if init_from else cfg.policy.kind}-{cfg.stage}"
+            self._own(self.prefix)
             existing = run_versions(registry, self.prefix)
             if existing:
                 raise LeagueError(f"Run {self.prefix!r} already has versions (latest {existing[-1]!r}); "
                                   f"continue it with --resume {existing[-1]} or choose another --name.")
             if self.prefix in registry.names():
                 raise LeagueError(f"An agent named {self.prefix!r} exists; choose another --name.")
+            if not init_from:
+                check_trainable(cfg.policy)
             self.net = ckpt.net.train() if init_from else build_network(cfg.policy)
         self.versions = run_versions(registry, self.prefix)
         self.net.to(self.device)
@@ -129,6 +141,11 @@ class SelfPlayTrainer:
         # collection slower); the update, when they wait, takes every core (training.update_threads).
         torch.set_num_threads(learner_threads(cfg.training, self.workers))
         self.optimizer_state = optimizer_state
+
+    def _own(self, run: str) -> None:
+        """Own the run's name until this trainer is done (or the process ends, however it ends):
+        a second command on the same run fails now, before it trains, naming the holder."""
+        self.ownership = claim(self.home.root, "run", run, f"Run {run!r}")
 
     # ------------------------------------------------------------------ setup
 
@@ -145,17 +162,18 @@ class SelfPlayTrainer:
         opp_rows = np.flatnonzero(~learner_mask).reshape(len(league_envs), self.team_size)
         return learner_rows, games.env_of_row[learner_rows], league_envs, opp_rows
 
-    def _snapshot(self, learner: PpoLearner, steps: int) -> str | None:
-        """Checkpoint + registry version; None if the weights are not finite (never written)."""
+    def _snapshot(self, learner: PpoLearner, steps: int) -> str:
+        """Checkpoint + registry version. A snapshot that cannot be written (weights gone NaN, disk
+        full) stops the run with the reason; the previous snapshots are kept as they are."""
         k = 1 + max([int(VERSION_RE.match(v).group("k")) for v in self.versions], default=0)
         name = f"{self.prefix}-v{k}"
-        rel = Path("checkpoints") / f"{name}.safetensors"
         try:
-            sha = save_checkpoint(self.home.root / rel, self.net, steps=steps, training_config=self.cfg.to_dict(),
-                                  optimizer=learner.optimizer,
-                                  learner_stats=learner.return_scale.stats() if learner.return_scale else None)
-        except LeagueError:
-            return None
+            rel, sha = self._write_snapshot(name, learner, steps)
+        except (LeagueError, OSError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            kept = f"the last snapshot, {self.versions[-1]}, is kept" if self.versions else "no snapshot was kept"
+            raise LeagueError(f"Snapshot {name} was not written ({why.rstrip('.')}); training stopped and "
+                              f"{kept}.") from None
         self.registry.add_agent(name, self.net.config.kind, self.team_size, parent=self.parent,
                                 checkpoint_path=str(rel), checkpoint_sha256=sha, config=self.cfg.to_dict(),
                                 steps_trained=steps)
@@ -163,15 +181,38 @@ class SelfPlayTrainer:
         self.versions.append(name)
         return name
 
+    def _write_snapshot(self, name: str, learner: PpoLearner, steps: int) -> tuple[Path, str]:
+        """Write the checkpoint under a file name nobody else has: created exclusively, so two
+        writers can never replace each other's file. A file left by a run killed between writing
+        and registering its snapshot keeps its name; this one then gets a unique suffix."""
+        stem = f"{name}.safetensors"
+        if (self.home.checkpoints / stem).exists():
+            stem = f"{name}-{secrets.token_hex(4)}.safetensors"
+        rel = Path("checkpoints") / stem
+        stats = learner.return_scale.stats() if learner.return_scale else None
+        sha = save_checkpoint(self.home.root / rel, self.net, steps=steps, training_config=self.cfg.to_dict(),
+                              optimizer=learner.optimizer, learner_stats=stats, exclusive=True)
+        return rel, sha
+
     # ------------------------------------------------------------------ the loop
 
     def run(self) -> TrainResult:
+        """Train to the budget (or Ctrl-C); the run's name is released when it returns or fails."""
+        try:
+            log = MetricsLog(self.home.runs / self.prefix, {"run": self.prefix, "stage": self.cfg.stage,
+                                                             "seed": self.cfg.seed, "resumed_from": self.parent,
+                                                             "config": self.cfg.to_dict()})
+            try:
+                return self._train(log)
+            finally:
+                log.close()
+        finally:
+            self.ownership.release()
+
+    def _train(self, log: MetricsLog) -> TrainResult:
         cfg, tcfg = self.cfg, self.cfg.training
         plugins = GamePlugins(reward_fn=build_reward(cfg.rewards))
         rng = np.random.default_rng(cfg.seed)
-        run_dir = self.home.runs / self.prefix
-        log = MetricsLog(run_dir, {"run": self.prefix, "stage": cfg.stage, "seed": cfg.seed,
-                                   "resumed_from": self.parent, "config": cfg.to_dict()})
         timing = {"collection": 0.0, "inference": 0.0, "update": 0.0, "snapshot": 0.0, "evaluation": 0.0}
         start_time = time.perf_counter()
         deadline = start_time + tcfg.minutes * 60 if tcfg.minutes else None
@@ -261,7 +302,6 @@ class SelfPlayTrainer:
                 self._record_payoff(stats, pool)
                 self._snapshot(learner, self.start_steps + steps)
                 timing["snapshot"] += time.perf_counter() - t
-        log.close()
         return TrainResult(self.prefix, self.versions, self.start_steps + steps, time.perf_counter() - start_time,
                            interrupted, learner.skipped_updates, timing)
 
@@ -297,7 +337,7 @@ class SelfPlayTrainer:
         self._record_payoff(stats, pool)
         name = self._snapshot(learner, self.start_steps + steps)
         timing["snapshot"] += time.perf_counter() - t
-        if name and tcfg.eval_every_snapshots and tcfg.eval_games and snapshots % tcfg.eval_every_snapshots == 0:
+        if tcfg.eval_every_snapshots and tcfg.eval_games and snapshots % tcfg.eval_every_snapshots == 0:
             t = time.perf_counter()
             policy = NetworkPolicy(self.net, device=self.device, name=name)
             rates = evaluate_snapshot(self.registry, name, policy, self.team_size, tcfg.eval_games,

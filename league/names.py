@@ -1,0 +1,33 @@
+"""The one rule for every name a person gives the league: agents, training runs, curricula.
+
+Names become file names (checkpoints, run folders, replay files named after both agents),
+so the rule keeps them inside one path component: ASCII letters, digits, '-', '_' and '.',
+starting with a letter or digit (so never '.', '..' or an option-like '-x'), and short
+enough that a replay named after two agents always fits a file name.
+"""
+
+from __future__ import annotations
+
+import re
+
+from league.errors import LeagueError
+
+MAX_NAME_LENGTH = 64
+# A run's versions are RUN-v1, RUN-v2, ...: room for the suffix keeps every version a valid name.
+VERSION_SUFFIX_ROOM = 8
+MAX_RUN_NAME_LENGTH = MAX_NAME_LENGTH - VERSION_SUFFIX_ROOM
+NAME_RULE = "letters, digits, '-', '_' or '.', starting with a letter or digit"
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+
+def check_name(name: object, what: str = "Agent name", max_length: int = MAX_NAME_LENGTH) -> str:
+    """`name` if it follows the rule, else a LeagueError that states the rule."""
+    if not isinstance(name, str) or not _NAME.fullmatch(name) or len(name) > max_length:
+        raise LeagueError(f"{what} {name!r} is not allowed: use 1 to {max_length} {NAME_RULE}.")
+    return name
+
+
+def check_run_name(name: object, what: str = "Run name") -> str:
+    """A training run's name: like an agent name, with room left for its versions' '-vN'."""
+    return check_name(name, what, MAX_RUN_NAME_LENGTH)

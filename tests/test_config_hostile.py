@@ -1,0 +1,261 @@
+"""Hostile config input: every bad value ends in one ConfigError sentence naming its source and key."""
+
+import dataclasses
+import math
+import os
+import typing
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from league.config import (
+    INT64_MAX,
+    MAX_CONFIG_BYTES,
+    SEED_MAX,
+    Config,
+    config_from_dict,
+    load_config,
+    param,
+    validate,
+)
+from league.errors import ConfigError
+from training.curriculum_spec import parse_curriculum
+
+NAN, INF = float("nan"), float("inf")
+
+
+def write(tmp_path: Path, data: str | bytes, name: str = "user.yaml") -> Path:
+    path = tmp_path / name
+    path.write_bytes(data.encode() if isinstance(data, str) else data)
+    return path
+
+
+def one_sentence(info: pytest.ExceptionInfo, *fragments: str) -> str:
+    message = str(info.value)
+    assert "\n" not in message and len(message) < 600, message
+    for fragment in fragments:
+        assert fragment in message, message
+    return message
+
+
+def leaf_fields(cls: type = Config, prefix: str = ""):
+    """(dotted key, type) of every leaf of the config tree."""
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        tp = hints[f.name]
+        if dataclasses.is_dataclass(tp):
+            yield from leaf_fields(tp, f"{prefix}{f.name}.")
+        else:
+            yield f"{prefix}{f.name}", tp
+
+
+def nest(dotted: str, value):
+    *parents, last = dotted.split(".")
+    out = {last: value}
+    for part in reversed(parents):
+        out = {part: out}
+    return out
+
+
+FLOAT_KEYS = [k for k, tp in leaf_fields() if tp is float]
+INT_KEYS = [k for k, tp in leaf_fields() if tp is int or tp == list[int]]
+
+
+# --------------------------------------------------------------------------- 1. NaN and infinities
+
+
+@pytest.mark.parametrize("text", ["ppo.gamma=.nan", "ppo.learning_rate=.inf", "game.game_seconds=-.inf",
+                                  "ratings.elo.initial=.NaN", "ratings.elo.initial=1e999"])
+def test_set_refuses_non_finite_numbers(text):
+    with pytest.raises(ConfigError) as info:
+        load_config(sets=[text])
+    one_sentence(info, f"--set {text}: key '{text.split('=')[0]}' must be a finite number")
+
+
+def test_home_config_refuses_nan(tmp_path):
+    home = write(tmp_path, "ratings:\n  elo:\n    k_factor: .nan\n", "config.yaml")
+    with pytest.raises(ConfigError) as info:
+        load_config(home_file=home)
+    one_sentence(info, str(home), "'ratings.elo.k_factor' must be a finite number between 0 and 400, got nan")
+
+
+@pytest.mark.parametrize("key, value", [("game.game_seconds", NAN), ("training.minutes", INF),
+                                        ("ratings.elo.initial", -INF), ("ratings.elo.initial", 10**400)])
+def test_flags_refuse_non_finite_numbers(key, value):
+    with pytest.raises(ConfigError) as info:
+        load_config(overrides={key: value})
+    one_sentence(info, f"the command-line flag for {key!r}: key {key!r} must be a finite number")
+
+
+@pytest.mark.parametrize("key", FLOAT_KEYS)
+def test_every_float_key_refuses_nan_and_inf(key):
+    for bad in (NAN, INF, -INF):
+        with pytest.raises(ConfigError) as info:
+            validate(Config, nest(key, bad), "stored config")
+        one_sentence(info, f"stored config: key {key!r} must be a finite number")
+
+
+def test_stored_config_with_nan_is_refused():
+    data = load_config().to_dict()
+    data["ppo"]["gamma"] = NAN
+    with pytest.raises(ConfigError, match="stored config: key 'ppo.gamma' must be a finite number"):
+        config_from_dict(data)
+
+
+def test_list_of_float_keys_refuse_non_finite_items():
+    @dataclass
+    class Floats:
+        xs: list[float] = param([1.0], "Some numbers.", min=0)
+
+    validate(Floats, {"xs": [0.5, 2]}, "f.yaml")
+    for bad in (NAN, INF):
+        with pytest.raises(ConfigError) as info:
+            validate(Floats, {"xs": [0.5, bad]}, "f.yaml")
+        one_sentence(info, "f.yaml: key 'xs' must be a list of finite numbers")
+
+
+def test_curriculum_gate_refuses_nan():
+    data = {"stages": [{"name": "a", "gate": {"min_elo": NAN}}]}
+    with pytest.raises(ConfigError) as info:
+        parse_curriculum(data, "cur.yaml")
+    one_sentence(info, "cur.yaml: key 'stages[0].gate.min_elo' must be a finite number")
+
+
+# --------------------------------------------------------------------------- 2. files that are not UTF-8
+
+
+@pytest.mark.parametrize("as_home", [False, True])
+def test_file_that_is_not_utf8(tmp_path, as_home):
+    path = write(tmp_path, b"\xff\xfe seed: 1")
+    with pytest.raises(ConfigError) as info:
+        load_config(**{"home_file" if as_home else "user_file": path})
+    one_sentence(info, str(path), "UTF-8")
+
+
+# --------------------------------------------------------------------------- 3. --set that does not parse
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("ppo.epochs=[1", "not valid YAML"),
+    ("seed=!!python/name:os.system", "not valid YAML"),
+    ("seed=" + "[" * 5000, "nested too deeply"),
+    ("seed=" + "9" * 5000, "not valid YAML"),
+    ("=3", "dotted key"),
+    (" =3", "dotted key"),
+    ("ppo..epochs=3", "dotted key"),
+    ("ppo.epochs.=3", "dotted key"),
+    ("ppo.epochs.x=3", "key 'ppo.epochs' must be an integer"),
+    ("seed.x=3", "key 'seed' must be an integer"),
+])
+def test_bad_set_flags_are_one_sentence(text, fragment):
+    with pytest.raises(ConfigError) as info:
+        load_config(sets=[text])
+    one_sentence(info, "--set ", fragment)
+
+
+# --------------------------------------------------------------------------- 4. integers too big
+
+
+def test_seed_is_bounded_for_numpy_and_torch():
+    with pytest.raises(ConfigError) as info:
+        load_config(sets=["seed=99999999999999999999999"])
+    one_sentence(info, "--set seed=99999999999999999999999: key 'seed' must be an integer between 0 and "
+                       "4294967295, got 99999999999999999999999.")
+    assert load_config(sets=[f"seed={SEED_MAX}"]).seed == SEED_MAX == 2**32 - 1
+    with pytest.raises(ConfigError, match="between 0 and 4294967295, got 4294967296"):
+        load_config(overrides={"seed": 2**32})
+
+
+@pytest.mark.parametrize("text", [f"training.steps={10**30}", f"training.snapshot_every_steps={10**13}",
+                                  f"training.kickstart.steps={10**13}", f"ppo.epochs={2**70}",
+                                  f"policy.actor_sizes=[8, {2**64}]"])
+def test_huge_integers_are_refused(text):
+    with pytest.raises(ConfigError) as info:
+        load_config(sets=[text])
+    one_sentence(info, f"key '{text.split('=')[0]}' must be", "integer")
+
+
+@pytest.mark.parametrize("key", INT_KEYS)
+def test_every_int_key_fits_in_64_bits(key):
+    for bad in (INT64_MAX + 1, -INT64_MAX - 2):
+        value = [bad] if key.endswith("_sizes") else bad
+        with pytest.raises(ConfigError) as info:
+            validate(Config, nest(key, value), "stored config")
+        one_sentence(info, f"stored config: key {key!r} must be")
+
+
+def test_curriculum_step_budgets_are_bounded():
+    data = {"stages": [{"name": "a", "max_steps": 10**30}]}
+    with pytest.raises(ConfigError) as info:
+        parse_curriculum(data, "cur.yaml")
+    one_sentence(info, "cur.yaml: key 'stages[0].max_steps' must be an integer between 1 and")
+
+
+# --------------------------------------------------------------------------- 5. other hostile files
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("- 1\n- 2\n", "the top level must be a mapping"),
+    ("5\n", "the top level must be a mapping"),
+    ("stage\n", "the top level must be a mapping"),
+    ("1: 2\n", "key 1 must be a string"),
+    ("ratings:\n  null: 3\n", "key None in 'ratings' must be a string"),
+    ("seed: " + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply"),
+    ("seed: " + "9" * 5000 + "\n", "not valid YAML"),
+    ("seed: " + "x" * 100_000 + "\n", "key 'seed' must be an integer"),
+])
+def test_hostile_user_files_are_one_sentence(tmp_path, text, fragment):
+    user = write(tmp_path, text)
+    with pytest.raises(ConfigError) as info:
+        load_config(user_file=user)
+    one_sentence(info, str(user), fragment)
+
+
+def test_hostile_home_file_top_level(tmp_path):
+    home = write(tmp_path, "5\n", "config.yaml")
+    with pytest.raises(ConfigError) as info:
+        load_config(home_file=home)
+    one_sentence(info, str(home), "the top level must be a mapping")
+
+
+def test_file_size_is_bounded(tmp_path):
+    user = write(tmp_path, "# padding\n" * (MAX_CONFIG_BYTES // 10 + 1) + "seed: 1\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(user_file=user)
+    one_sentence(info, str(user), "larger than 1 MiB")
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+def test_endless_file_is_bounded():
+    with pytest.raises(ConfigError) as info:
+        load_config(user_file=Path("/dev/zero"))
+    one_sentence(info, "/dev/zero", "larger than 1 MiB")
+
+
+def test_alias_bomb_is_refused(tmp_path):
+    """SafeLoader shares aliased nodes, but printing or copying the tree expands them (billion laughs)."""
+    lines = ["seed:", "  - &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    for i in range(1, 10):
+        lines.append(f"  - &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]")
+    user = write(tmp_path, "\n".join(lines) + "\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(user_file=user)
+    one_sentence(info, str(user), "values")
+
+
+def test_small_aliases_still_work(tmp_path):
+    user = write(tmp_path, "policy:\n  actor_sizes: &w [64, 64]\n  critic_sizes: *w\n")
+    cfg = load_config(user_file=user)
+    assert cfg.policy.actor_sizes == cfg.policy.critic_sizes == [64, 64]
+
+
+def test_long_values_are_shortened_in_messages():
+    with pytest.raises(ConfigError) as info:
+        load_config(overrides={"policy.activation": "x" * 100_000})
+    one_sentence(info, "key 'policy.activation' must be one of 'relu', 'elu', 'tanh', got 'xxx")
+
+
+def test_finite_values_still_load():
+    cfg = load_config(sets=["ratings.elo.initial=-1e6", "ppo.gamma=1", f"training.steps={10**12}"])
+    assert math.isfinite(cfg.ratings.elo.initial) and cfg.training.steps == 10**12
