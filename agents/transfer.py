@@ -7,7 +7,7 @@ from pathlib import Path
 
 from agents.checkpoint import checkpoint_paths, load_checkpoint
 from agents.loading import checkpoint_file
-from league.config import STAGES
+from league.config import STAGES, team_size_of
 from league.errors import LeagueError
 from league.files import write_file_atomic
 from league.home import LeagueHome
@@ -25,17 +25,23 @@ def _copy_pair(src: Path, dest: Path, written: list[Path], exclusive: bool = Fal
         written.append(d)
 
 
+class StageNotRecorded(LeagueError):
+    """A checkpoint that does not say which stage it was trained for, imported without a stage."""
+
+    def __init__(self, file: Path):
+        self.file = file
+        super().__init__(f"{file} does not record the stage it was trained for; give its stage "
+                         f"({', '.join(STAGES[:-1])} or {STAGES[-1]}).")
+
+
 def _team_size(stage: str | None, training_config: dict | None, file: Path) -> int:
     if stage is None and isinstance(training_config, dict):
         stage = training_config.get("stage")
         if stage not in STAGES:
             stage = None
     if stage is None:
-        raise LeagueError(f"{file} does not record the stage it was trained for; "
-                          f"pass --stage {', '.join(STAGES[:-1])} or {STAGES[-1]}.")
-    if stage not in STAGES:
-        raise LeagueError(f"Unknown stage {stage!r}; expected one of {', '.join(STAGES)}.")
-    return int(stage[0])
+        raise StageNotRecorded(file)
+    return team_size_of(stage)
 
 
 def import_checkpoint(home: LeagueHome, registry: Registry, file: Path, name: str | None = None,

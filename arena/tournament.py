@@ -1,7 +1,10 @@
 """Round-robin tournaments: plan, play in parallel worker processes, record, resume.
 
-    tid = open_tournament(registry, cfg, team_size, games_per_pair, seed, entrants)
-    for outcome in run_tournament(registry, home, tid, workers=2): ...
+    run = start_or_resume_tournament(registry, home, cfg, games_per_pair=25, workers=2)
+    for outcome in run.games: ...
+    read_tournament_standings(registry.db, run.id, registry.ratings_cfg)  # league.standings
+
+or, step by step, `open_tournament(...)` then `run_tournament(registry, home, tid, workers=2)`.
 
 Nothing is lost: a worker writes each game's replay atomically, then the driver (the only
 writer of the database) records the game and its rating updates in one transaction, keyed by
@@ -18,7 +21,7 @@ import multiprocessing as mp
 import queue
 import traceback
 from collections.abc import Iterator
-
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -122,6 +125,58 @@ def claim_tournament(registry: Registry, home: LeagueHome, tid: int) -> Ownershi
     return ownership
 
 
+@dataclass(frozen=True)
+class TournamentRun:
+    """A tournament claimed for playing: what it is, and its pending games, played (and recorded)
+    one by one as `games` is iterated."""
+
+    id: int
+    resumed: bool
+    entrants: tuple[str, ...]
+    planned_games: int
+    to_play: int
+    game_seconds: float
+    games: Iterator[GameOutcome]
+
+
+def start_or_resume_tournament(registry: Registry, home: LeagueHome, cfg: Config, *, resume: int | None = None,
+                               games_per_pair: int = 2, agents: list[str] | None = None, baselines: bool = True,
+                               workers: int = 1, backend: str = "local", address: str | None = None,
+                               max_arenas: int = MAX_ARENAS_PER_WORKER) -> TournamentRun:
+    """Tournament `resume`; else the unfinished one these parameters describe (same team size, seed,
+    games per pair and entrants); else a new one. It is claimed before this returns.
+
+    The team size, seed and tick skip come from `cfg` (whose game clock a new tournament records;
+    a resumed one keeps its own). `agents`: the entrants (default: the stage's active agents, and
+    the baselines unless `baselines` is false). A Ray `address` is probed before anything is stored.
+    """
+    if backend not in ("local", "ray"):
+        raise LeagueError(f"Unknown backend {backend!r}; expected local or ray.")
+    if backend == "ray" and address:
+        from arena.tournament_ray import check_address
+
+        check_address(address)
+    if resume is not None:
+        tid, resumed = resume, True
+    else:
+        team_size = cfg.game.team_size
+        entrants = resolve_entrants(registry, team_size, agents, baselines)
+        tid, resumed = open_tournament(registry, cfg, team_size, games_per_pair, cfg.seed, entrants)
+    game_seconds = json.loads(registry.tournament(tid)["config_json"])["game"]["game_seconds"]
+    games = run_tournament(registry, home, tid, workers, game_seconds, cfg.game.tick_skip, backend=backend,
+                           address=address, max_arenas=max_arenas)
+    t = registry.tournament(tid)
+    return TournamentRun(id=tid, resumed=resumed, entrants=tuple(json.loads(t["entrants_json"])),
+                         planned_games=t["planned_games"], to_play=len(pending_games(registry, tid)),
+                         game_seconds=game_seconds, games=games)
+
+
+def abandon_tournament(registry: Registry, home: LeagueHome, tid: int, reason: str) -> dict:
+    """End unfinished tournament `tid` for good, unless another process is playing it; its games stay recorded."""
+    with claim_tournament(registry, home, tid):
+        return registry.abandon_tournament(tid, reason)
+
+
 def run_tournament(registry: Registry, home: LeagueHome, tid: int, workers: int,
                    game_seconds: float, tick_skip: int = 8, backend: str = "local",
                    address: str | None = None, max_arenas: int = MAX_ARENAS_PER_WORKER) -> Iterator[GameOutcome]:
@@ -218,24 +273,3 @@ def _record(registry: Registry, tid: int, outcome: GameOutcome) -> GameOutcome:
         blue_goals=outcome.blue_goals, orange_goals=outcome.orange_goals, length_seconds=outcome.length_seconds,
         origin="tournament", tournament_id=tid, schedule_index=g.index, replay_path=outcome.replay_path))
     return outcome
-
-
-def standings(registry: Registry, tid: int) -> list[dict]:
-    """Per entrant: games, W-D-L, points (win 1, draw 0.5), goal difference; best first."""
-    t = registry.tournament(tid)
-    table = {n: {"name": n, "games": 0, "wins": 0, "draws": 0, "losses": 0, "points": 0.0, "gf": 0, "ga": 0}
-             for n in json.loads(t["entrants_json"])}
-    for g in registry.games(tournament_id=tid):
-        for side, other, gf, ga in (("blue", "orange", g["blue_goals"], g["orange_goals"]),
-                                    ("orange", "blue", g["orange_goals"], g["blue_goals"])):
-            row = table[g[side]]
-            row["games"] += 1
-            row["gf"] += gf
-            row["ga"] += ga
-            key = "wins" if gf > ga else "losses" if gf < ga else "draws"
-            row[key] += 1
-            row["points"] += 1.0 if gf > ga else 0.5 if gf == ga else 0.0
-    return sorted(table.values(), key=lambda r: (r["points"], r["gf"] - r["ga"]), reverse=True)
-
-
-

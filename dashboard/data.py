@@ -103,18 +103,16 @@ def pair_results(root: str, team_size: int) -> pd.DataFrame:
 
 
 @st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
-def mle(root: str, team_size: int, include_retired: bool = True) -> MleRatings:
+def mle(root: str, team_size: int) -> MleRatings:
     league = open_league(root)
-    board = league.run(queries.leaderboard, team_size, league.ratings_cfg, include_retired)
-    return queries.mle_from_pairs(pair_results(root, team_size), league.ratings_cfg, names=list(board["name"]))
+    return league.run(queries.mle, team_size, league.ratings_cfg)
 
 
 @st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
-def leaderboard(root: str, team_size: int, include_retired: bool) -> pd.DataFrame:
-    """The stage's leaderboard with MLE ratings and 95% intervals (unranked)."""
+def leaderboard(root: str, team_size: int, include_retired: bool, by: str = "elo") -> pd.DataFrame:
+    """The stage's standings with MLE ratings and 95% intervals, best first by `by` (league.standings)."""
     league = open_league(root)
-    board = league.run(queries.leaderboard, team_size, league.ratings_cfg, include_retired)
-    return queries.with_mle(board, mle(root, team_size))
+    return league.run(queries.leaderboard, team_size, league.ratings_cfg, include_retired, by)
 
 
 @st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
@@ -155,7 +153,8 @@ def tournaments(root: str) -> pd.DataFrame:
 
 
 def tournament_standings(root: str, tournament_id: int) -> pd.DataFrame:
-    return open_league(root).run(queries.tournament_standings, tournament_id)
+    league = open_league(root)
+    return league.run(queries.tournament_standings, tournament_id, league.ratings_cfg)
 
 
 def latest_games(root: str, tournament_id: int, limit: int) -> pd.DataFrame:

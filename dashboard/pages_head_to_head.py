@@ -19,7 +19,7 @@ def render(root: str) -> None:
     if pairs.empty:
         st.info(f"No games between different agents in {ui.stage_label(team_size)} yet.")
         return
-    board = queries.rank(data.leaderboard(root, team_size, True), "elo")
+    board = data.leaderboard(root, team_size, True)
     met = set(pairs["agent"])
     ranked = [n for n in board["name"] if n in met]
     names = c2.multiselect("Agents in the matrix", ranked, default=ranked[:DEFAULT_AGENTS],

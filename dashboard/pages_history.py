@@ -6,7 +6,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from dashboard import data, queries, ui
+from dashboard import data, ui
 
 DEFAULT_AGENTS = 5
 METRICS = {"Elo": "elo", "TrueSkill mu": "mu", "TrueSkill mu - 3 sigma": "ts"}
@@ -20,7 +20,7 @@ def render(root: str) -> None:
     metric_label = c2.radio("Rating", list(METRICS), horizontal=True, key="history_metric")
     axis_label = c3.radio("Over", list(AXES), horizontal=True, key="history_axis")
 
-    board = queries.rank(data.leaderboard(root, team_size, True), "elo")
+    board = data.leaderboard(root, team_size, True)
     rated = list(board.loc[board["games"] > 0, "name"])
     if not rated:
         st.info(f"No rated games in {ui.stage_label(team_size)} yet, so there is no rating history to show.")

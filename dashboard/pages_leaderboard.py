@@ -6,9 +6,10 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from dashboard import data, queries, ui
+from dashboard import data, ui
 
 CHART_TOP_DEFAULT = 30
+RANK_KEYS = {"Elo": "elo", "MLE Elo": "mle", "TrueSkill (mu - 3 sigma)": "trueskill"}  # label -> standings key
 
 COLUMNS = {
     "rank": st.column_config.NumberColumn("#", format="%d", width="small"),
@@ -34,11 +35,10 @@ def render(root: str) -> None:
     st.header("Leaderboard")
     c1, c2, c3 = st.columns([1, 1.4, 1])
     team_size = ui.stage_picker(root, c1)
-    rank_label = c2.selectbox("Rank by", list(queries.RANK_KEYS), key="rank_by")
+    rank_label = c2.selectbox("Rank by", list(RANK_KEYS), key="rank_by")
     show_retired = c3.checkbox("Show retired agents", key="show_retired")
 
-    board = data.leaderboard(root, team_size, show_retired)
-    ranked = queries.rank(board, queries.RANK_KEYS[rank_label])
+    ranked = data.leaderboard(root, team_size, show_retired, RANK_KEYS[rank_label])
     if not int(ranked["games"].sum()):
         st.info(f"No rated games in {ui.stage_label(team_size)} yet: agents are shown at their initial ratings. "
                 "Play some with `league tournament`.")
@@ -56,14 +56,14 @@ def render(root: str) -> None:
     st.subheader("Ratings")
     top = st.slider("Agents in the chart", 1, len(played), min(CHART_TOP_DEFAULT, len(played))) \
         if len(played) > 1 else 1
-    st.altair_chart(rating_chart(played.head(top), queries.RANK_KEYS[rank_label]), width="stretch")
+    st.altair_chart(rating_chart(played.head(top), RANK_KEYS[rank_label]), width="stretch")
 
 
 def rating_chart(rows: pd.DataFrame, key: str) -> alt.LayerChart:
     """Each agent's rating with error bars: MLE with its 95% interval (and the incremental Elo as a
     tick), or TrueSkill mu with mu +- 3 sigma."""
     order = list(rows["name"])
-    if key == "ts":
+    if key == "trueskill":
         frame = rows.assign(value=rows["mu"], low=rows["mu"] - 3 * rows["sigma"], high=rows["mu"] + 3 * rows["sigma"])
         title, point_name = "TrueSkill mu (bars: mu +- 3 sigma)", "mu"
     else:
@@ -82,6 +82,6 @@ def rating_chart(rows: pd.DataFrame, key: str) -> alt.LayerChart:
                  alt.Tooltip("low:Q", format=".1f"), alt.Tooltip("high:Q", format=".1f"),
                  alt.Tooltip("elo:Q", title="Elo", format=".0f"), "games:Q"])
     layers = [bars, points]
-    if key != "ts":
+    if key != "trueskill":
         layers.append(base.mark_tick(color="#e45756", thickness=2, size=12).encode(x="elo:Q"))
     return alt.layer(*layers).properties(height=28 * len(frame) + 70)  # + axis and title

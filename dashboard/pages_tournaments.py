@@ -53,7 +53,7 @@ def _body(root: str) -> None:
     st.progress(float(row["progress"]),
                 text=f"{row['finished_games']} of {row['planned_games']} games played ({row['status']})")
     standings = data.tournament_standings(root, tid)
-    if standings.empty:
+    if not int(standings["games"].sum()):
         st.info("No games recorded in this tournament yet.")
         return
     st.subheader("Standings")

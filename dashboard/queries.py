@@ -8,6 +8,7 @@ SQLite with GROUP BY, so a page costs the same few queries whether the league ha
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,8 +18,9 @@ import sqlite_utils
 
 from league.config import RatingsConfig
 from league.lineage import build_lineage
-from league.ratings import MleRatings, conservative, mle_fit
+from league.ratings import MleRatings, conservative
 from league.registry import Agent
+from league.standings import read_standings, read_tournament_standings
 
 SCORE_SQL = "CASE result WHEN '{win}' THEN 1.0 WHEN 'draw' THEN 0.5 ELSE 0.0 END"
 
@@ -57,53 +59,31 @@ def games_by_team_size(db: sqlite_utils.Database) -> dict[int, int]:
 # --------------------------------------------------------------------------- leaderboard
 
 
-def leaderboard(db: sqlite_utils.Database, team_size: int, cfg: RatingsConfig,
-                include_retired: bool = False) -> pd.DataFrame:
-    """One row per agent of the stage (plus anyone rated in it), unplayed ones at initial ratings.
+def leaderboard(db: sqlite_utils.Database, team_size: int, cfg: RatingsConfig, include_retired: bool = False,
+                by: str = "elo") -> pd.DataFrame:
+    """The team size's standings (league.standings: who is listed, what is counted, the order), best first.
 
-    Columns: name, kind, status, elo, mu, sigma, ts (mu - 3 sigma), games, wins, draws, losses,
-    goals_for, goals_against, gd, last_played. Not ranked: see `rank`.
+    Columns: rank, name, kind, status, elo, mu, sigma, ts (mu - 3 sigma), games, wins, draws,
+    losses, goals_for, goals_against, gd, last_played, mle, mle_low, mle_high (the MLE rating and
+    its 95% interval; NaN for agents with no game to fit).
     """
-    frame = _frame(db, f"""
-        SELECT a.name, a.kind, a.status,
-               COALESCE(r.elo, :elo) AS elo, COALESCE(r.mu, :mu) AS mu, COALESCE(r.sigma, :sigma) AS sigma,
-               COALESCE(r.games, 0) AS games, COALESCE(r.wins, 0) AS wins, COALESCE(r.draws, 0) AS draws,
-               COALESCE(r.losses, 0) AS losses, COALESCE(r.goals_for, 0) AS goals_for,
-               COALESCE(r.goals_against, 0) AS goals_against, r.last_played
-        FROM agents a LEFT JOIN ratings r ON r.agent_id = a.id AND r.team_size = :ts
-        WHERE (a.team_size = :ts OR a.team_size IS NULL OR r.agent_id IS NOT NULL)
-              {"" if include_retired else "AND a.status != 'retired'"}
-        ORDER BY a.id""",
-        {"elo": cfg.elo.initial, "mu": cfg.trueskill.mu, "sigma": cfg.trueskill.sigma, "ts": team_size})
-    frame["ts"] = conservative(frame["mu"], frame["sigma"])
-    frame["gd"] = frame["goals_for"] - frame["goals_against"]
-    return frame
+    rows = read_standings(db, team_size, cfg, by=by, include_retired=include_retired).rows
+    nan = (math.nan, math.nan)
+    return pd.DataFrame({
+        "rank": [r.rank for r in rows], "name": [r.name for r in rows], "kind": [r.kind for r in rows],
+        "status": [r.status for r in rows], "elo": [r.elo for r in rows], "mu": [r.mu for r in rows],
+        "sigma": [r.sigma for r in rows], "ts": [r.ts for r in rows], "games": [r.games for r in rows],
+        "wins": [r.wins for r in rows], "draws": [r.draws for r in rows], "losses": [r.losses for r in rows],
+        "goals_for": [r.goals_for for r in rows], "goals_against": [r.goals_against for r in rows],
+        "gd": [r.gd for r in rows], "last_played": [r.last_played for r in rows],
+        "mle": [r.mle if r.mle_interval else math.nan for r in rows],
+        "mle_low": [(r.mle_interval or nan)[0] for r in rows], "mle_high": [(r.mle_interval or nan)[1] for r in rows],
+    })
 
 
-def with_mle(board: pd.DataFrame, fit: MleRatings) -> pd.DataFrame:
-    """Add the whole-history MLE rating and its 95% interval (NaN for agents without games)."""
-    out = board.copy()
-    known = set(fit.names)
-    mle, lo, hi = [], [], []
-    for name, games in zip(out["name"], out["games"]):
-        if name in known and (games > 0 or name == fit.anchor):
-            a, b = fit.interval(name)
-            mle.append(fit.rating(name)), lo.append(a), hi.append(b)
-        else:
-            mle.append(float("nan")), lo.append(float("nan")), hi.append(float("nan"))
-    out["mle"], out["mle_low"], out["mle_high"] = mle, lo, hi
-    return out
-
-
-RANK_KEYS = {"Elo": "elo", "MLE Elo": "mle", "TrueSkill (mu - 3 sigma)": "ts"}
-
-
-def rank(board: pd.DataFrame, by: str = "elo") -> pd.DataFrame:
-    """Sort best first by `by` (unplayed and NaN last) and number the rows from 1."""
-    out = board.sort_values([by, "games"], ascending=[False, False], na_position="last", kind="stable")
-    out = out.reset_index(drop=True)
-    out.insert(0, "rank", range(1, len(out) + 1))
-    return out
+def mle(db: sqlite_utils.Database, team_size: int, cfg: RatingsConfig) -> MleRatings:
+    """The whole-history MLE fit of the team size (every agent that may be listed, retired ones included)."""
+    return read_standings(db, team_size, cfg, include_retired=True).fit
 
 
 # --------------------------------------------------------------------------- head-to-head and MLE
@@ -127,19 +107,6 @@ def pair_results(db: sqlite_utils.Database, team_size: int) -> pd.DataFrame:
         GROUP BY sides.a, sides.b""", {"ts": team_size})
     frame["score_rate"] = frame["score"] / frame["games"]
     return frame
-
-
-def mle_from_pairs(pairs: pd.DataFrame, cfg: RatingsConfig, names: Sequence[str] | None = None) -> MleRatings:
-    """The whole-history MLE fit (league.ratings.mle_fit) from per-pair totals.
-
-    mle_fit reduces games to per-pair totals itself, so handing it each pair's wins, draws and
-    losses gives the same fit as handing it every game.
-    """
-    once = pairs[pairs["agent"] < pairs["opponent"]]  # each unordered pair once
-    games: list[tuple[str, str, float]] = []
-    for a, b, won, drawn, lost in zip(*(once[c].tolist() for c in ("agent", "opponent", "wins", "draws", "losses"))):
-        games += [(a, b, 1.0)] * int(won) + [(a, b, 0.5)] * int(drawn) + [(a, b, 0.0)] * int(lost)
-    return mle_fit(games, cfg.mle, cfg.elo.scale, names=names)
 
 
 def score_matrix(pairs: pd.DataFrame, names: Sequence[str]) -> pd.DataFrame:
@@ -243,22 +210,15 @@ def tournaments(db: sqlite_utils.Database) -> pd.DataFrame:
     return frame.drop(columns=["entrants_json"])
 
 
-def tournament_standings(db: sqlite_utils.Database, tournament_id: int) -> pd.DataFrame:
-    """Points table of one tournament: agent, games, wins, draws, losses, points (win 1, draw 0.5),
-    score_rate, goal difference; best first."""
-    frame = _frame(db, f"""
-        WITH sides AS (
-            SELECT blue_agent_id AS a, {SCORE_SQL.format(win='blue')} AS s, blue_goals - orange_goals AS gd
-            FROM games WHERE tournament_id = :t
-            UNION ALL
-            SELECT orange_agent_id, {SCORE_SQL.format(win='orange')}, orange_goals - blue_goals
-            FROM games WHERE tournament_id = :t)
-        SELECT an.name AS agent, COUNT(*) AS games, SUM(s = 1.0) AS wins, SUM(s = 0.5) AS draws,
-               SUM(s = 0.0) AS losses, SUM(s) AS points, SUM(gd) AS gd
-        FROM sides JOIN agents an ON an.id = sides.a GROUP BY sides.a
-        ORDER BY points DESC, gd DESC, agent""", {"t": tournament_id})
-    frame["score_rate"] = frame["points"] / frame["games"]
-    return frame
+def tournament_standings(db: sqlite_utils.Database, tournament_id: int, cfg: RatingsConfig) -> pd.DataFrame:
+    """Points table of one tournament (league.standings): agent, games, wins, draws, losses, points
+    (win 1, draw 0.5), gd (goal difference), score_rate; every entrant, best first."""
+    rows = read_tournament_standings(db, tournament_id, cfg).rows
+    return pd.DataFrame({
+        "agent": [r.name for r in rows], "games": [r.games for r in rows], "wins": [r.wins for r in rows],
+        "draws": [r.draws for r in rows], "losses": [r.losses for r in rows], "points": [r.points for r in rows],
+        "gd": [r.gd for r in rows], "score_rate": [r.score_rate for r in rows],
+    })
 
 
 # --------------------------------------------------------------------------- games and replays

@@ -25,6 +25,18 @@ from league.errors import ConfigError
 
 STAGES = ("1v1", "2v2", "3v3")
 
+
+def team_size_of(stage: str) -> int:
+    """The cars per team of a stage name ('2v2' -> 2); an unknown stage is a ConfigError."""
+    if stage not in STAGES:
+        raise ConfigError(f"Unknown stage {_show(stage)}; expected one of {', '.join(STAGES)}.")
+    return int(stage[0])
+
+
+def stage_of(team_size: int) -> str:
+    """The stage name of a team size (2 -> '2v2')."""
+    return f"{team_size}v{team_size}"
+
 # Integer bounds. A seed is 32 bits, the range every random generator accepts (numpy's legacy one
 # included); seeds derived from it add small offsets. numpy, torch and SQLite INTEGER are 64-bit.
 SEED_MAX = 2**32 - 1
@@ -501,8 +513,7 @@ def load_config(
         for _, data in layers:
             chosen = data.get("stage", chosen) if isinstance(data, dict) else chosen
     chosen = chosen or "1v1"
-    if chosen not in STAGES:
-        raise ConfigError(f"Unknown stage {_show(chosen)}; expected one of {', '.join(STAGES)}.")
+    team_size_of(chosen)  # an unknown stage fails here, before any file is read for it
     stage_path = root / "stages" / f"{chosen}.yaml"
     if stage_path.exists():
         layers.append((f"configs/stages/{chosen}.yaml", _read_yaml(stage_path, f"configs/stages/{chosen}.yaml")))
@@ -520,7 +531,7 @@ def load_config(
         validate(Config, data, source)
         merged = merge(merged, data)
     cfg = build(Config, merged)
-    expected_size = int(cfg.stage[0])
+    expected_size = team_size_of(cfg.stage)
     if cfg.game.team_size != expected_size:
         raise ConfigError(
             f"game.team_size is {cfg.game.team_size} but stage {cfg.stage} needs {expected_size}; "

@@ -7,6 +7,7 @@ failure part-way leaves nothing half-written.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sqlite3
@@ -24,6 +25,7 @@ from league.config import RatingsConfig
 from league.errors import LeagueError, unknown_name
 from league.names import check_name
 from league.schema import RESULTS, STATUSES, is_foreign, latest_version, migrate, schema_version
+from league.standings import fit_mle, read_pair_records, read_standings
 
 BASELINES = {
     "random": "Uniformly random actions from the action table.",
@@ -383,12 +385,9 @@ class Registry:
             })
 
     def leaderboard(self, team_size: int, include_retired: bool = False) -> list[dict[str, Any]]:
-        """One row per agent of the stage: status, Elo, TrueSkill, W/D/L, goals (defaults if unplayed)."""
-        out = []
-        for agent in self.agents(team_size, include_retired=include_retired):
-            row = self._rating_row(agent.id, team_size)
-            out.append({"name": agent.name, "kind": agent.kind, "status": agent.status, **row})
-        return out
+        """The team size's standings (league.standings.read_standings) by Elo, one dict per row."""
+        return [dataclasses.asdict(row) for row in
+                read_standings(self.db, team_size, self.ratings_cfg, include_retired=include_retired).rows]
 
     def games(self, team_size: int | None = None, tournament_id: int | None = None) -> list[dict[str, Any]]:
         """Games in recorded order, with agent names."""
@@ -406,12 +405,8 @@ class Registry:
         return list(self.db.query(sql + " ORDER BY g.id", args))
 
     def mle(self, team_size: int, names: Sequence[str] | None = None) -> rating_math.MleRatings:
-        """Whole-history maximum-likelihood ratings for a team size."""
-        results = [
-            (g["blue"], g["orange"], rating_math.score_from_goals(g["blue_goals"], g["orange_goals"]))
-            for g in self.games(team_size) if g["blue"] != g["orange"]
-        ]
-        return rating_math.mle_fit(results, self.ratings_cfg.mle, self.ratings_cfg.elo.scale, names=names)
+        """Whole-history maximum-likelihood ratings for a team size (league.standings.fit_mle)."""
+        return fit_mle(read_pair_records(self.db, team_size), self.ratings_cfg, names=names)
 
     def rating_history(self, name: str, team_size: int | None = None) -> list[dict[str, Any]]:
         agent = self.agent(name)

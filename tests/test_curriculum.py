@@ -13,6 +13,7 @@ from league.lineage import line_to, lineage_of
 from league.registry import Registry
 from training.curriculum import CurriculumTrainer
 from training.curriculum_spec import load_curriculum, parse_curriculum
+from training.progress import StageProgress, UpdateDone
 from training.selfplay import run_versions
 
 TINY = ["runner.workers=1", "runner.envs_per_worker=2", "runner.backend=serial", "ppo.steps_per_env=32",
@@ -169,8 +170,8 @@ def test_resume_in_the_middle_of_a_stage(home):
     ]}, "test")
     reg = Registry.open(home.db_path)
 
-    def ctrl_c_in_stage_b(info):
-        if info["event"] == "train" and info["index"] == 1 and info.get("stage_steps", 0) > 0:
+    def ctrl_c_in_stage_b(event):
+        if isinstance(event, StageProgress) and isinstance(event.event, UpdateDone) and event.index == 1:
             raise KeyboardInterrupt  # as if Ctrl-C arrived in the middle of the stage's first chunk
 
     first = CurriculumTrainer(spec, home, reg, sets=TINY, on_event=ctrl_c_in_stage_b).run()

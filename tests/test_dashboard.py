@@ -454,7 +454,7 @@ def test_dashboard_command_on_a_missing_league(tmp_path):
 
 
 def test_dashboard_command_line():
-    from dashboard.cli import DEFAULT_ADDRESS, streamlit_command
+    from dashboard.launch import DEFAULT_ADDRESS, streamlit_command
 
     assert DEFAULT_ADDRESS == "127.0.0.1"
     cmd = streamlit_command(Path("/h"), 8600, "127.0.0.1")
@@ -466,7 +466,7 @@ def test_dashboard_command_line():
 
 
 def test_dashboard_imports_no_training_stack():
-    code = ("import sys, dashboard.app, dashboard.cli; "
+    code = ("import sys, dashboard.app, league.cli.dashboard; "
             "print(sorted(m for m in ('torch', 'rlgym', 'RocketSim', 'agents', 'training') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "[]"

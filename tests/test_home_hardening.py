@@ -303,7 +303,7 @@ def test_a_file_write_the_disk_refuses_is_one_sentence_and_keeps_the_old_file(tm
 # A command as small as can be, wrapped like every `league` command: it writes SIZE bytes to PATH.
 WRITING_COMMAND = """
 import typer
-from league.cli_common import handles_errors
+from league.cli.common import handles_errors
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 @app.command()
 @handles_errors

@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 
 from arena.batch import StepBatch
+from arena.rewards import GoalReward
 from league.config import RewardsConfig, RewardWeights
-from training.rewards import (DemoTerm, FaceBall, GoalTerm, HitTerm, SaveTerm, TouchTerm, VelocityBallToGoal,
+from training.rewards import (DemoTerm, FaceBall, HitTerm, SaveTerm, TouchTerm, VelocityBallToGoal,
                               VelocityPlayerToBall, build_reward)
 
 
@@ -27,7 +28,7 @@ def rewards(term, b):
 
 def test_goal_and_touch():
     b = batch(goals=[[1, 0]], touches=[[0, 3]])
-    assert rewards(GoalTerm(), b).tolist() == [[1, -1]]
+    assert rewards(GoalReward(), b).tolist() == [[1, -1]]
     assert rewards(TouchTerm(), b).tolist() == [[0, 1]]
 
 

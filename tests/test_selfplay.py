@@ -16,6 +16,7 @@ from league.errors import LeagueError
 from league.home import LeagueHome
 from league.lineage import line_to, lineage_of
 from league.registry import Registry
+from training.progress import Note, UpdateDone
 from training.selfplay import SelfPlayTrainer
 
 TINY = ["runner.workers=2", "runner.envs_per_worker=2", "ppo.steps_per_env=32", "ppo.minibatch_size=128",
@@ -104,8 +105,16 @@ def test_cli_train_needs_a_budget_and_ctrl_c_saves_a_snapshot(home):
 
 
 def test_kickstarting_from_rule_pulls_the_learner_towards_it_and_anneals_to_ppo(home):
+    events = []
     result, _ = train(home, 1536, ["training.kickstart.teacher=rule", "training.kickstart.steps=1024",
-                                     "training.eval_every_snapshots=0"])
+                                     "training.eval_every_snapshots=0"], on_progress=events.append)
+    # Progress comes as typed events: the kickstarting note once, first, then one per update.
+    assert isinstance(events[0], Note) and "kickstarting from rule" in events[0].text
+    updates = [e for e in events if isinstance(e, UpdateDone)]
+    assert len(updates) == len(events) - 1 and all(e.budget == 1536 for e in updates)
+    per_update = updates[0].steps  # the learner's rows times ppo.steps_per_env
+    assert [e.steps for e in updates] == [per_update * k for k in range(1, len(updates) + 1)]
+    assert updates[-1].steps == result.steps >= 1536 and "losses/entropy" in updates[-1].metrics
     lines = [json.loads(l) for l in (home.runs / "mlp-1v1" / "metrics.jsonl").read_text().splitlines()]
     weights = [r["charts/kickstart_weight"] for r in lines if "charts/kickstart_weight" in r]
     assert weights[0] > 0.75 and weights == sorted(weights, reverse=True)

@@ -16,12 +16,13 @@ from typer.testing import CliRunner
 from agents.checkpoint import save_checkpoint
 from agents.networks import build_network
 from arena.replay import read_replay
-from arena.tournament import open_tournament, resolve_entrants, run_tournament, standings
+from arena.tournament import open_tournament, resolve_entrants, run_tournament
 from league.cli import app
 from league.config import PolicyConfig, load_config
 from league.errors import LeagueError
 from league.home import LeagueHome
 from league.registry import Registry
+from league.standings import read_tournament_standings
 
 GAME_SECONDS = 8
 
@@ -89,8 +90,8 @@ def test_round_robin_records_every_game_with_a_consistent_replay(league):
     for name, (elo, mu, sigma) in recomputed.items():
         row = reg.rating(name, 1)
         assert row["elo"] == pytest.approx(elo) and row["mu"] == pytest.approx(mu)
-    table = standings(reg, tid)
-    assert sum(r["games"] for r in table) == 24 and table[0]["points"] >= table[-1]["points"]
+    table = read_tournament_standings(reg.db, tid, reg.ratings_cfg).rows
+    assert sum(r.games for r in table) == 24 and table[0].points >= table[-1].points
 
 
 def test_a_rerun_game_reproduces_its_replay_exactly(league, tmp_path):

@@ -21,6 +21,7 @@ from arena.vector import VecGame, default_workers, envs_per_worker_of
 from league.config import load_config
 from league.home import LeagueHome
 from league.registry import Registry
+from training.progress import Note, TrainerEvent
 from training.selfplay import SelfPlayTrainer
 
 BENCH_SETTINGS = [
@@ -88,14 +89,14 @@ def training_rate(cfg, notes: list[str] | None = None) -> tuple[float, dict[str,
         registry = Registry.create(home.db_path)
         warm = {"t": None, "steps": 0}
 
-        def on_progress(info: dict) -> None:
-            if "steps" not in info:  # a note about a fallback
-                if notes is not None and "note" in info:
-                    notes.append(info["note"])
+        def on_progress(event: TrainerEvent) -> None:
+            if isinstance(event, Note):  # a fallback taken
+                if notes is not None:
+                    notes.append(event.text)
                 return
             if warm["t"] is None:  # the first iteration warms up (process start, allocations)
-                warm["t"], warm["steps"] = time.perf_counter(), info["steps"]
-            warm["last_t"], warm["last_steps"] = time.perf_counter(), info["steps"]
+                warm["t"], warm["steps"] = time.perf_counter(), event.steps
+            warm["last_t"], warm["last_steps"] = time.perf_counter(), event.steps
 
         result = SelfPlayTrainer(cfg, home, registry, name="bench", on_progress=on_progress).run()
         registry.close()

@@ -18,13 +18,12 @@ the same stage from its latest snapshot when the same command is run again.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agents.loading import load_policy
-from league.config import SEED_MAX, Config
+from league.config import Config, team_size_of
 from league.errors import LeagueError
 from league.home import LeagueHome
 from league.locks import claim
@@ -33,10 +32,21 @@ from league.registry import Registry, utc_now
 from training.curriculum_spec import CurriculumSpec, stage_config
 from training.evaluation import play_recorded, score_rate
 from training.gates import Criterion, Evidence, GateResult, check_gate
-from training.selfplay import SelfPlayTrainer, run_versions
-
-# Seeds of gate games: far from the trainer's own evaluation seeds (cfg.seed + snapshot index).
-GATE_SEED_BASE = 1_000_003
+from training.progress import (
+    Finished,
+    GateChecked,
+    GateStarted,
+    OnEvent,
+    StageEnded,
+    StageProgress,
+    StageStarted,
+    TrainerEvent,
+    UpdateDone,
+    ignore,
+)
+from training.seeds import derived_seed
+from training.selfplay import SelfPlayTrainer
+from training.snapshots import run_versions
 
 
 @dataclass
@@ -68,13 +78,13 @@ class CurriculumTrainer:
     def __init__(self, spec: CurriculumSpec, home: LeagueHome, registry: Registry, *, source: str = "",
                  user_file: Path | None = None, overrides: dict[str, Any] | None = None,
                  sets: list[str] | None = None, minutes: float = 0.0, init_from: str | None = None,
-                 on_event: Callable[[dict], None] | None = None):
+                 on_event: OnEvent | None = None):
         self.spec, self.home, self.registry, self.source = spec, home, registry, source
         self.user_file, self.sets = user_file, list(sets or [])
         self.overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
         self.deadline = time.monotonic() + minutes * 60 if minutes else None
         self.init_from = init_from
-        self.on_event = on_event or (lambda info: None)
+        self.on_event = on_event or ignore
         # Every stage's config is built (and so validated) before anything is trained.
         self.configs = [self.config(i) for i in range(len(spec.stages))]
         if init_from:
@@ -119,7 +129,7 @@ class CurriculumTrainer:
     def _run(self) -> CurriculumResult:
         spec, reg = self.spec, self.registry
         reg.start_curriculum(spec.name, spec.to_dict(), self.source,
-                             [(s.name, int(s.stage[0]), spec.run_name(i)) for i, s in enumerate(spec.stages)])
+                             [(s.name, team_size_of(s.stage), spec.run_name(i)) for i, s in enumerate(spec.stages)])
         reg.update_curriculum(spec.name, status="running", message="")
         try:
             for index in range(len(spec.stages)):
@@ -133,7 +143,7 @@ class CurriculumTrainer:
 
     def _finish(self, status: str, message: str) -> CurriculumResult:
         self.registry.update_curriculum(self.spec.name, status=status, message=message)
-        self.on_event({"event": "finish", "status": status, "message": message})
+        self.on_event(Finished(status, message))
         return CurriculumResult(self.spec.name, status, message, self.outcomes())
 
     def outcomes(self) -> list[StageOutcome]:
@@ -172,8 +182,8 @@ class CurriculumTrainer:
                                         start_steps=reg.agent(start).steps_trained if start else 0)
         reg.update_curriculum(spec.name, stage_index=index)
         steps, latest = self._progress(index)
-        self.on_event({"event": "stage", "index": index, "name": stage.name, "stage": stage.stage, "steps": steps,
-                       "min_steps": stage.min_steps, "max_steps": stage.max_steps, "run": spec.run_name(index)})
+        self.on_event(StageStarted(index, stage.name, stage.stage, spec.run_name(index), steps, stage.min_steps,
+                                   stage.max_steps))
         every = stage.eval_every_steps
         while True:
             steps, latest = self._progress(index)
@@ -202,23 +212,21 @@ class CurriculumTrainer:
     def _end_stage(self, index: int, status: str, final: str | None) -> str:
         self.registry.update_curriculum_stage(self.spec.name, index, status=status, final_agent=final,
                                               finished=utc_now())
-        self.on_event({"event": "stage_end", "index": index, "name": self.spec.stages[index].name,
-                       "status": status, "final_agent": final, "steps": self._progress(index)[0]})
+        self.on_event(StageEnded(index, self.spec.stages[index].name, status, final, self._progress(index)[0]))
         return status
 
     def _train_chunk(self, index: int, steps: int, latest: str | None) -> None:
         minutes = self._time_left_minutes()
         n_versions = len(run_versions(self.registry, self.spec.run_name(index)))
         # A different seed per chunk, so chunks do not replay the same start states.
-        seed = (self.configs[index].seed + 1009 * index + 7 * n_versions) % (SEED_MAX + 1)
+        seed = derived_seed(self.configs[index].seed, "chunk", index, n_versions)
         cfg = self.config(index, steps=steps, minutes=minutes, seed=seed)
         row = self._stage_row(index)
         base_steps, _ = self._progress(index)
 
-        def progress(info: dict) -> None:
-            if "steps" in info:
-                info = {**info, "stage_steps": base_steps + info["steps"]}
-            self.on_event({"event": "train", "index": index, **info})
+        def progress(event: TrainerEvent) -> None:
+            done = event.steps if isinstance(event, UpdateDone) else 0
+            self.on_event(StageProgress(index, base_steps + done, event))
 
         trainer = SelfPlayTrainer(cfg, self.home, self.registry, name=None if latest else self.spec.run_name(index),
                                   resume=latest, init_from=None if latest else row["start_agent"],
@@ -236,28 +244,30 @@ class CurriculumTrainer:
         """Play the gate's games with `agent` (recorded and rated), check the gate, keep the check."""
         spec, reg, stage = self.spec, self.registry, self.spec.stages[index]
         gate, cfg = stage.gate, self.configs[index]
-        team_size = int(stage.stage[0])
+        team_size = team_size_of(stage.stage)
         n_checks = len(reg.gate_checks(spec.name))
-        seed = GATE_SEED_BASE + 1000 * n_checks
         workers = cfg.runner.workers or None
-        self.on_event({"event": "gate_start", "index": index, "agent": agent, "steps": steps})
+        self.on_event(GateStarted(index, agent, steps))
         policy = load_policy(reg.agent(agent), home_root=self.home.root)
+
+        def play(opponent: str, role: str) -> list[tuple[int, int]]:
+            """The gate's games against `opponent`, seeded by the check and the opponent's role in
+            it (play_recorded seeds both policies from that seed, so none is seeded here)."""
+            seed = derived_seed(cfg.seed, "gate", n_checks, role)
+            theirs = load_policy(reg.agent(opponent), home_root=self.home.root)
+            return play_recorded(reg, agent, policy, opponent, theirs, gate.min_games, team_size, gate.game_seconds,
+                                 seed, cfg.game.tick_skip, workers)
+
         ev: dict[str, Any] = {}
         if gate.plays_rule():
-            rule = load_policy(reg.agent("rule"), home_root=self.home.root, seed=seed)
-            goals = play_recorded(reg, agent, policy, "rule", rule, gate.min_games, team_size, gate.game_seconds,
-                                  seed, cfg.game.tick_skip, workers)
+            goals = play("rule", "rule")
             ev.update(rule_score=score_rate(goals) * len(goals), rule_games=len(goals))
         if gate.win_rate_vs_random is not None:
-            rand = load_policy(reg.agent("random"), home_root=self.home.root, seed=seed + 2)
-            goals = play_recorded(reg, agent, policy, "random", rand, gate.min_games, team_size, gate.game_seconds,
-                                  seed + 250, cfg.game.tick_skip, workers)
+            goals = play("random", "random")
             ev.update(random_score=score_rate(goals) * len(goals), random_games=len(goals))
         previous = self._start_agent(index) if index > 0 else None
         if gate.not_worse_than_previous and previous:
-            prev_policy = load_policy(reg.agent(previous), home_root=self.home.root, seed=seed + 1)
-            goals = play_recorded(reg, agent, policy, previous, prev_policy, gate.min_games, team_size,
-                                  gate.game_seconds, seed + 500, cfg.game.tick_skip, workers)
+            goals = play(previous, "previous")
             ev.update(previous_score=score_rate(goals) * len(goals), previous_games=len(goals))
         rating = reg.rating(agent, team_size)
         result = check_gate(gate, Evidence(elo=rating["elo"] if rating["games"] else None,
@@ -265,8 +275,7 @@ class CurriculumTrainer:
                                            else None,
                                            has_previous=previous is not None, **ev))
         reg.record_gate_check(spec.name, index, agent, steps, result.passed, result.to_json())
-        self.on_event({"event": "gate", "index": index, "agent": agent, "steps": steps, "passed": result.passed,
-                       "reason": result.reason, "min_steps": stage.min_steps})
+        self.on_event(GateChecked(index, agent, steps, result.passed, result.reason, stage.min_steps))
         return result
 
 

@@ -28,6 +28,7 @@ from league.config import (
     param,
     section,
     shipped_config_dir,
+    team_size_of,
     validate,
 )
 from league.errors import ConfigError, LeagueError
@@ -119,7 +120,7 @@ def parse_curriculum(data: Any, source: str, name: str | None = None) -> Curricu
             raise ConfigError(f"{source}: key '{where}.name' repeats the stage name {item['name']!r}.")
         seen.add(item["name"])
         stage = build(StageSpec, item)
-        _check_overlay(stage.config, int(stage.stage[0]), source, f"{where}.config")
+        _check_overlay(stage.config, team_size_of(stage.stage), source, f"{where}.config")
         if stage.min_steps > stage.max_steps:
             raise ConfigError(f"{source}: key '{where}.min_steps' ({stage.min_steps}) is above "
                               f"max_steps ({stage.max_steps}).")

@@ -1,6 +1,8 @@
-"""The self-play opponent pool: which opponent plays in which env, and their loaded policies.
+"""The self-play opponents: which envs are pure self-play, which opponent plays in each of the
+others, and their loaded policies.
 
-Each env's non-learner team is driven by one opponent. Opponents are drawn by the configured
+`lay_out` sets the mix's self-play share of the envs apart once, at the start of a run. Each
+other env's non-learner team is driven by one opponent. Opponents are drawn by the configured
 mix (league.matchmaking) when the pool is refreshed (at every snapshot), the number of
 distinct loaded policies is bounded, and the rows of each opponent are grouped once into an
 index array so every step makes one batched `act` call per opponent policy.
@@ -17,11 +19,15 @@ import numpy as np
 from agents.loading import load_policy
 from agents.nn_policy import NetworkPolicy
 from agents.policy import Policy
-from league.config import TrainingConfig
+from arena.vector import VecGame
+from league.config import OpponentMix, TrainingConfig
 from league.matchmaking import sample_opponents, win_rate
 from league.registry import Registry
+from training.seeds import derived_seed
 
-LATEST = "<latest>"  # the learner's own weights as of the last refresh
+# The pool's name for the learner's own weights as of the last refresh (a frozen copy). Not an
+# agent name: the name rule (league.names) refuses "<", so no registry agent can be mistaken for it.
+LATEST = "<latest>"
 
 
 @dataclass
@@ -42,16 +48,54 @@ class OpponentPool:
         return [g.name for g in self.groups]
 
 
+def split_mix(mix: OpponentMix) -> tuple[float, dict[str, float]]:
+    """The configured mix as (the share of envs in pure self-play, the weights of the league's sources).
+
+    The `latest` share is played by the learner itself on both sides (`lay_out` sets those envs
+    apart); the other sources' weights are drawn from in the remaining, "league", envs. An
+    all-zero mix is pure self-play.
+    """
+    weights = vars(mix)
+    total = sum(weights.values())
+    share = weights["latest"] / total if total > 0 else 1.0
+    return share, {k: v for k, v in weights.items() if k != "latest"}
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Who drives which runner row: the learner, or the league opponent of its env."""
+
+    learner_rows: np.ndarray  # [S] every car of a self-play env, the learner's team of a league env
+    learner_envs: np.ndarray  # [S] the env of each learner row
+    league_envs: np.ndarray  # [E_l] the envs whose other team is a league opponent
+    opponent_rows: np.ndarray  # [E_l, team_size] the rows of those opponents
+
+
+def lay_out(games: VecGame, mix: OpponentMix, team_size: int) -> Layout:
+    """The first envs, the mix's self-play share of them, are pure self-play; in the others the
+    learner is blue in even envs and orange in odd ones (so it learns both sides)."""
+    self_play_share, _ = split_mix(mix)
+    n_self = int(round(games.num_envs * self_play_share))
+    self_play = np.arange(games.num_envs) < n_self
+    side = np.arange(games.num_envs) % 2
+    learner_mask = self_play[games.env_of_row] | (games.teams == side[games.env_of_row])
+    learner_rows = np.flatnonzero(learner_mask)
+    league_envs = np.flatnonzero(~self_play)
+    opponent_rows = np.flatnonzero(~learner_mask).reshape(len(league_envs), team_size)
+    return Layout(learner_rows, games.env_of_row[learner_rows], league_envs, opponent_rows)
+
+
 def draw_pool(
     registry: Registry, cfg: TrainingConfig, run: str, team_size: int, latest_net, versions: list[str],
     opp_rows_of_env: np.ndarray, rng: np.random.Generator, home_root: Path, seed: int,
 ) -> OpponentPool:
     """Sample an opponent for every league env (the envs not in pure self-play) and load each once.
 
-    The mix's `latest` share is played by the learner itself on both sides (see
-    training.selfplay); here it only takes over the shares of sources with no candidates yet,
-    as a frozen copy of the latest weights. `versions`: the run's snapshot names, oldest
-    first; `opp_rows_of_env`: [E_league, team_size] runner rows of each env's opponent team.
+    The mix's `latest` share is played by the learner itself on both sides (see split_mix);
+    here LATEST only takes over the shares of sources with no candidates yet, as a frozen copy
+    of the latest weights. `versions`: the run's snapshot names, oldest first;
+    `opp_rows_of_env`: [E_league, team_size] runner rows of each env's opponent team; `seed`:
+    this draw's seed, from which each opponent policy's own is derived.
     """
     active = {a.name for a in registry.agents(include_retired=False)}
     past = [v for v in versions[:-1] if v in active]
@@ -59,7 +103,7 @@ def draw_pool(
     rates = [win_rate(*payoff.get(v, (0, 0, 0))) for v in past]
     baselines = [b for b in ("rule", "random") if b in active]
     n_envs = len(opp_rows_of_env)
-    mix = {k: v for k, v in vars(cfg.opponents).items() if k != "latest"}
+    _, mix = split_mix(cfg.opponents)
     picks = sample_opponents(n_envs, mix, LATEST, past, rates, baselines, rng, cfg.pfsp_weighting)
     # Bound the distinct policies: the most frequent ones stay, the rest play the latest self.
     counts = {name: picks.count(name) for name in dict.fromkeys(picks)}
@@ -74,7 +118,7 @@ def draw_pool(
             policy: Policy = NetworkPolicy(copy.deepcopy(latest_net).cpu(), name=LATEST)
         else:
             policy = load_policy(registry.agent(name), home_root=home_root)
-        policy.seed(seed + k)
+        policy.seed(derived_seed(seed, "opponent", k))
         rows = opp_rows_of_env[envs].reshape(-1)
         group = OpponentGroup(name, policy, rows, np.repeat(envs, opp_rows_of_env.shape[1]))
         group.state = policy.initial_state(len(rows))

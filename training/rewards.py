@@ -1,21 +1,38 @@
 """Shaped rewards for training: RLGym RewardFunctions with the runner's batched form.
 
-Each term is an RLGym `RewardFunction` (so it also works, slowly, in a plain RLGym env via
-arena.batch's adapter) and implements `get_rewards_batch(batch, terminated, truncated)` over
-all arenas of a worker at once ([E, C] float32, car-id order). `WeightedSum` is the composite,
+Each term implements `get_rewards_batch(batch, terminated, truncated)` over all arenas of a
+worker at once ([E, C] float32, car-id order), and is an RLGym `RewardFunction` whose
+`get_rewards` runs that same code on a batch of one arena built from the GameState, so it also
+works, one env at a time, in a plain RLGym env (arena.game.make_rlgym_env). The goal term is
+the runner's own default reward, arena.rewards.GoalReward. `WeightedSum` is the composite,
 sharing its parts' interface as RLGym's CombinedReward does. `build_reward(cfg)` turns the
 `rewards:` config section (configs/rewards.yaml) into one.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from rlgym.api import RewardFunction
+from rlgym.rocket_league.api import GameState
 
-from agents.obs import BALL_POS, BALL_VEL, CAR_BOOST, CAR_DEMOED, CAR_FWD, CAR_POS, CAR_VEL
-from arena.batch import StepBatch
+from agents.obs import (
+    BALL_POS,
+    BALL_VEL,
+    CAR_ANG_VEL,
+    CAR_BOOST,
+    CAR_DEMOED,
+    CAR_FWD,
+    CAR_ON_GROUND,
+    CAR_POS,
+    CAR_RAW_DIM,
+    CAR_UP,
+    CAR_VEL,
+)
+from arena.batch import BatchRewardFunction, StepBatch
+from arena.rewards import GoalReward
 
 CAR_MAX_SPEED = 2300.0
 BALL_MAX_SPEED = 6000.0
@@ -34,28 +51,52 @@ def _team_sign(batch: StepBatch) -> np.ndarray:
     return np.where(batch.teams == 0, 1.0, -1.0)
 
 
+def one_arena_batch(agents: list, state: GameState) -> StepBatch:
+    """An RLGym GameState as a StepBatch of one arena, its cars in `agents` order.
+
+    What a plain RLGym reward is handed has no clock: tick_skip, score and the seconds fields,
+    which no term here reads, are zero.
+    """
+    cars = [state.cars[agent] for agent in agents]
+    raw = np.zeros((1, len(cars), CAR_RAW_DIM), dtype=np.float32)
+    for row, car in zip(raw[0], cars):  # agents.obs's raw car columns, blue frame, as the runner reads them
+        physics = car.physics
+        row[CAR_POS], row[CAR_FWD], row[CAR_UP] = physics.position, physics.forward, physics.up
+        row[CAR_VEL], row[CAR_ANG_VEL] = physics.linear_velocity, physics.angular_velocity
+        row[CAR_BOOST], row[CAR_ON_GROUND], row[CAR_DEMOED] = car.boost_amount, car.on_ground, car.is_demoed
+    ball = state.ball
+    goals = np.zeros((1, 2), dtype=np.int64)
+    if state.goal_scored:
+        goals[0, state.scoring_team] = 1
+    return StepBatch(
+        team_size=sum(car.team_num == 0 for car in cars), tick_skip=0,
+        teams=np.array([car.team_num for car in cars], dtype=np.int8), agent_ids=list(agents),
+        ball=np.concatenate([ball.position, ball.linear_velocity, ball.angular_velocity]).astype(np.float32)[None],
+        cars=raw, pads=(np.asarray(state.boost_pad_timers) == 0).astype(np.float32)[None], goals=goals,
+        touches=np.array([[car.ball_touches for car in cars]]), score=np.zeros((1, 2), dtype=np.int64),
+        seconds_left=np.zeros(1, dtype=np.float32), episode_seconds=np.zeros(1, dtype=np.float32),
+        seconds_since_touch=np.zeros(1), game_states=lambda: [state],
+    )
+
+
 class BatchedReward(RewardFunction):
-    """Base: the RLGym per-agent methods are not used by the runner; stateless by default."""
+    """Base of the terms: RLGym's per-agent methods run the batched ones on one arena; stateless by default."""
 
     def reset(self, agents, initial_state, shared_info) -> None:
-        pass
+        self.reset_batch(np.zeros(1, dtype=np.int64), [initial_state])
 
     def get_rewards(self, agents, state, is_terminated, is_truncated, shared_info) -> dict:
-        raise NotImplementedError("use get_rewards_batch through the league's game runner")
+        """The batched form on a batch of one arena: the runner's numbers, computed one env at a time."""
+        terminated = np.array([any(is_terminated.values())])
+        truncated = np.array([any(is_truncated.values())])
+        rewards = self.get_rewards_batch(one_arena_batch(agents, state), terminated, truncated)
+        return dict(zip(agents, rewards[0].tolist()))
 
     def reset_batch(self, envs: np.ndarray, start_states: list) -> None:
         pass
 
     def get_rewards_batch(self, batch: StepBatch, terminated: np.ndarray, truncated: np.ndarray) -> np.ndarray:
         raise NotImplementedError
-
-
-class GoalTerm(BatchedReward):
-    """+1 to the scoring team's cars, -1 to the conceding team's."""
-
-    def get_rewards_batch(self, batch, terminated, truncated):
-        teams = batch.teams.astype(np.int64)
-        return (batch.goals[:, teams] - batch.goals[:, 1 - teams]).astype(np.float32)
 
 
 class TouchTerm(BatchedReward):
@@ -166,8 +207,9 @@ class SaveTerm(BatchedReward):
         return ((batch.touches > 0) & dangerous).astype(np.float32)
 
 
-TERMS: dict[str, type[BatchedReward]] = {
-    "goal": GoalTerm,
+# The goal term is the runner's default reward (arena may not import training, so it lives there).
+TERMS: dict[str, Callable[[], BatchRewardFunction]] = {
+    "goal": GoalReward,
     "touch": TouchTerm,
     "hit": HitTerm,
     "velocity_player_to_ball": VelocityPlayerToBall,
@@ -182,7 +224,7 @@ TERMS: dict[str, type[BatchedReward]] = {
 class WeightedSum(BatchedReward):
     """sum_i weight_i * term_i, computed per batch."""
 
-    def __init__(self, terms: list[tuple[BatchedReward, float]]):
+    def __init__(self, terms: list[tuple[BatchRewardFunction, float]]):
         self.terms = terms
 
     def reset_batch(self, envs, start_states):
@@ -199,6 +241,6 @@ class WeightedSum(BatchedReward):
 def build_reward(cfg: Any) -> WeightedSum:
     """The reward of a `rewards:` config section: sparse (goal only) or the weighted dense terms."""
     if cfg.mode == "sparse":
-        return WeightedSum([(GoalTerm(), cfg.weights.goal)])
+        return WeightedSum([(GoalReward(), cfg.weights.goal)])
     terms = [(TERMS[name](), float(weight)) for name, weight in vars(cfg.weights).items() if weight != 0]
     return WeightedSum(terms)

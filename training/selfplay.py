@@ -5,25 +5,29 @@
     and a new registry version (parent = previous version) -> every K snapshots evaluation games
     that update the ratings.
 
-A fixed share of the envs (`training.opponents.latest`) is pure self-play: the learner drives
-both teams there, and every car's experience is training data. In the other ("league") envs
-one team is the learner (blue in even envs, orange in odd ones, so it learns both sides) and
-the other an opponent drawn from the league at every snapshot (training.opponents).
+A fixed share of the envs (`training.opponents.latest`, see training.opponents.lay_out) is
+pure self-play: the learner drives both teams there, and every car's experience is training
+data. In the other ("league") envs one team is the learner (blue in even envs, orange in odd
+ones, so it learns both sides) and the other an opponent drawn from the league at every
+snapshot (training.opponents).
+
+`SelfPlayTrainer._train` is the loop, to be read top to bottom as CleanRL's ppo.py is; what
+it carries from step to step is one `_Run`, so each helper takes the run and nothing else.
+Progress goes to one callback as typed events (training.progress).
 """
 
 from __future__ import annotations
 
-import re
-import secrets
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import torch
 
-from agents.checkpoint import check_trainable, load_checkpoint, save_checkpoint
+from agents.checkpoint import check_trainable, load_checkpoint
 from agents.loading import load_policy
 from agents.networks import build_network
 from agents.nn_policy import NetworkPolicy
@@ -37,13 +41,17 @@ from league.locks import claim
 from league.names import check_name, check_run_name
 from league.registry import Registry
 from training.accel import learner_threads, make_accel, maybe_compile, torch_threads, update_threads
+from training.episode_stats import EpisodeStats, headline
 from training.evaluation import evaluate_snapshot
 from training.metrics import MetricsLog
-from training.opponents import OpponentPool, draw_pool
+from training.opponents import LATEST, Layout, OpponentPool, draw_pool, lay_out
 from training.ppo import PpoLearner
+from training.progress import Note, OnProgress, UpdateDone, ignore
 from training.rewards import build_reward
+from training.seeds import derived_seed
+from training.snapshots import VERSION_RE, next_version, run_versions, write_checkpoint
 
-VERSION_RE = re.compile(r"^(?P<prefix>.+)-v(?P<k>\d+)$")
+TIMED_PARTS = ("collection", "inference", "update", "snapshot", "evaluation")  # the time split of a run
 
 
 @dataclass
@@ -54,7 +62,7 @@ class TrainResult:
     seconds: float
     interrupted: bool
     skipped_updates: int
-    timing: dict[str, float]
+    timing: dict[str, float]  # seconds spent in each of TIMED_PARTS
 
 
 def obs_dim_of(games: VecGame) -> int:
@@ -69,19 +77,43 @@ def pick_device(choice: str) -> torch.device:
     return torch.device(choice)
 
 
-def run_versions(registry: Registry, prefix: str) -> list[str]:
-    """The run's snapshot names, oldest first."""
-    found = []
-    for name in registry.names():
-        m = VERSION_RE.match(name)
-        if m and m.group("prefix") == prefix:
-            found.append((int(m.group("k")), name))
-    return [n for _, n in sorted(found)]
+@dataclass
+class _Run:
+    """What one training call carries from step to step (CleanRL keeps it in the locals of one
+    function; here the loop's helpers share it)."""
+
+    games: VecGame
+    layout: Layout
+    learner: PpoLearner
+    log: MetricsLog
+    rng: np.random.Generator  # draws the opponents at every refresh
+    budget: int | None  # agent steps to train in this call; None: the clock or Ctrl-C ends it
+    started: float  # time.perf_counter() when the call started
+    pool: OpponentPool
+    stats: EpisodeStats
+    obs: np.ndarray  # [N, obs_dim] the observation every row acts on next
+    starts: np.ndarray  # [N] whether that observation begins an episode
+    actions: np.ndarray  # [N] the step's actions, written in place
+    teacher: Policy | None = None  # the kickstarting teacher until it has annealed away
+    teacher_state: Any = None
+    steps: int = 0  # agent steps trained in this call (a resumed run's earlier ones: start_steps)
+    since_snapshot: int = 0
+    snapshots: int = 0  # snapshots taken in this call
+    timing: dict[str, float] = field(default_factory=lambda: dict.fromkeys(TIMED_PARTS, 0.0))
+
+    @contextmanager
+    def timed(self, part: str) -> Iterator[None]:
+        """Add the block's seconds to timing[part], the time split `league train` prints."""
+        t = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timing[part] += time.perf_counter() - t
 
 
 class SelfPlayTrainer:
     def __init__(self, cfg: Config, home: LeagueHome, registry: Registry, name: str | None = None,
-                 resume: str | None = None, on_progress: Callable[[dict], None] | None = None,
+                 resume: str | None = None, on_progress: OnProgress | None = None,
                  init_from: str | None = None):
         """`resume`: continue a run from one of its snapshots, optimizer included. `init_from`: a new
         run whose first weights are another agent's (any stage: the observation layout is the same
@@ -94,7 +126,7 @@ class SelfPlayTrainer:
         if name is not None:
             check_run_name(name)
         self.cfg, self.home, self.registry = cfg, home, registry
-        self.on_progress = on_progress or (lambda info: None)
+        self.on_progress = on_progress or ignore
         self.team_size = cfg.game.team_size
         self.device = pick_device(cfg.training.device)
         torch.manual_seed(cfg.seed)
@@ -147,53 +179,6 @@ class SelfPlayTrainer:
         a second command on the same run fails now, before it trains, naming the holder."""
         self.ownership = claim(self.home.root, "run", run, f"Run {run!r}")
 
-    # ------------------------------------------------------------------ setup
-
-    def _layout(self, games: VecGame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Learner rows [S], their envs [S], the league envs [E_l] and their opponent rows [E_l, team_size]."""
-        mix = vars(self.cfg.training.opponents)
-        share = mix["latest"] / sum(mix.values()) if sum(mix.values()) > 0 else 1.0
-        n_self = int(round(games.num_envs * share))
-        self_play = np.arange(games.num_envs) < n_self
-        side = np.arange(games.num_envs) % 2  # learner team in league envs: blue in even envs
-        learner_mask = self_play[games.env_of_row] | (games.teams == side[games.env_of_row])
-        learner_rows = np.flatnonzero(learner_mask)
-        league_envs = np.flatnonzero(~self_play)
-        opp_rows = np.flatnonzero(~learner_mask).reshape(len(league_envs), self.team_size)
-        return learner_rows, games.env_of_row[learner_rows], league_envs, opp_rows
-
-    def _snapshot(self, learner: PpoLearner, steps: int) -> str:
-        """Checkpoint + registry version. A snapshot that cannot be written (weights gone NaN, disk
-        full) stops the run with the reason; the previous snapshots are kept as they are."""
-        k = 1 + max([int(VERSION_RE.match(v).group("k")) for v in self.versions], default=0)
-        name = f"{self.prefix}-v{k}"
-        try:
-            rel, sha = self._write_snapshot(name, learner, steps)
-        except (LeagueError, OSError) as exc:
-            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            kept = f"the last snapshot, {self.versions[-1]}, is kept" if self.versions else "no snapshot was kept"
-            raise LeagueError(f"Snapshot {name} was not written ({why.rstrip('.')}); training stopped and "
-                              f"{kept}.") from None
-        self.registry.add_agent(name, self.net.config.kind, self.team_size, parent=self.parent,
-                                checkpoint_path=str(rel), checkpoint_sha256=sha, config=self.cfg.to_dict(),
-                                steps_trained=steps)
-        self.parent = name
-        self.versions.append(name)
-        return name
-
-    def _write_snapshot(self, name: str, learner: PpoLearner, steps: int) -> tuple[Path, str]:
-        """Write the checkpoint under a file name nobody else has: created exclusively, so two
-        writers can never replace each other's file. A file left by a run killed between writing
-        and registering its snapshot keeps its name; this one then gets a unique suffix."""
-        stem = f"{name}.safetensors"
-        if (self.home.checkpoints / stem).exists():
-            stem = f"{name}-{secrets.token_hex(4)}.safetensors"
-        rel = Path("checkpoints") / stem
-        stats = learner.return_scale.stats() if learner.return_scale else None
-        sha = save_checkpoint(self.home.root / rel, self.net, steps=steps, training_config=self.cfg.to_dict(),
-                              optimizer=learner.optimizer, learner_stats=stats, exclusive=True)
-        return rel, sha
-
     # ------------------------------------------------------------------ the loop
 
     def run(self) -> TrainResult:
@@ -212,98 +197,142 @@ class SelfPlayTrainer:
     def _train(self, log: MetricsLog) -> TrainResult:
         cfg, tcfg = self.cfg, self.cfg.training
         plugins = GamePlugins(reward_fn=build_reward(cfg.rewards))
-        rng = np.random.default_rng(cfg.seed)
-        timing = {"collection": 0.0, "inference": 0.0, "update": 0.0, "snapshot": 0.0, "evaluation": 0.0}
-        start_time = time.perf_counter()
-        deadline = start_time + tcfg.minutes * 60 if tcfg.minutes else None
+        started = time.perf_counter()
+        deadline = started + tcfg.minutes * 60 if tcfg.minutes else None
         interrupted = False
         with VecGame(cfg.game, cfg.runner, mode="training", seed=cfg.seed, workers=self.workers,
                      plugins=plugins) as games:
-            learner_rows, slot_env, league_envs, opp_rows = self._layout(games)
-            slots = len(learner_rows)
-            steps_per_update = slots * cfg.ppo.steps_per_env
-            budget = tcfg.steps if tcfg.steps else None
-            total_updates = max(1, budget // steps_per_update) if budget else None
-            accel = make_accel(self.device, tcfg.amp, tcfg.pin_memory)
-            model = maybe_compile(self.net, tcfg.compile, torch.zeros(2, obs_dim_of(games), device=self.device),
-                                  accel.notes)
-            for note in accel.notes:
-                self.on_progress({"note": note})
-            teacher = self._teacher()
-            teacher_state = teacher.initial_state(slots) if teacher else None
-            if teacher is not None:
-                self.on_progress({"note": f"kickstarting from {tcfg.kickstart.teacher} until the network has trained "
-                                          f"{tcfg.kickstart.steps:,} steps (training.kickstart.teacher= to turn off)"})
-            learner = PpoLearner(model, cfg.ppo, slots, obs_dim=obs_dim_of(games), device=self.device,
-                                 total_updates=total_updates, seed=cfg.seed, accel=accel, teacher=teacher is not None)
-            if self.optimizer_state is not None:
-                learner.optimizer.load_state_dict(self.optimizer_state)
-            if learner.return_scale is not None and self.learner_stats:
-                learner.return_scale.load(self.learner_stats)
-            pool = self._refresh(games, opp_rows, rng, 0)
-            obs = games.reset(seed=cfg.seed)
-            starts = games.info.episode_start.copy()
-            actions = np.zeros(games.num_agents, dtype=np.int64)
-            steps, since_snapshot, snapshots = 0, 0, 0
-            stats = _EpisodeStats(games.num_envs, slots, league_envs)
-            stats.set_pool(pool)
+            run = self._start(games, log, started)
             try:
-                while (budget is None or steps < budget) and (deadline is None or time.perf_counter() < deadline):
-                    t0 = time.perf_counter()
-                    teacher_actions = None
-                    if teacher is not None:
-                        # Over the network's first kickstart.steps of training: a resumed run goes on
-                        # where it stopped, and a run --from a trained agent starts past the anneal.
-                        done = (self.start_steps + steps) / tcfg.kickstart.steps
-                        learner.kickstart_weight = tcfg.kickstart.weight * max(0.0, 1 - done)
-                        if learner.kickstart_weight == 0:
-                            teacher = None  # annealed away: PPO alone from here on
-                        else:
-                            teacher_actions, teacher_state = teacher.act(obs[learner_rows], teacher_state,
-                                                                         starts[learner_rows], deterministic=True)
-                            teacher_actions = torch.from_numpy(teacher_actions)
-                    actions[learner_rows] = learner.act(torch.from_numpy(obs[learner_rows]),
-                                                        torch.from_numpy(starts[learner_rows].astype(np.float32)),
-                                                        teacher_actions).cpu().numpy()
-                    for g in pool.groups:
-                        actions[g.rows], g.state = g.policy.act(obs[g.rows], g.state, starts[g.rows])
-                    t1 = time.perf_counter()
-                    obs, rewards, _, _, info = games.step(actions)
-                    t2 = time.perf_counter()
-                    learner.observe_rewards(torch.from_numpy(rewards[learner_rows]))
-                    starts = info.episode_start.copy()
-                    stats.step(rewards[learner_rows], info, slot_env, pool, games)
-                    steps += slots
-                    since_snapshot += slots
-                    timing["inference"] += t1 - t0
-                    timing["collection"] += t2 - t1
-                    if learner.buffer.full:
-                        t3 = time.perf_counter()
-                        with torch_threads(update_threads(tcfg)):
-                            upd = learner.update(torch.from_numpy(obs[learner_rows]),
-                                                 torch.from_numpy(starts[learner_rows].astype(np.float32)))
-                        timing["update"] += time.perf_counter() - t3
-                        elapsed = time.perf_counter() - start_time
-                        row = {**upd.as_log(), **stats.flush(pool), "charts/steps_per_second": steps / elapsed,
-                               "charts/skipped_updates_total": learner.skipped_updates}
-                        log.write(self.start_steps + steps, row)
-                        self.registry.record_run_metrics(self.prefix, self.team_size, self.start_steps + steps,
-                                                         _headline(row))
-                        self.on_progress({"steps": steps, "budget": budget, "elapsed": elapsed, **row})
-                    if since_snapshot >= tcfg.snapshot_every_steps and not learner.buffer.t:
-                        since_snapshot = 0
-                        snapshots += 1
-                        pool = self._after_snapshot(learner, games, opp_rows, rng, snapshots, steps, stats, pool,
-                                                    timing, log)
+                while (run.budget is None or run.steps < run.budget) and (
+                        deadline is None or time.perf_counter() < deadline):
+                    self._step(run)
+                    if run.learner.buffer.full:
+                        self._update(run)
+                    if run.since_snapshot >= tcfg.snapshot_every_steps and not run.learner.buffer.t:
+                        self._after_snapshot(run)
             except KeyboardInterrupt:
-                interrupted = True
-            if since_snapshot or not self.versions:
-                t = time.perf_counter()
-                self._record_payoff(stats, pool)
-                self._snapshot(learner, self.start_steps + steps)
-                timing["snapshot"] += time.perf_counter() - t
-        return TrainResult(self.prefix, self.versions, self.start_steps + steps, time.perf_counter() - start_time,
-                           interrupted, learner.skipped_updates, timing)
+                interrupted = True  # Ctrl-C: the final snapshot below keeps what was trained
+            if run.since_snapshot or not self.versions:
+                with run.timed("snapshot"):
+                    self._record_payoff(run)
+                    self._snapshot(run.learner, self.start_steps + run.steps)
+        return TrainResult(self.prefix, self.versions, self.start_steps + run.steps, time.perf_counter() - started,
+                           interrupted, run.learner.skipped_updates, run.timing)
+
+    def _start(self, games: VecGame, log: MetricsLog, started: float) -> _Run:
+        """Lay the envs out, build the learner (and the kickstarting teacher), draw the first
+        opponents and reset the games."""
+        cfg, tcfg = self.cfg, self.cfg.training
+        layout = lay_out(games, tcfg.opponents, self.team_size)
+        slots = len(layout.learner_rows)
+        budget = tcfg.steps or None
+        total_updates = max(1, budget // (slots * cfg.ppo.steps_per_env)) if budget else None
+        accel = make_accel(self.device, tcfg.amp, tcfg.pin_memory)
+        model = maybe_compile(self.net, tcfg.compile, torch.zeros(2, obs_dim_of(games), device=self.device),
+                              accel.notes)
+        for note in accel.notes:
+            self.on_progress(Note(note))
+        teacher = self._teacher()
+        teacher_state = teacher.initial_state(slots) if teacher else None
+        if teacher is not None:
+            self.on_progress(Note(f"kickstarting from {tcfg.kickstart.teacher} until the network has trained "
+                                  f"{tcfg.kickstart.steps:,} steps (training.kickstart.teacher= to turn off)"))
+        learner = PpoLearner(model, cfg.ppo, slots, obs_dim=obs_dim_of(games), device=self.device,
+                             total_updates=total_updates, seed=cfg.seed, accel=accel, teacher=teacher is not None)
+        if self.optimizer_state is not None:
+            learner.optimizer.load_state_dict(self.optimizer_state)
+        if learner.return_scale is not None and self.learner_stats:
+            learner.return_scale.load(self.learner_stats)
+        rng = np.random.default_rng(cfg.seed)
+        pool = self._draw_pool(layout, rng, refresh=0)
+        obs = games.reset(seed=cfg.seed)
+        stats = EpisodeStats(games.num_envs, layout.learner_envs, layout.league_envs, games.teams)
+        stats.set_pool(pool)
+        return _Run(games, layout, learner, log, rng, budget, started, pool, stats, obs=obs,
+                    starts=games.info.episode_start.copy(), actions=np.zeros(games.num_agents, dtype=np.int64),
+                    teacher=teacher, teacher_state=teacher_state)
+
+    def _step(self, run: _Run) -> None:
+        """One step of every game: the learner's batched actions and each opponent's, then the runner's step."""
+        rows = run.layout.learner_rows
+        with run.timed("inference"):
+            teacher_actions = self._teacher_actions(run)
+            run.actions[rows] = run.learner.act(torch.from_numpy(run.obs[rows]),
+                                                torch.from_numpy(run.starts[rows].astype(np.float32)),
+                                                teacher_actions).cpu().numpy()
+            for g in run.pool.groups:
+                run.actions[g.rows], g.state = g.policy.act(run.obs[g.rows], g.state, run.starts[g.rows])
+        with run.timed("collection"):
+            run.obs, rewards, _, _, info = run.games.step(run.actions)
+        run.learner.observe_rewards(torch.from_numpy(rewards[rows]))
+        run.starts = info.episode_start.copy()
+        run.stats.step(rewards[rows], info)
+        run.steps += len(rows)
+        run.since_snapshot += len(rows)
+
+    def _teacher_actions(self, run: _Run) -> torch.Tensor | None:
+        """The kickstarting teacher's actions for the learner rows, while its weight has not annealed to 0."""
+        if run.teacher is None:
+            return None
+        kickstart = self.cfg.training.kickstart
+        # Over the network's first kickstart.steps of training: a resumed run goes on where it
+        # stopped, and a run --from a trained agent starts past the anneal.
+        done = (self.start_steps + run.steps) / kickstart.steps
+        run.learner.kickstart_weight = kickstart.weight * max(0.0, 1 - done)
+        if run.learner.kickstart_weight == 0:
+            run.teacher = None  # annealed away: PPO alone from here on
+            return None
+        rows = run.layout.learner_rows
+        actions, run.teacher_state = run.teacher.act(run.obs[rows], run.teacher_state, run.starts[rows],
+                                                     deterministic=True)
+        return torch.from_numpy(actions)
+
+    def _update(self, run: _Run) -> None:
+        """A PPO update on the full rollout buffer, then its metrics row: logged, kept, reported."""
+        rows = run.layout.learner_rows
+        with run.timed("update"), torch_threads(update_threads(self.cfg.training)):
+            update = run.learner.update(torch.from_numpy(run.obs[rows]),
+                                        torch.from_numpy(run.starts[rows].astype(np.float32)))
+        elapsed = time.perf_counter() - run.started
+        row = {**update.as_log(), **run.stats.flush(), "charts/steps_per_second": run.steps / elapsed,
+               "charts/skipped_updates_total": run.learner.skipped_updates}
+        self._record_metrics(run, row, kept=headline(row))
+        self.on_progress(UpdateDone(run.steps, run.budget, elapsed, row))
+
+    def _after_snapshot(self, run: _Run) -> None:
+        """Every snapshot_every_steps: payoff, snapshot, every K snapshots an evaluation, new opponents."""
+        tcfg = self.cfg.training
+        run.since_snapshot = 0
+        run.snapshots += 1
+        with run.timed("snapshot"):
+            self._record_payoff(run)
+            name = self._snapshot(run.learner, self.start_steps + run.steps)
+        if tcfg.eval_every_snapshots and tcfg.eval_games and run.snapshots % tcfg.eval_every_snapshots == 0:
+            with run.timed("evaluation"):
+                rates = self._evaluate(name, derived_seed(self.cfg.seed, "evaluation", run.snapshots))
+            row = {f"eval/win_rate/{k}": v for k, v in rates.items()}
+            row["eval/elo"] = self.registry.rating(name, self.team_size)["elo"]
+            self._record_metrics(run, row, kept=row)
+        run.pool = self._draw_pool(run.layout, run.rng, refresh=run.snapshots)
+        run.stats.set_pool(run.pool)
+
+    def _evaluate(self, name: str, seed: int) -> dict[str, float]:
+        """Snapshot `name` (the current weights) plays the evaluation games; its score rate per opponent."""
+        tcfg = self.cfg.training
+        policy = NetworkPolicy(self.net, device=self.device, name=name)
+        rates = evaluate_snapshot(self.registry, name, policy, self.team_size, tcfg.eval_games, tcfg.eval_game_seconds,
+                                  seed, self.home.root, self.cfg.game.tick_skip, workers=self.workers)
+        self.net.train()  # NetworkPolicy put the shared network in eval mode
+        return rates
+
+    def _record_metrics(self, run: _Run, row: dict[str, float], kept: dict[str, float]) -> None:
+        """`row` into the run's metrics log, `kept` of it into the registry (the league's view of runs)."""
+        step = self.start_steps + run.steps
+        run.log.write(step, row)
+        self.registry.record_run_metrics(self.prefix, self.team_size, step, kept)
+
+    # ------------------------------------------------------------------ teacher and opponents
 
     def _teacher(self) -> Policy | None:
         """The kickstarting teacher (training.kickstart.teacher), or None."""
@@ -316,114 +345,42 @@ class SelfPlayTrainer:
                               "one: --set training.kickstart.teacher=")
         return load_policy(agent, home_root=self.home.root)
 
-    def _refresh(self, games: VecGame, opp_rows: np.ndarray, rng: np.random.Generator, k: int) -> OpponentPool:
+    def _draw_pool(self, layout: Layout, rng: np.random.Generator, refresh: int) -> OpponentPool:
+        """The opponents of the league envs until the next snapshot (`refresh`: snapshots taken so far)."""
         return draw_pool(self.registry, self.cfg.training, self.prefix, self.team_size, self.net, self.versions,
-                         opp_rows, rng, self.home.root, self.cfg.seed + 7919 * (k + 1))
+                         layout.opponent_rows, rng, self.home.root, derived_seed(self.cfg.seed, "opponents", refresh))
 
-    def _record_payoff(self, stats: "_EpisodeStats", pool: OpponentPool) -> None:
-        results = {}
-        for g, (w, d, n) in zip(pool.groups, stats.payoff_counts()):
-            name = self.versions[-1] if g.name.startswith("<") and self.versions else g.name
-            if n > 0 and not name.startswith("<"):
+    def _record_payoff(self, run: _Run) -> None:
+        """The learner's results against each opponent since the last snapshot, into the payoff table (PFSP)."""
+        results: dict[str, tuple[float, float, float]] = {}
+        for name, w, d, n in run.stats.results():
+            if name == LATEST:
+                if not self.versions:
+                    continue  # the frozen latest weights have no name before the first snapshot
+                name = self.versions[-1]
+            if n > 0:
                 prev = results.get(name, (0, 0, 0))
                 results[name] = (prev[0] + w, prev[1] + d, prev[2] + n)
         if results:
             self.registry.record_payoff(self.prefix, self.team_size, results, decay=self.cfg.training.payoff_decay)
-        stats.reset_payoff(len(pool.groups))
+        run.stats.reset_payoff()
 
-    def _after_snapshot(self, learner, games, opp_rows, rng, snapshots, steps, stats, pool, timing, log):
-        tcfg = self.cfg.training
-        t = time.perf_counter()
-        self._record_payoff(stats, pool)
-        name = self._snapshot(learner, self.start_steps + steps)
-        timing["snapshot"] += time.perf_counter() - t
-        if tcfg.eval_every_snapshots and tcfg.eval_games and snapshots % tcfg.eval_every_snapshots == 0:
-            t = time.perf_counter()
-            policy = NetworkPolicy(self.net, device=self.device, name=name)
-            rates = evaluate_snapshot(self.registry, name, policy, self.team_size, tcfg.eval_games,
-                                      tcfg.eval_game_seconds, self.cfg.seed + snapshots, self.home.root,
-                                      self.cfg.game.tick_skip, workers=self.workers)
-            self.net.train()
-            timing["evaluation"] += time.perf_counter() - t
-            row = {f"eval/win_rate/{k}": v for k, v in rates.items()}
-            row["eval/elo"] = self.registry.rating(name, self.team_size)["elo"]
-            log.write(self.start_steps + steps, row)
-            self.registry.record_run_metrics(self.prefix, self.team_size, self.start_steps + steps, row)
-        new_pool = self._refresh(games, opp_rows, rng, snapshots)
-        stats.set_pool(new_pool)
-        return new_pool
+    # ------------------------------------------------------------------ snapshots
 
-
-HEADLINE = ("charts/steps_per_second", "charts/episode_reward", "charts/episode_length", "charts/goals_for",
-            "charts/goals_against", "losses/policy_loss", "losses/value_loss", "losses/entropy", "losses/approx_kl",
-            "losses/clip_fraction", "losses/explained_variance", "charts/skipped_updates_total")
-
-
-def _headline(row: dict) -> dict:
-    """The metrics kept in the registry: the headline ones and every win rate."""
-    return {k: v for k, v in row.items() if k in HEADLINE or k.startswith("charts/win_rate/")}
-
-
-class _EpisodeStats:
-    """Episode returns, goals and results per opponent, accumulated with array operations."""
-
-    def __init__(self, n_envs: int, slots: int, league_envs: np.ndarray):
-        self.returns = np.zeros(slots)
-        self.done_returns: list[float] = []
-        self.lengths: list[float] = []
-        self.goals_for = self.goals_against = self.touches = 0.0
-        self.side = np.arange(n_envs) % 2
-        self.league_envs = league_envs
-        self.env_group = np.full(n_envs, -1)  # opponent group of each env; -1: pure self-play
-
-    def set_pool(self, pool: OpponentPool) -> None:
-        self.env_group[:] = -1
-        self.env_group[self.league_envs] = pool.env_opponent
-        self.reset_payoff(len(pool.groups))
-
-    def reset_payoff(self, n_groups: int) -> None:
-        self.wins = np.zeros(n_groups)
-        self.draws = np.zeros(n_groups)
-        self.games = np.zeros(n_groups)
-
-    def payoff_counts(self):
-        return list(zip(self.wins.tolist(), self.draws.tolist(), self.games.tolist()))
-
-    def step(self, rewards: np.ndarray, info, slot_env: np.ndarray, pool: OpponentPool, games: VecGame) -> None:
-        self.returns += rewards
-        envs = np.arange(len(self.side))
-        self.goals_for += float(info.goals[envs, self.side].sum())
-        self.goals_against += float(info.goals[envs, 1 - self.side].sum())
-        learner_cars = games.teams.reshape(len(envs), -1) == self.side[:, None]
-        self.touches += float((info.touches.reshape(len(envs), -1) > 0)[learner_cars].sum())
-        done = info.done
-        if done.any():
-            done_slots = done[slot_env]
-            self.done_returns.extend(self.returns[done_slots].tolist())
-            self.returns[done_slots] = 0.0
-            finished = np.flatnonzero(done)
-            self.lengths.extend(info.episode_seconds[finished].tolist())
-            finished = finished[self.env_group[finished] >= 0]  # results against league opponents
-            ours = info.episode_score[finished, self.side[finished]]
-            theirs = info.episode_score[finished, 1 - self.side[finished]]
-            groups = self.env_group[finished]
-            np.add.at(self.wins, groups, (ours > theirs).astype(float))
-            np.add.at(self.draws, groups, (ours == theirs).astype(float))
-            np.add.at(self.games, groups, 1.0)
-
-    def flush(self, pool: OpponentPool) -> dict[str, float]:
-        row: dict[str, float] = {"charts/goals_for": self.goals_for, "charts/goals_against": self.goals_against,
-                                 "charts/touches": self.touches}
-        if self.done_returns:
-            row["charts/episode_reward"] = float(np.mean(self.done_returns))
-            row["charts/episode_length"] = float(np.mean(self.lengths))
-            row["charts/episodes"] = float(len(self.done_returns))
-        row["charts/opponent_share/self-play"] = float(np.mean(self.env_group < 0))
-        for g, w, d, n in zip(pool.groups, self.wins, self.draws, self.games):
-            label = "latest-frozen" if g.name.startswith("<") else g.name
-            row[f"charts/opponent_share/{label}"] = len(np.unique(g.envs)) / len(self.side)
-            if n:
-                row[f"charts/win_rate/{label}"] = (w + 0.5 * d) / n
-        self.done_returns, self.lengths = [], []
-        self.goals_for = self.goals_against = self.touches = 0.0
-        return row
+    def _snapshot(self, learner: PpoLearner, steps: int) -> str:
+        """Checkpoint + registry version. A snapshot that cannot be written (weights gone NaN, disk
+        full) stops the run with the reason; the previous snapshots are kept as they are."""
+        name = next_version(self.prefix, self.versions)
+        try:
+            rel, sha = write_checkpoint(self.home, name, self.net, learner, steps, self.cfg.to_dict())
+        except (LeagueError, OSError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            kept = f"the last snapshot, {self.versions[-1]}, is kept" if self.versions else "no snapshot was kept"
+            raise LeagueError(f"Snapshot {name} was not written ({why.rstrip('.')}); training stopped and "
+                              f"{kept}.") from None
+        self.registry.add_agent(name, self.net.config.kind, self.team_size, parent=self.parent,
+                                checkpoint_path=str(rel), checkpoint_sha256=sha, config=self.cfg.to_dict(),
+                                steps_trained=steps)
+        self.parent = name
+        self.versions.append(name)
+        return name

@@ -1,4 +1,4 @@
-"""`league bench ...`: benchmarks that print figures (one run, ratios against references)."""
+"""`league bench env|tournament|train`: benchmarks that print figures (one run, ratios against references)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from league.cli_common import ConfigOpt, handles_errors, out
+from league.cli.common import ConfigOpt, handles_errors, out
 from league.errors import LeagueError
 
 app = typer.Typer(help="Benchmarks that print figures from one run on this machine.", no_args_is_help=True,
@@ -46,10 +46,9 @@ def env(
 
     Example: league bench env --stage 3v3 --workers 2 --envs-per-worker 32 --json bench.json
     """
-    from league.config import STAGES, load_config
+    from league.config import load_config, team_size_of
 
-    if stage not in STAGES:
-        raise LeagueError(f"Unknown stage {stage!r}; expected one of {', '.join(STAGES)}.")
+    team_size_of(stage)  # an unknown stage fails before any other check
     if not seconds > 0 or warmup < 0:
         raise LeagueError(f"--seconds must be positive and --warmup not negative, got {seconds:g} and {warmup:g}.")
     if (workers is not None and workers < 0) or (envs_per_worker is not None and envs_per_worker < 1):
@@ -138,3 +137,37 @@ def tournament(
     out.print(table)
     if json_file is not None:
         json_file.write_text(json.dumps(r.to_dict(), indent=2))
+
+
+@app.command("train")
+@handles_errors
+def bench_train_command(
+    stage: Annotated[str, typer.Option("--stage", help="1v1, 2v2 or 3v3.")] = "1v1",
+    iterations: Annotated[int, typer.Option("--iterations", help="Measured PPO iterations (after one warm-up).")] = 4,
+    batch: Annotated[int, typer.Option("--batch", help="Agent steps per iteration (one minibatch).")] = 50_000,
+    workers: Annotated[Optional[int], typer.Option("--workers", help="Game worker processes.", show_default=False)] = None,
+    envs_per_worker: Annotated[Optional[int], typer.Option("--envs-per-worker", help="Arenas per worker.", show_default=False)] = None,
+    set_: Annotated[Optional[list[str]], typer.Option("--set", help="Override any config key.", show_default=False)] = None,
+) -> None:
+    """End-to-end training throughput (updates included) and the split between collection, inference and update.
+
+    Example: league bench train --stage 1v1 --iterations 4
+    """
+    from rich.table import Table
+
+    from league.config import team_size_of
+    from training.bench import bench_train
+
+    team_size_of(stage)  # an unknown stage fails before any other check
+    if iterations < 1 or batch < 1:
+        raise LeagueError("--iterations and --batch must be at least 1.")
+    r = bench_train(stage, iterations, batch, workers, envs_per_worker, set_)
+    table = Table(title=f"Training throughput, {stage}, {r.batch:,} agent steps per iteration")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    table.add_row("end to end (agent steps/s, updates included)", f"{r.agent_steps_per_second:,.0f}")
+    table.add_row("collection only, same workers (agent steps/s)", f"{r.collection_only_steps_per_second:,.0f}")
+    table.add_row("end to end / collection only", f"{r.ratio:.2f}x")
+    for k, v in r.share.items():
+        table.add_row(f"time in {k}", f"{v:.0%}")
+    out.print(table)

@@ -7,7 +7,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from league.cli_common import HomeOpt, StageOpt, handles_errors, open_league, out
+from league.cli.common import HomeOpt, StageOpt, handles_errors, open_league, out
+from league.config import STAGES
+from league.errors import LeagueError
 
 
 @handles_errors
@@ -21,13 +23,17 @@ def import_agent(
 
     Example: league import ./bots/striker.safetensors --name striker --stage 1v1
     """
-    from agents.transfer import import_checkpoint  # torch: only when the command runs
+    from agents.transfer import StageNotRecorded, import_checkpoint  # torch: only when the command runs
     from league.names import check_name
 
     if name is not None:
         check_name(name)
     league_home, reg = open_league(home)
-    agent = import_checkpoint(league_home, reg, file, name=name, stage=stage)
+    try:
+        agent = import_checkpoint(league_home, reg, file, name=name, stage=stage)
+    except StageNotRecorded as exc:
+        raise LeagueError(f"{exc.file} does not record the stage it was trained for; "
+                          f"pass --stage {', '.join(STAGES[:-1])} or {STAGES[-1]}.") from None
     out.print(f"Imported {agent.name} ({agent.kind}, {agent.stage}, {agent.steps_trained:,} steps), "
               f"sha256 {agent.checkpoint_sha256}, stored at {agent.checkpoint_path}", highlight=False)
 

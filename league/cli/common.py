@@ -77,16 +77,6 @@ def _database_of(home: Path | None) -> str:
     return str(resolve_home(home).db_path)
 
 
-def team_size_of(stage: str | None) -> int | None:
-    from league.config import STAGES
-
-    if stage is None:
-        return None
-    if stage not in STAGES:
-        raise LeagueError(f"Unknown stage {stage!r}; expected one of {', '.join(STAGES)}.")
-    return int(stage[0])
-
-
 def open_league(home: Path | None, config: Path | None = None, readonly: bool = False):
     """The league home and its Registry; `readonly` for commands that write nothing.
 

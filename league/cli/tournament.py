@@ -1,4 +1,4 @@
-"""`league tournament`: the command function (registered by league/cli.py)."""
+"""`league tournament`: play (or resume, or abandon) a round robin, with a progress bar and the standings."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from league.cli_common import ConfigOpt, HomeOpt, handles_errors, out
+from league.cli.common import ConfigOpt, HomeOpt, handles_errors, out
+from league.errors import LeagueError
 
 
 @handles_errors
@@ -36,79 +37,64 @@ def tournament_command(
 
     Example: league tournament --abandon 3
     """
-    import json
-
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-    from rich.table import Table
-
-    from arena.tournament import (
-        claim_tournament,
-        open_tournament,
-        pending_games,
-        resolve_entrants,
-        run_tournament,
-        standings,
-    )
+    from arena.tournament import abandon_tournament, start_or_resume_tournament
     from arena.vector import default_workers
     from league.config import load_config
-    from league.errors import LeagueError
     from league.home import resolve_home
     from league.registry import Registry
 
     if arenas < 1:
         raise LeagueError("--arenas must be at least 1.")
     league_home = resolve_home(home).require()
-    if backend == "ray" and address:
-        from arena.tournament_ray import check_address
-
-        check_address(address)  # before a tournament is stored for a cluster that is not there
     if abandon is not None:
-        registry = Registry.open(league_home.db_path)
-        with claim_tournament(registry, league_home, abandon):  # never one that another process is playing
-            t = registry.abandon_tournament(abandon, "abandoned with league tournament --abandon")
+        t = abandon_tournament(Registry.open(league_home.db_path), league_home, abandon,
+                               reason="abandoned with league tournament --abandon")
         out.print(f"Tournament {abandon} abandoned; its {t['finished_games']} finished games stay recorded.",
                   highlight=False)
         return
     cfg = load_config(stage=stage, user_file=config, home_file=league_home.config_path,
                       overrides={"seed": seed, "game.game_seconds": game_seconds})
     registry = Registry.open(league_home.db_path, cfg.ratings)
-    team_size = cfg.game.team_size
-    if resume is not None:
-        t = registry.tournament(resume)
-        tid, resumed = resume, True
-        game_seconds_used = json.loads(t["config_json"])["game"]["game_seconds"]
-    else:
-        n = games if games is not None else 2
-        entrants = resolve_entrants(registry, team_size, agents.split(",") if agents else None, not no_baselines)
-        tid, resumed = open_tournament(registry, cfg, team_size, n, cfg.seed, entrants)
-        game_seconds_used = json.loads(registry.tournament(tid)["config_json"])["game"]["game_seconds"]
     # Claims the tournament before anything is printed: one that another process plays is left alone.
-    outcomes = run_tournament(registry, league_home, tid, workers or default_workers(), game_seconds_used,
-                              cfg.game.tick_skip, backend=backend, address=address, max_arenas=arenas)
-    t = registry.tournament(tid)
-    todo = len(pending_games(registry, tid))
-    verb = "Resuming" if resumed else "Starting"
-    out.print(f"{verb} tournament {tid}: {len(json.loads(t['entrants_json']))} entrants, "
-              f"{t['planned_games']} games ({todo} to play), {game_seconds_used:g} s each", highlight=False)
+    run = start_or_resume_tournament(
+        registry, league_home, cfg, resume=resume, games_per_pair=games if games is not None else 2,
+        agents=agents.split(",") if agents else None, baselines=not no_baselines, workers=workers or default_workers(),
+        backend=backend, address=address, max_arenas=arenas)
+    out.print(f"{'Resuming' if run.resumed else 'Starting'} tournament {run.id}: {len(run.entrants)} entrants, "
+              f"{run.planned_games} games ({run.to_play} to play), {run.game_seconds:g} s each", highlight=False)
+    _play_with_progress(run)
+    _print_standings(registry, run.id)
+
+
+def _play_with_progress(run) -> None:
+    import time
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
     with Progress(TextColumn("[bold]games[/]"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[rate]:.2f} games/s"), TimeElapsedColumn(), TimeRemainingColumn(),
                   console=out) as bar:
-        task = bar.add_task("games", total=t["planned_games"], completed=t["planned_games"] - todo, rate=0.0)
-        import time
-
+        task = bar.add_task("games", total=run.planned_games, completed=run.planned_games - run.to_play, rate=0.0)
         start = time.perf_counter()
         played = 0
         try:
-            for _ in outcomes:
+            for _ in run.games:
                 played += 1
                 bar.update(task, advance=1, rate=played / (time.perf_counter() - start))
         except KeyboardInterrupt:
             raise LeagueError(f"Interrupted; {played} games recorded. Run the same command "
-                              f"(or --resume {tid}) to finish tournament {tid}.") from None
+                              f"(or --resume {run.id}) to finish tournament {run.id}.") from None
+
+
+def _print_standings(registry, tid: int) -> None:
+    from rich.table import Table
+
+    from league.standings import read_tournament_standings
+
     table = Table(title=f"Tournament {tid} standings")
     for col in ("#", "agent", "games", "W-D-L", "points", "GD", "elo"):
         table.add_column(col, justify="left" if col == "agent" else "right")
-    for rank, r in enumerate(standings(registry, tid), 1):
-        table.add_row(str(rank), r["name"], str(r["games"]), f"{r['wins']}-{r['draws']}-{r['losses']}",
-                      f"{r['points']:g}", f"{r['gf'] - r['ga']:+d}", f"{registry.rating(r['name'], team_size)['elo']:.0f}")
+    for r in read_tournament_standings(registry.db, tid, registry.ratings_cfg).rows:
+        table.add_row(str(r.rank), r.name, str(r.games), f"{r.wins}-{r.draws}-{r.losses}", f"{r.points:g}",
+                      f"{r.gd:+d}", f"{r.elo:.0f}")
     out.print(table)

@@ -1,4 +1,4 @@
-"""`league diagnose`: the command function (registered by league/cli.py)."""
+"""`league diagnose`: performance diagnostics printed as tables, optionally against a baseline."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from league.cli_common import ConfigOpt, handles_errors, out
+from league.cli.common import ConfigOpt, handles_errors, out
+from league.errors import LeagueError
 
 SECTIONS = {"env": "Environment speed", "inference": "Inference latency", "update": "PPO update",
             "train": "Short training run", "system": "CPU and memory", "gpu": "GPU"}
@@ -63,31 +64,32 @@ def diagnose_command(
     # As `league bench env` does: idle OpenMP threads must sleep, not spin, or the policy's threads
     # take the cores back from the game workers (read once, when torch is first imported).
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    from rich.table import Table
-
-    from league.config import STAGES, load_config
-    from league.errors import LeagueError
-    from training.diagnose import (
-        TESTS,
-        Budget,
-        diagnose,
-        ratio,
-        read_baseline,
-        write_json,
-    )
+    from league.config import load_config, team_size_of
+    from training.diagnose import TESTS, Budget, diagnose, read_baseline, write_json
 
     if test != "all" and test not in TESTS:
         raise LeagueError(f"Unknown test {test!r}; expected one of {', '.join(TESTS)} or all.")
-    if stage is not None and stage not in STAGES:
-        raise LeagueError(f"Unknown stage {stage!r}; expected one of {', '.join(STAGES)}.")
+    if stage is not None:
+        team_size_of(stage)  # an unknown stage fails before any measuring
     before = read_baseline(baseline) if baseline is not None else None  # a bad file fails before any measuring
     cfg = load_config(stage=stage, user_file=config, sets=set_)
     tests = list(TESTS) if test == "all" else [test]
-    budget = Budget.quick() if quick else Budget()
-
     with out.status("Diagnosing...") as status:
-        report = diagnose(cfg, tests, budget, sets=set_, user_file=config,
+        report = diagnose(cfg, tests, Budget.quick() if quick else Budget(), sets=set_, user_file=config,
                           on_test=lambda name: status.update(f"Diagnosing: {name}..."))
+    _print_report(report, before)
+    if json_file is not None:
+        write_json(report, json_file)
+        out.print(f"Wrote {json_file}", highlight=False)
+    out.print(f"Diagnosis took {report.seconds:.0f} s.", highlight=False)
+
+
+def _print_report(report, before: dict[str, float] | None) -> None:
+    """The notes, the settings measured with, then one table per section (with ratios to `before`)."""
+    from rich.table import Table
+
+    from training.diagnose import ratio
+
     for note in report.notes:
         out.print(note, highlight=False)
     s = report.settings
@@ -112,7 +114,3 @@ def diagnose_command(
                 row += [_number(before.get(f.key), f.unit), _ratio(ratio(f.value, before.get(f.key)), f.better)]
             table.add_row(*row)
         out.print(table)
-    if json_file is not None:
-        write_json(report, json_file)
-        out.print(f"Wrote {json_file}", highlight=False)
-    out.print(f"Diagnosis took {report.seconds:.0f} s.", highlight=False)

@@ -1,0 +1,57 @@
+"""The `league` command: one module per command group, registered here.
+
+    common.py      consoles, options, handles_errors (LeagueError -> one sentence, exit 2), open_league
+    agents.py      init, agents, show, promote, retire, reactivate, leaderboard, lineage
+    io.py          import, export
+    train.py       train (one self-play run, or --curriculum)
+    curriculum.py  curriculum status, and the progress display of train --curriculum
+    tournament.py  tournament
+    bench.py       bench env, bench tournament, bench train
+    diagnose.py    diagnose
+    dashboard.py   dashboard
+
+A command parses its options, opens the league, calls one library function, and formats what
+it returns; its LeagueError becomes one sentence on stderr and exit code 2. This package is
+the only code that imports typer (or draws rich tables and progress bars) and the one layer
+that may import every package, always inside the command functions, so `league agents`
+starts without torch, RocketSim or streamlit.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from league.cli import agents, bench, curriculum, dashboard, diagnose, io, tournament, train
+
+app = typer.Typer(
+    name="league",
+    help="Self-play league manager with tournament evaluation for Rocket League bots.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+app.command("init")(agents.init)
+app.command("agents")(agents.list_agents)
+app.command("show")(agents.show)
+app.command("promote")(agents.promote)
+app.command("retire")(agents.retire)
+app.command("reactivate")(agents.reactivate)
+app.command("leaderboard")(agents.leaderboard)
+app.command("lineage")(agents.lineage)
+app.command("train")(train.train_command)
+app.command("tournament")(tournament.tournament_command)
+app.command("dashboard")(dashboard.dashboard_command)
+app.command("import")(io.import_agent)
+app.command("export")(io.export_agent)
+app.command("diagnose")(diagnose.diagnose_command)
+app.add_typer(bench.app, name="bench")
+app.add_typer(curriculum.app, name="curriculum")
+
+
+def main() -> None:
+    """Console-script entry point."""
+    sys.exit(app())

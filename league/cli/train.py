@@ -1,0 +1,109 @@
+"""`league train`: one self-play run, or (with --curriculum) a curriculum's stages, with progress bars."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from league.cli.common import ConfigOpt, HomeOpt, handles_errors, out
+from league.errors import LeagueError
+
+
+@handles_errors
+def train_command(
+    curriculum_file: Annotated[Optional[Path], typer.Argument(
+        help="With --curriculum: the curriculum file (default: the shipped configs/curriculum.yaml).",
+        show_default=False, metavar="FILE")] = None,
+    stage: Annotated[Optional[str], typer.Option("--stage", help="Team size to train: 1v1, 2v2 or 3v3.  [default: 1v1]",
+                                                 show_default=False)] = None,
+    curriculum: Annotated[bool, typer.Option(
+        "--curriculum", help="Run the curriculum's stages in order, with promotion gates; run it again to resume.")] = False,
+    from_: Annotated[Optional[str], typer.Option(
+        "--from", help="Start a new run from this agent's weights (any stage); it becomes the first version's parent.",
+        show_default=False)] = None,
+    steps: Annotated[Optional[int], typer.Option("--steps", help="Agent steps to train for.", show_default=False)] = None,
+    minutes: Annotated[Optional[float], typer.Option("--minutes", help="Wall-clock budget.", show_default=False)] = None,
+    policy: Annotated[Optional[str], typer.Option("--policy", help="mlp or lstm.", show_default=False)] = None,
+    config: ConfigOpt = None,
+    device: Annotated[Optional[str], typer.Option("--device", help="auto, cpu or cuda.", show_default=False)] = None,
+    workers: Annotated[Optional[int], typer.Option("--workers", help="Game worker processes.", show_default=False)] = None,
+    name: Annotated[Optional[str], typer.Option("--name", help="Run name; versions are NAME-v1, NAME-v2, ...", show_default=False)] = None,
+    resume: Annotated[Optional[str], typer.Option("--resume", help="Continue from this snapshot, optimizer included.", show_default=False)] = None,
+    seed: Annotated[Optional[int], typer.Option("--seed", help="Seed for everything random.", show_default=False)] = None,
+    set_: Annotated[Optional[list[str]], typer.Option("--set", help="Override any config key: --set ppo.epochs=3.", show_default=False)] = None,
+    home: HomeOpt = None,
+) -> None:
+    """Train a PPO (or LSTM) learner by self-play against league opponents, snapshotting into the registry.
+
+    Ctrl-C saves a final snapshot and exits cleanly. --curriculum [FILE] runs the curriculum's stages
+    (1v1 -> 2v2 -> 3v3 by default) with promotion gates; the same command resumes it after an
+    interruption, and --name runs the file again under another name. --from NAME starts one stage
+    from any earlier agent.
+
+    Example: league train --stage 1v1 --minutes 10 --policy mlp
+
+    Example: league train --curriculum configs/curriculum.yaml --minutes 60
+
+    Example: league train --stage 2v2 --from mlp-1v1-v12 --steps 2000000 --name mlp-2v2-from-1v1
+    """
+    from league.home import resolve_home
+    from league.registry import Registry
+    from training.launch import train_config
+    from training.selfplay import SelfPlayTrainer
+
+    if resume is not None and from_ is not None:
+        raise LeagueError("Give either --resume (continue a run) or --from (start a new run from an agent), not both.")
+    league_home = resolve_home(home).require()
+    overrides = {"policy.kind": policy, "training.device": device, "runner.workers": workers, "seed": seed}
+    if curriculum:
+        from league.cli.curriculum import run_curriculum_with_progress
+
+        if steps is not None or resume is not None or stage is not None:
+            flag = "--steps" if steps is not None else "--resume" if resume is not None else "--stage"
+            raise LeagueError(f"{flag} does not go with --curriculum: the curriculum file sets each stage's team size "
+                              "and budget, and running it again resumes it.")
+        run_curriculum_with_progress(league_home, curriculum_file, name=name, config=config, minutes=minutes,
+                                     init_from=from_, overrides=overrides, sets=set_)
+        return
+    if curriculum_file is not None:
+        raise LeagueError(f"Unexpected argument {str(curriculum_file)!r}: a FILE is only for --curriculum "
+                          "(league train --curriculum FILE).")
+    cfg = train_config(league_home, stage or "1v1", user_file=config, steps=steps, minutes=minutes,
+                       overrides=overrides, sets=set_)
+    if not cfg.training.steps and not cfg.training.minutes:
+        raise LeagueError("Give a budget: --steps N or --minutes M (Ctrl-C also stops and saves).")
+    bar, on_progress = _progress_bar(cfg)
+    # Built before the progress bar is drawn: names, the run's ownership and the checkpoints are checked first.
+    trainer = SelfPlayTrainer(cfg, league_home, Registry.open(league_home.db_path, cfg.ratings), name=name,
+                              resume=resume, init_from=from_, on_progress=on_progress)
+    with bar:
+        result = trainer.run()
+    note = " (interrupted; final snapshot saved)" if result.interrupted else ""
+    out.print(f"Trained {result.run} to {result.steps:,} steps in {result.seconds:.0f} s{note}; "
+              f"versions: {', '.join(result.versions) or 'none'}", highlight=False)
+    split = sum(result.timing.values()) or 1.0
+    out.print("Time split: " + ", ".join(f"{k} {v / split:.0%}" for k, v in result.timing.items()), highlight=False)
+
+
+def _progress_bar(cfg):
+    """A progress bar over the run's budget (steps, else seconds) and the trainer's callback that moves it."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    from training.progress import Note, TrainerEvent
+
+    bar = Progress(TextColumn("[bold]training[/]"), BarColumn(), TextColumn("{task.completed:,.0f} steps"),
+                   TextColumn("{task.fields[sps]:,.0f} steps/s"), TextColumn("reward {task.fields[reward]}"),
+                   TimeElapsedColumn(), TimeRemainingColumn(), console=out, transient=False)
+    task = bar.add_task("train", total=cfg.training.steps or cfg.training.minutes * 60, sps=0.0, reward="-")
+
+    def on_progress(event: TrainerEvent) -> None:
+        if isinstance(event, Note):  # kickstarting, or a fallback taken (no CUDA for AMP, compile failed, ...)
+            bar.console.print(event.text, highlight=False)
+            return
+        reward = event.episode_reward
+        bar.update(task, completed=event.steps if cfg.training.steps else event.elapsed, sps=event.steps_per_second,
+                   reward=f"{reward:.2f}" if reward is not None else "-")
+
+    return bar, on_progress

@@ -1,0 +1,233 @@
+"""Standings: the one read model behind every leaderboard.
+
+`standings(...)` is pure: it takes the agents with their current ratings and the results to
+count, and returns the ranked rows with the whole-history maximum-likelihood fit. Two readers
+gather its inputs from the league database: `read_standings` (a team size: `league
+leaderboard`, the dashboard's leaderboard, head-to-head and history pages, Registry.leaderboard)
+and `read_tournament_standings` (one tournament: the table `league tournament` prints, the
+dashboard's tournaments page).
+
+Who is listed
+    A team size's table lists the agents of that stage and the baselines (which play every
+    stage), plus any other agent with a counted game in it (a 1v1 agent that played 2v2
+    evaluation games); retired agents only when asked for. A tournament's table lists its
+    entrants, in their order, whatever their status now.
+
+What is counted
+    Every game between two different agents (a mirror match says nothing about strength) of
+    the team size, or of the tournament. Games, W-D-L, goals, points and the MLE fit come from
+    those games; Elo and TrueSkill are the agent's current ratings in the team size (initial
+    ones if it has not played).
+
+How rows are ordered
+    Best first by the chosen key: `elo`, `trueskill` (mu - 3 sigma), `mle` (the fit's rating;
+    an agent with no game to fit, whose rating is only the prior, comes after every fitted
+    one) or `points` (win 1, draw 1/2). Ties go to the higher goal difference when ranking by
+    points and to the agent with more games otherwise, then to the listing order (creation
+    order of the agents, or the entrants' order).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+
+import sqlite_utils
+
+from league.config import RatingsConfig
+from league.errors import LeagueError
+from league.ratings import DRAW, LOSS, WIN, MleRatings, conservative, mle_fit
+
+RANKINGS = ("elo", "trueskill", "mle", "points")
+
+
+@dataclass(frozen=True)
+class AgentRating:
+    """An agent and its current ratings in one team size (the initial ones if it has not played there)."""
+
+    name: str
+    kind: str
+    status: str
+    team_size: int | None  # the agent's own stage; None for the baselines, which play every stage
+    elo: float
+    mu: float
+    sigma: float
+    last_played: str | None = None
+
+
+@dataclass(frozen=True)
+class PairRecord:
+    """What `agent` scored against `opponent` over some games. Records add up: several records of
+    one pair, from either side, count together; a record of an agent against itself is ignored."""
+
+    agent: str
+    opponent: str
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+    goals_for: int = 0
+    goals_against: int = 0
+
+    @property
+    def games(self) -> int:
+        return self.wins + self.draws + self.losses
+
+
+@dataclass(frozen=True)
+class Standing:
+    """One listed agent: its rank, ratings and the record of the counted games."""
+
+    rank: int
+    name: str
+    kind: str
+    status: str
+    elo: float
+    mu: float
+    sigma: float
+    games: int
+    wins: int
+    draws: int
+    losses: int
+    goals_for: int
+    goals_against: int
+    mle: float  # the fit's rating; only the prior (the anchor's rating) when mle_interval is None
+    mle_interval: tuple[float, float] | None  # 95%; None when there is no game to fit
+    last_played: str | None
+
+    @property
+    def ts(self) -> float:
+        """TrueSkill's conservative rating, mu - 3 sigma."""
+        return conservative(self.mu, self.sigma)
+
+    @property
+    def gd(self) -> int:
+        return self.goals_for - self.goals_against
+
+    @property
+    def points(self) -> float:
+        return self.wins + 0.5 * self.draws
+
+    @property
+    def score_rate(self) -> float:
+        """Points per game (NaN before the first game)."""
+        return self.points / self.games if self.games else math.nan
+
+
+@dataclass(frozen=True)
+class Standings:
+    rows: tuple[Standing, ...]
+    fit: MleRatings  # over every counted game (listed or not), with every listed agent in it
+    by: str
+
+
+def fit_mle(records: Iterable[PairRecord], cfg: RatingsConfig, names: Sequence[str] | None = None) -> MleRatings:
+    """The whole-history maximum-likelihood fit (league.ratings.mle_fit) of the records' games.
+
+    mle_fit reduces games to per-pair totals itself, so handing it each record's wins, draws and
+    losses gives the same fit as handing it every game.
+    """
+    games: list[tuple[str, str, float]] = []
+    for r in records:
+        if r.agent != r.opponent:
+            games += [(r.agent, r.opponent, WIN)] * r.wins + [(r.agent, r.opponent, DRAW)] * r.draws
+            games += [(r.agent, r.opponent, LOSS)] * r.losses
+    return mle_fit(games, cfg.mle, cfg.elo.scale, names=names)
+
+
+def standings(agents: Sequence[AgentRating], records: Sequence[PairRecord], cfg: RatingsConfig, team_size: int,
+              *, by: str = "elo", include_retired: bool = False,
+              entrants: Sequence[str] | None = None) -> Standings:
+    """The ranked table of `team_size` (or, with `entrants`, of a tournament): see the module's
+    docstring for who is listed, what is counted and the order. `agents` come in listing order."""
+    if by not in RANKINGS:
+        raise LeagueError(f"Unknown ranking {by!r}; expected {', '.join(RANKINGS[:-1])} or {RANKINGS[-1]}.")
+    totals: dict[str, list[int]] = {}  # name -> [wins, draws, losses, goals for, goals against]
+    for r in records:
+        if r.agent == r.opponent:
+            continue
+        for name, (w, d, l, gf, ga) in ((r.agent, (r.wins, r.draws, r.losses, r.goals_for, r.goals_against)),
+                                        (r.opponent, (r.losses, r.draws, r.wins, r.goals_against, r.goals_for))):
+            t = totals.setdefault(name, [0, 0, 0, 0, 0])
+            for i, v in enumerate((w, d, l, gf, ga)):
+                t[i] += v
+    if entrants is not None:
+        by_name = {a.name: a for a in agents}
+        missing = [n for n in entrants if n not in by_name]
+        if missing:
+            raise LeagueError(f"No agent named {missing[0]!r} among the league's agents.")
+        listed = [by_name[n] for n in dict.fromkeys(entrants)]
+    else:
+        played = {name for name, t in totals.items() if t[0] + t[1] + t[2]}
+        listed = [a for a in agents if (a.team_size in (None, team_size) or a.name in played)
+                  and (include_retired or a.status != "retired")]
+    fit = fit_mle(records, cfg, names=[a.name for a in listed])
+    rows = []
+    for a in listed:
+        w, d, l, gf, ga = totals.get(a.name, (0, 0, 0, 0, 0))
+        fitted = w + d + l > 0 or a.name == fit.anchor
+        rows.append(Standing(rank=0, name=a.name, kind=a.kind, status=a.status, elo=a.elo, mu=a.mu, sigma=a.sigma,
+                             games=w + d + l, wins=w, draws=d, losses=l, goals_for=gf, goals_against=ga,
+                             mle=fit.rating(a.name), mle_interval=fit.interval(a.name) if fitted else None,
+                             last_played=a.last_played))
+    rows.sort(key=lambda row: sort_key(row, by))  # stable: the listing order breaks the remaining ties
+    ranked = tuple(replace(row, rank=i) for i, row in enumerate(rows, 1))
+    return Standings(rows=ranked, fit=fit, by=by)
+
+
+def sort_key(row: Standing, by: str) -> tuple:
+    """Ascending key for best-first order by `by` (see the module's docstring)."""
+    value = {"elo": row.elo, "trueskill": row.ts, "points": row.points,
+             "mle": row.mle if row.mle_interval is not None else None}[by]
+    tie = row.gd if by == "points" else row.games
+    return (value is None, -(value or 0.0), -tie)
+
+
+# --------------------------------------------------------------------------- reading the league database
+
+
+def read_agent_ratings(db: sqlite_utils.Database, team_size: int, cfg: RatingsConfig) -> list[AgentRating]:
+    """Every agent in creation order, with its ratings in `team_size` (initial ones if it has not played)."""
+    rows = db.query("""
+        SELECT a.name, a.kind, a.status, a.team_size,
+               COALESCE(r.elo, :elo) AS elo, COALESCE(r.mu, :mu) AS mu, COALESCE(r.sigma, :sigma) AS sigma,
+               r.last_played
+        FROM agents a LEFT JOIN ratings r ON r.agent_id = a.id AND r.team_size = :ts
+        ORDER BY a.id""", {"elo": cfg.elo.initial, "mu": cfg.trueskill.mu, "sigma": cfg.trueskill.sigma,
+                           "ts": team_size})
+    return [AgentRating(**row) for row in rows]
+
+
+def read_pair_records(db: sqlite_utils.Database, team_size: int, tournament_id: int | None = None) -> list[PairRecord]:
+    """One record per (blue, orange) pair of the team size's games (or one tournament's), mirror matches left out.
+
+    Aggregated in SQLite, so a table costs the same one query for 200 games or 20,000.
+    """
+    where, args = "g.team_size = :ts AND g.blue_agent_id != g.orange_agent_id", {"ts": team_size}
+    if tournament_id is not None:
+        where += " AND g.tournament_id = :t"
+        args["t"] = tournament_id
+    rows = db.query(f"""
+        SELECT b.name AS agent, o.name AS opponent, SUM(g.result = 'blue') AS wins, SUM(g.result = 'draw') AS draws,
+               SUM(g.result = 'orange') AS losses, SUM(g.blue_goals) AS goals_for, SUM(g.orange_goals) AS goals_against
+        FROM games g JOIN agents b ON b.id = g.blue_agent_id JOIN agents o ON o.id = g.orange_agent_id
+        WHERE {where} GROUP BY g.blue_agent_id, g.orange_agent_id""", args)
+    return [PairRecord(**row) for row in rows]
+
+
+def read_standings(db: sqlite_utils.Database, team_size: int, cfg: RatingsConfig, *, by: str = "elo",
+                   include_retired: bool = False) -> Standings:
+    """The league's standings in one team size."""
+    return standings(read_agent_ratings(db, team_size, cfg), read_pair_records(db, team_size), cfg, team_size,
+                     by=by, include_retired=include_retired)
+
+
+def read_tournament_standings(db: sqlite_utils.Database, tournament_id: int, cfg: RatingsConfig) -> Standings:
+    """One tournament's standings by points: its entrants and its games (Elo and TrueSkill: the league's)."""
+    rows = list(db.query("SELECT team_size, entrants_json FROM tournaments WHERE id = ?", [tournament_id]))
+    if not rows:
+        raise LeagueError(f"No tournament with id {tournament_id}.")
+    team_size = rows[0]["team_size"]
+    return standings(read_agent_ratings(db, team_size, cfg), read_pair_records(db, team_size, tournament_id), cfg,
+                     team_size, by="points", entrants=json.loads(rows[0]["entrants_json"]))

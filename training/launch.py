@@ -1,0 +1,59 @@
+"""Starting training in a league home: the library behind `league train`.
+
+    cfg = train_config(home, "1v1", minutes=10)
+    SelfPlayTrainer(cfg, home, Registry.open(home.db_path, cfg.ratings)).run()
+
+    run_curriculum(home, None, minutes=60)   # the shipped configs/curriculum.yaml
+
+Light at import time: torch and RocketSim are imported by the functions that train.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from league.config import Config, load_config
+from league.home import LeagueHome
+from league.registry import Registry
+
+
+def train_config(home: LeagueHome, stage: str, *, user_file: Path | None = None, steps: int | None = None,
+                 minutes: float | None = None, overrides: dict[str, Any] | None = None,
+                 sets: list[str] | None = None) -> Config:
+    """A self-play run's config: configs/ and the stage, the league's own layer, `user_file`, then
+    `overrides` (dotted keys; None values are left out) and `sets` ("KEY=VALUE").
+
+    A budget given here replaces the config's other budget: `steps` alone trains for that many
+    agent steps whatever training.minutes says, `minutes` alone for that long.
+    """
+    budget: dict[str, Any] = {"training.steps": steps, "training.minutes": minutes}
+    if steps is not None and minutes is None:
+        budget["training.minutes"] = 0.0
+    if minutes is not None and steps is None:
+        budget["training.steps"] = 0
+    return load_config(stage=stage, user_file=user_file, home_file=home.config_path,
+                       overrides={**budget, **(overrides or {})}, sets=sets)
+
+
+def run_curriculum(home: LeagueHome, file: Path | None, *, name: str | None = None, user_file: Path | None = None,
+                   minutes: float | None = None, init_from: str | None = None,
+                   overrides: dict[str, Any] | None = None, sets: list[str] | None = None,
+                   on_event: Callable[[dict], None] | None = None):
+    """Run (or resume) the curriculum in `file` (default: the shipped configs/curriculum.yaml) and
+    return its training.curriculum.CurriculumResult.
+
+    `name` runs the file under another name; `minutes` bounds this run's wall-clock time (None:
+    to the curriculum's end); `init_from` starts its first stage from that agent's weights;
+    `user_file`, `overrides` and `sets` are layered over every stage's config. Every stage's
+    config is validated before the first event reaches `on_event`.
+    """
+    from training.curriculum import CurriculumTrainer  # torch: only when a curriculum runs
+    from training.curriculum_spec import load_curriculum
+
+    spec, source = load_curriculum(file, name=name)
+    registry = Registry.open(home.db_path, load_config(user_file=user_file, home_file=home.config_path).ratings)
+    trainer = CurriculumTrainer(spec, home, registry, source=source, user_file=user_file, overrides=overrides,
+                                sets=sets, minutes=minutes or 0.0, init_from=init_from, on_event=on_event)
+    return trainer.run()
