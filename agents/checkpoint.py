@@ -12,6 +12,10 @@ Because the weights file binds the metadata by hash, the sha256 of NAME.safetens
 identifies the whole checkpoint; that is the hash the registry keeps.
 
 Every refusal is one sentence raised as league.errors.LeagueError.
+
+Why one module of this length: the writer, the reader and every check a file handed in must
+pass (docs/checkpoint.md, "Reading") describe one format; kept together, a change to the format
+is made and reviewed in one place, and the reader's checks read in the order they run.
 """
 
 from __future__ import annotations
@@ -35,7 +39,8 @@ from safetensors.torch import save as save_tensors
 from agents.actions import ACTION_TABLE_VERSION
 from agents.networks import ActorCritic, build_network
 from agents.obs import OBS_LAYOUT_VERSION
-from league.config import PolicyConfig, validate
+from league.config import PolicyConfig
+from league.config_tree import validate
 from league.errors import LeagueError
 from league.files import already_exists, write_file_atomic
 

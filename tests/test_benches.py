@@ -1,14 +1,15 @@
 """The training and tournament benchmarks run end to end at tiny sizes and report sane figures."""
 
-from arena.bench_tournament import bench_tournament
-from training.bench import bench_train
+from training.measure.tournament import bench_tournament
+from training.measure.train import bench_train
 
 
 def test_bench_train_reports_throughput_and_time_split():
     r = bench_train("1v1", iterations=1, batch=512, workers=1, envs_per_worker=2,
                     extra=["policy.actor_sizes=[32]", "policy.critic_sizes=[32]"])
     assert r.agent_steps_per_second > 0 and r.collection_only_steps_per_second > 0
-    assert abs(sum(r.share.values()) - 1.0) < 1e-6 and all(v > 0 for v in r.share.values())
+    share = r.share.parts()
+    assert abs(sum(share.values()) - 1.0) < 1e-6 and all(v > 0 for v in share.values())
     assert r.batch == 512
 
 

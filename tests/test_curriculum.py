@@ -117,7 +117,7 @@ def test_gate_games_are_recorded_as_rated_evaluation_games(finished):
     for check, size in zip(checks, SIZES):
         mine = [g for g in games if check["agent"] in (g["blue"], g["orange"])]
         assert mine and {g["team_size"] for g in mine} == {size}
-        assert reg.rating(check["agent"], size)["games"] == len(mine)
+        assert reg.rating(check["agent"], size).games == len(mine)
     # "not worse than previous": the 1v1-full agent met the 1v1-dense final agent.
     assert any({g["blue"], g["orange"]} == {checks[1]["agent"], checks[0]["agent"]} for g in games)
     # The 2v2 gate asks for a win rate against random: its games were against random only.

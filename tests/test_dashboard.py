@@ -22,6 +22,7 @@ from dashboard.replay_view import GOAL_LEAD_SECONDS, car_labels, events_table, f
 from dashboard.training_runs import list_runs, long_form, read_metrics  # noqa: E402
 from league.ratings import conservative  # noqa: E402
 from league.registry import GameRecord, Registry  # noqa: E402
+from league.standings import read_standings  # noqa: E402
 from dashboard_fixture import TICK_SKIP, build_empty_league, build_fixture_league, synthetic_replay  # noqa: E402
 
 APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")
@@ -79,16 +80,16 @@ def test_leaderboard_ranks_the_stage_by_elo_with_mle_intervals(monkeypatch, leag
     for col in ("mle", "mle_ci", "mu", "sigma", "ts", "games", "wins", "draws", "losses", "gd",
                 "last_played"):
         assert col in board.columns
-    expected = sorted((r for r in reg.leaderboard(1)), key=lambda r: -r["elo"])
-    assert list(board["name"]) == [r["name"] for r in expected]
+    expected = read_standings(reg.db, 1, reg.ratings_cfg).rows  # by Elo
+    assert list(board["name"]) == [r.name for r in expected]
     assert list(board["rank"]) == list(range(1, len(expected) + 1))
     assert "ppo-1v1-v1" not in set(board["name"])  # retired: hidden unless asked
     top = board.iloc[0]
     want = expected[0]
-    assert top["elo"] == pytest.approx(want["elo"])
-    assert top["ts"] == pytest.approx(conservative(want["mu"], want["sigma"]))
-    assert (top["wins"], top["draws"], top["losses"]) == (want["wins"], want["draws"], want["losses"])
-    assert top["gd"] == want["goals_for"] - want["goals_against"]
+    assert top["elo"] == pytest.approx(want.elo)
+    assert top["ts"] == pytest.approx(conservative(want.mu, want.sigma))
+    assert (top["wins"], top["draws"], top["losses"]) == (want.wins, want.draws, want.losses)
+    assert top["gd"] == want.goals_for - want.goals_against
     assert dict(zip(board["name"], board["status"]))["ppo-1v1-v4"] == "champion"
     # MLE ratings agree with the registry's own whole-history fit and sit inside their intervals.
     fit = reg.mle(1, names=list(board["name"]))
@@ -128,14 +129,14 @@ def test_rating_history_charts_the_best_agents(monkeypatch, league, reg):
     games = dict(zip(summary["agent"], summary["games"]))
     assert games["ppo-1v1-v4"] == len(reg.rating_history("ppo-1v1-v4", 1))
     current = dict(zip(summary["agent"], summary["current"]))
-    assert current["ppo-1v1-v4"] == pytest.approx(reg.rating("ppo-1v1-v4", 1)["elo"])
+    assert current["ppo-1v1-v4"] == pytest.approx(reg.rating("ppo-1v1-v4", 1).elo)
     assert len(charts(at)) == 1
     at.radio(key="history_axis").set_value("Time").run()
     at.radio(key="history_metric").set_value("TrueSkill mu - 3 sigma").run()
     summary = no_problems(at).dataframe[0].value
     r = reg.rating("ppo-1v1-v4", 1)
     assert dict(zip(summary["agent"], summary["current"]))["ppo-1v1-v4"] == pytest.approx(
-        conservative(r["mu"], r["sigma"]))
+        conservative(r.mu, r.sigma))
 
 
 def test_rating_history_query_starts_at_the_initial_rating(league, reg):
@@ -153,7 +154,7 @@ def test_head_to_head_matrix_and_pair(monkeypatch, league, reg):
     assert "score rate" in texts(at.caption)
     a, b = at.selectbox(key="h2h_a_1").value, at.selectbox(key="h2h_b_1").value
     assert (a, b) == ("ppo-1v1-v4", at.multiselect[0].value[1])
-    fit = reg.mle(1, names=[r["name"] for r in reg.leaderboard(1, include_retired=True)])
+    fit = reg.mle(1, names=[r.name for r in read_standings(reg.db, 1, reg.ratings_cfg, include_retired=True).rows])
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Likelihood of superiority (A over B)"] == f"{fit.los(a, b):.1%}"
     played = [g for g in reg.games(1) if {g["blue"], g["orange"]} == {a, b}]

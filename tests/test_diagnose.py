@@ -113,12 +113,20 @@ def test_an_unknown_test_is_refused():
 
 
 def test_json_round_trip_and_ratios(tmp_path):
-    from training.diagnose import Diagnosis, Figure, ratio, read_baseline, write_json
+    from league.cli.diagnose import json_document
+    from training.measure.diagnose import Diagnosis, Machine, Settings, UpdateReport, ratio, read_baseline, write_json
+    from training.measure.system import GpuReport
 
-    report = Diagnosis(["env"], {}, {}, [Figure("a.b", "a", 2.0, "x"), Figure("gpu.c", "c", None, "%")])
+    settings = Settings("1v1", 8, 1, 2, "mlp", [32], "auto", "auto", "off", True, 1, 4, [], True)
+    report = Diagnosis(["train"], settings, Machine(2, "linux", "3.11", "2.13.0", "no GPU: ..."),
+                       update=UpdateReport(4, 2.0), gpu=GpuReport(), run_peak_mib=100.0)
     path = tmp_path / "d.json"
-    write_json(report, path)
-    assert read_baseline(path) == {"a.b": 2.0, "gpu.c": None}
+    write_json(json_document(report), path)
+    assert read_baseline(path) == {"update.minibatch_rows": 4.0, "update.ms_per_minibatch": 2.0,
+                                   "update.rows_per_s": 2000.0, "gpu.utilization_mean_percent": None,
+                                   "gpu.utilization_max_percent": None, "gpu.memory_used_peak_mib": None,
+                                   "gpu.torch_allocated_peak_mib": None, "system.memory.run_peak_mib": 100.0}
+    assert json.loads(path.read_text())["settings"]["actor_sizes"] == [32]
     assert [p.name for p in tmp_path.iterdir()] == ["d.json"]  # no temporary file left behind
     assert ratio(3.0, 2.0) == 1.5 and ratio(None, 2.0) is None and ratio(1.0, None) is None and ratio(1.0, 0) is None
 

@@ -55,14 +55,14 @@ def test_record_game_updates_ratings_history_and_counts(registry):
     gid = play(registry, "a", "rule", 3, 1)
     play(registry, "rule", "a", 2, 2)
     ra, rr = registry.rating("a", 1), registry.rating("rule", 1)
-    assert ra["games"] == rr["games"] == 2
-    assert (ra["wins"], ra["draws"], ra["losses"], ra["goals_for"], ra["goals_against"]) == (1, 1, 0, 5, 3)
-    assert ra["elo"] > 1500 > rr["elo"] and ra["elo"] + rr["elo"] == pytest.approx(3000)
+    assert ra.games == rr.games == 2
+    assert (ra.wins, ra.draws, ra.losses, ra.goals_for, ra.goals_against) == (1, 1, 0, 5, 3)
+    assert ra.elo > 1500 > rr.elo and ra.elo + rr.elo == pytest.approx(3000)
     hist = registry.rating_history("a", 1)
     assert [h["game_id"] for h in hist] == [gid, gid + 1]
     assert hist[0]["elo_after"] == hist[1]["elo_before"]
-    assert registry.rating("a", 2)["games"] == 0  # ratings are per team size
-    stored = {n: (registry.rating(n, 1)["elo"], registry.rating(n, 1)["mu"], registry.rating(n, 1)["sigma"]) for n in ("a", "rule")}
+    assert registry.rating("a", 2).games == 0  # ratings are per team size
+    stored = {n: (registry.rating(n, 1).elo, registry.rating(n, 1).mu, registry.rating(n, 1).sigma) for n in ("a", "rule")}
     recomputed = registry.recompute_ratings(1)
     for name in stored:
         assert recomputed[name] == pytest.approx(stored[name])
@@ -70,7 +70,7 @@ def test_record_game_updates_ratings_history_and_counts(registry):
 
 def test_mirror_games_are_recorded_but_not_rated(registry):
     play(registry, "rule", "rule", 1, 0)
-    assert len(registry.games()) == 1 and registry.rating("rule", 1)["games"] == 0
+    assert len(registry.games()) == 1 and registry.rating("rule", 1).games == 0
 
 
 def test_failing_write_mid_transaction_leaves_nothing(registry):
@@ -94,7 +94,7 @@ def test_failure_after_some_rows_are_written_rolls_back_all(registry):
     with pytest.raises(sqlite3.IntegrityError, match="disk full"):
         play(registry, "a", "rule", 1, 0)
     registry.db.execute("DROP TRIGGER fail_history")
-    assert registry.games() == [] and registry.rating("a", 1)["games"] == 0
+    assert registry.games() == [] and registry.rating("a", 1).games == 0
     assert list(registry.db.query("SELECT * FROM ratings")) == []
 
 
@@ -143,11 +143,11 @@ def test_two_processes_writing_at_once_lose_nothing(home):
     reg = Registry.open(home.db_path)
     assert len(reg.names()) == 2 + 80
     assert len(reg.games()) == 80
-    assert reg.rating("rule", 1)["games"] == 80
+    assert reg.rating("rule", 1).games == 80
     assert len(list(reg.db.query("SELECT * FROM rating_history"))) == 160
     stored = {n: reg.rating(n, 1) for n in reg.names()}
     for name, (elo, mu, sigma) in reg.recompute_ratings(1).items():
-        assert stored[name]["elo"] == pytest.approx(elo) and stored[name]["sigma"] == pytest.approx(sigma)
+        assert stored[name].elo == pytest.approx(elo) and stored[name].sigma == pytest.approx(sigma)
 
 
 def test_lineage_graph(registry):
@@ -182,7 +182,7 @@ def test_version_5_rebuilds_tournaments_keeping_ids_games_and_foreign_keys(tmp_p
     reg = Registry(db)
     with reg.transaction():
         for name in BASELINES:
-            reg._insert_agent(name=name, kind=name, team_size=None)
+            reg.agent_store.insert(name=name, kind=name, team_size=None)
     tid = reg.db.execute(
         """INSERT INTO tournaments (name, team_size, seed, games_per_pair, planned_games, entrants_json,
                config_json, created) VALUES ('t', 1, 0, 2, 2, '["rule", "random"]', '{}', 'x')""").lastrowid
@@ -198,3 +198,15 @@ def test_version_5_rebuilds_tournaments_keeping_ids_games_and_foreign_keys(tmp_p
         play(reg, "rule", "random", 1, 0, tournament_id=tid + 1, schedule_index=0, origin="tournament")
     reg.abandon_tournament(tid, "testing")
     assert reg.tournament(tid)["status"] == "abandoned"
+
+
+def test_stores_share_one_transaction_and_return_typed_ratings(registry):
+    registry.add_agent("a", "mlp", 1)
+    with pytest.raises(LeagueError):
+        with registry.transaction():  # a write through two stores, then a failure: neither is kept
+            registry.agent_store.add("b", "mlp", 1)
+            registry.game_store.record(GameRecord("a", "b", 1, 0, 1, 0, 60.0))
+            registry.agent_store.get("nobody")
+    assert "b" not in registry.agent_store.names() and registry.game_store.games() == []
+    rating = registry.game_store.rating("a", 1)
+    assert (rating.elo, rating.games) == (registry.ratings_cfg.elo.initial, 0)

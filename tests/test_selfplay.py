@@ -36,7 +36,7 @@ def test_smoke_run_creates_versions_lineage_games_ratings_and_metrics(home):
     graph = lineage_of(reg)
     assert line_to(graph, result.versions[-1]) == result.versions
     evals = [g for g in reg.games() if g["origin"] == "evaluation"]
-    assert evals and reg.rating(result.versions[0], 1)["games"] > 0
+    assert evals and reg.rating(result.versions[0], 1).games > 0
     assert reg.payoff("mlp-1v1", 1)  # results against opponents are kept for PFSP
     lines = [json.loads(l) for l in (home.runs / "mlp-1v1" / "metrics.jsonl").read_text().splitlines()]
     keys = set().union(*lines)

@@ -89,7 +89,7 @@ def test_round_robin_records_every_game_with_a_consistent_replay(league):
     recomputed = reg.recompute_ratings(1)
     for name, (elo, mu, sigma) in recomputed.items():
         row = reg.rating(name, 1)
-        assert row["elo"] == pytest.approx(elo) and row["mu"] == pytest.approx(mu)
+        assert row.elo == pytest.approx(elo) and row.mu == pytest.approx(mu)
     table = read_tournament_standings(reg.db, tid, reg.ratings_cfg).rows
     assert sum(r.games for r in table) == 24 and table[0].points >= table[-1].points
 
@@ -153,7 +153,7 @@ def test_kill_9_then_resume_finishes_exactly_the_planned_games(league, tmp_path)
     assert sorted(g["schedule_index"] for g in games) == list(range(12))  # none twice, none missing
     assert reg.tournament(tid)["status"] == "finished"
     for name, (elo, mu, sigma) in reg.recompute_ratings(1).items():
-        assert reg.rating(name, 1)["elo"] == pytest.approx(elo) and reg.rating(name, 1)["sigma"] == pytest.approx(sigma)
+        assert reg.rating(name, 1).elo == pytest.approx(elo) and reg.rating(name, 1).sigma == pytest.approx(sigma)
     # The same tournament uninterrupted, elsewhere, gives the same results.
     fresh, reg2 = league_copy(tmp_path, "fresh", home, reg)
     tid2, _ = open_tournament(reg2, load_config(), 1, 4, 11, ["rule", "random", "net-a"])

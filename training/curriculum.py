@@ -116,7 +116,7 @@ class CurriculumTrainer:
             return 0.0
         left = (self.deadline - time.monotonic()) / 60
         if left <= 0:
-            raise _Interrupted("the time budget (--minutes) is spent")
+            raise _Interrupted("its time budget is spent")
         return left
 
     # ------------------------------------------------------------------ the run
@@ -176,7 +176,7 @@ class CurriculumTrainer:
             existing = run_versions(reg, spec.run_name(index))
             if existing:
                 raise LeagueError(f"Run {spec.run_name(index)!r} already has versions (latest {existing[-1]!r}) that "
-                                  f"this curriculum did not train; give the curriculum another --name.")
+                                  f"this curriculum did not train; give the curriculum another name.")
             start = self._start_agent(index)
             reg.update_curriculum_stage(spec.name, index, status="training", started=utc_now(), start_agent=start,
                                         start_steps=reg.agent(start).steps_trained if start else 0)
@@ -236,7 +236,7 @@ class CurriculumTrainer:
         if result.interrupted:
             raise _Interrupted("interrupted (final snapshot saved)")
         if self.deadline is not None and time.monotonic() >= self.deadline:
-            raise _Interrupted("the time budget (--minutes) is spent")
+            raise _Interrupted("its time budget is spent")
 
     # ------------------------------------------------------------------ the gate
 
@@ -270,8 +270,8 @@ class CurriculumTrainer:
             goals = play(previous, "previous")
             ev.update(previous_score=score_rate(goals) * len(goals), previous_games=len(goals))
         rating = reg.rating(agent, team_size)
-        result = check_gate(gate, Evidence(elo=rating["elo"] if rating["games"] else None,
-                                           trueskill=conservative(rating["mu"], rating["sigma"]) if rating["games"]
+        result = check_gate(gate, Evidence(elo=rating.elo if rating.games else None,
+                                           trueskill=conservative(rating.mu, rating.sigma) if rating.games
                                            else None,
                                            has_previous=previous is not None, **ev))
         reg.record_gate_check(spec.name, index, agent, steps, result.passed, result.to_json())

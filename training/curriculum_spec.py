@@ -17,20 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-# _read_yaml: one YAML reader for every config file, with the same error sentences.
-from league.config import (
-    STEPS_MAX,
-    Config,
-    _read_yaml,
-    build,
-    load_config,
-    merge,
-    param,
-    section,
-    shipped_config_dir,
-    team_size_of,
-    validate,
-)
+from league.config import STEPS_MAX, Config, load_config, shipped_config_dir, team_size_of
+# read_yaml: one YAML reader for every config file, with the same error sentences.
+from league.config_tree import build, merge, param, read_yaml, section, validate
 from league.errors import ConfigError, LeagueError
 from league.names import check_run_name
 from training.gates import GateSpec
@@ -104,7 +93,7 @@ def parse_curriculum(data: Any, source: str, name: str | None = None) -> Curricu
     data = dict(data)
     if name is not None:
         data["name"] = name
-    _check_name(str(data.get("name", "curriculum")), source if name is None else "--name", "name")
+    _check_name(str(data.get("name", "curriculum")), source if name is None else "the curriculum name", "name")
     _check_overlay(data.get("config", {}), None, source, "config")
     raw_stages = data.get("stages") or []
     if not raw_stages:
@@ -131,7 +120,7 @@ def parse_curriculum(data: Any, source: str, name: str | None = None) -> Curricu
         stages.append(stage)
     spec = CurriculumSpec(name=str(data.get("name", "curriculum")), config=data.get("config", {}), stages=stages)
     for i in range(len(stages)):  # each stage's run is named <curriculum>-<stage>
-        _check_name(spec.run_name(i), source if name is None else "--name", f"stages[{i}] run name")
+        _check_name(spec.run_name(i), source if name is None else "the curriculum name", f"stages[{i}] run name")
     return spec
 
 
@@ -146,7 +135,7 @@ def load_curriculum(path: Path | None = None, name: str | None = None) -> tuple[
         path, source = shipped_config_dir() / DEFAULT_FILE, f"configs/{DEFAULT_FILE}"
     else:
         source = str(path)
-    return parse_curriculum(_read_yaml(Path(path), source), source, name), source
+    return parse_curriculum(read_yaml(Path(path), source), source, name), source
 
 
 def stage_config(spec: CurriculumSpec, index: int, *, user_file: Path | None = None, home_file: Path | None = None,

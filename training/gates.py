@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from league.config import param
+from league.config_tree import param
 
 NOT_WORSE_SCORE = 0.5  # "not worse than the previous agent": an even score cannot be ruled out
 

@@ -71,7 +71,7 @@ def obs_dim_of(games: VecGame) -> int:
 
 def pick_device(choice: str) -> torch.device:
     if choice == "cuda" and not torch.cuda.is_available():
-        raise LeagueError("--device cuda was asked for but no CUDA device is available.")
+        raise LeagueError("training.device is cuda, but no CUDA device is available.")
     if choice == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device(choice)
@@ -160,9 +160,9 @@ class SelfPlayTrainer:
             existing = run_versions(registry, self.prefix)
             if existing:
                 raise LeagueError(f"Run {self.prefix!r} already has versions (latest {existing[-1]!r}); "
-                                  f"continue it with --resume {existing[-1]} or choose another --name.")
+                                  f"resume {existing[-1]!r} to continue it, or give the new run another name.")
             if self.prefix in registry.names():
-                raise LeagueError(f"An agent named {self.prefix!r} exists; choose another --name.")
+                raise LeagueError(f"An agent named {self.prefix!r} exists; give the run another name.")
             if not init_from:
                 check_trainable(cfg.policy)
             self.net = ckpt.net.train() if init_from else build_network(cfg.policy)
@@ -312,7 +312,7 @@ class SelfPlayTrainer:
             with run.timed("evaluation"):
                 rates = self._evaluate(name, derived_seed(self.cfg.seed, "evaluation", run.snapshots))
             row = {f"eval/win_rate/{k}": v for k, v in rates.items()}
-            row["eval/elo"] = self.registry.rating(name, self.team_size)["elo"]
+            row["eval/elo"] = self.registry.rating(name, self.team_size).elo
             self._record_metrics(run, row, kept=row)
         run.pool = self._draw_pool(run.layout, run.rng, refresh=run.snapshots)
         run.stats.set_pool(run.pool)

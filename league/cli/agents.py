@@ -90,9 +90,9 @@ def show(name: NameArg, home: HomeOpt = None) -> None:
         ratings.add_column(col, justify="right")
     for stage in STAGES:
         r = reg.rating(name, team_size_of(stage))
-        if r["games"]:
-            ratings.add_row(stage, f"{r['elo']:.0f}", f"{r['mu']:.2f}", f"{r['sigma']:.2f}",
-                            str(r["games"]), str(r["wins"]), str(r["draws"]), str(r["losses"]))
+        if r.games:
+            ratings.add_row(stage, f"{r.elo:.0f}", f"{r.mu:.2f}", f"{r.sigma:.2f}",
+                            str(r.games), str(r.wins), str(r.draws), str(r.losses))
     if ratings.row_count:
         out.print(ratings)
     else:

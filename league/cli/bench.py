@@ -20,8 +20,43 @@ def _rate(value: float) -> str:
     return f"{value:,.0f}"
 
 
-def _times(value: float) -> str:
-    return "" if math.isnan(value) else f"{value:.2f}x"
+def _times(value: float | None) -> str:
+    return "" if value is None or math.isnan(value) else f"{value:.2f}x"
+
+
+def _env_rows(report) -> list[tuple[str, str, object, tuple[float | None, float | None] | None]]:
+    """(label, note, Rate, runner ratios or None) per measurement, in table order: the one place the labels live."""
+    scale = report.reference_scale
+    rows = [("bare RocketSim (ceiling)", "arena.step(tick_skip), random controls, no game logic",
+             report.bare_rocketsim, None)]
+    if report.bare_rocketsim_one_process is not None:
+        rows.append(("bare RocketSim, 1 process", "how much of the ceiling one core gives",
+                     report.bare_rocketsim_one_process, None))
+    rows.append((f"RLGym v2 standard env (reference) x{scale}", f"one process measured, scaled by {scale} cores",
+                 report.reference, None))
+    rows.append(("this runner, random actions", "VecGame, multiprocessing backend", report.runner,
+                 (report.runner_vs_ceiling, report.runner_vs_reference)))
+    if report.runner_mlp is not None:
+        rows.append(("this runner, MLP policy", "agents MLP actor-critic in the main process, one forward per step",
+                     report.runner_mlp, (report.mlp_runner_vs_ceiling, report.mlp_runner_vs_reference)))
+    return rows
+
+
+def _env_json(stage: str, report) -> dict:
+    """The `--json` document of `league bench env` (its keys are the documented output)."""
+    nan = float("nan")
+    return {
+        "stage": stage, "team_size": report.team_size, "tick_skip": report.tick_skip, "workers": report.workers,
+        "envs_per_worker": report.envs_per_worker, "seconds": report.seconds, "rounds": report.rounds,
+        "reference_scale": report.reference_scale,
+        "measurements": [{"name": name, "processes": rate.processes, "env_steps_per_s": rate.env_steps_per_second,
+                          "agent_steps_per_s": rate.agent_steps_per_second, "ticks_per_s": rate.ticks_per_second,
+                          "note": note} for name, note, rate, _ in _env_rows(report)],
+        "parallel_scaling": report.parallel_scaling,
+        "runner_vs_ceiling": report.runner_vs_ceiling, "runner_vs_reference": report.runner_vs_reference,
+        "mlp_runner_vs_ceiling": nan if report.mlp_runner_vs_ceiling is None else report.mlp_runner_vs_ceiling,
+        "mlp_runner_vs_reference": nan if report.mlp_runner_vs_reference is None else report.mlp_runner_vs_reference,
+    }
 
 
 @app.command("env")
@@ -55,8 +90,8 @@ def env(
         raise LeagueError("--workers must be 0 or more and --envs-per-worker at least 1.")
     cfg = load_config(stage=stage, user_file=config)
 
-    from arena.bench_env import bench_env
     from arena.vector import envs_per_worker_of
+    from training.measure.env import bench_env
 
     with out.status(f"Measuring {stage} game throughput (about {4 * (seconds + warmup) + 5:.0f} s)..."):
         report = bench_env(
@@ -73,7 +108,7 @@ def env(
     _print_report(stage, report)
     if json_file is not None:
         try:
-            json_file.write_text(json.dumps({"stage": stage, **report.to_dict()}, indent=2) + "\n")
+            json_file.write_text(json.dumps(_env_json(stage, report), indent=2) + "\n")
         except OSError as exc:
             raise LeagueError(f"Cannot write {json_file}: {exc.strerror}.") from None
         out.print(f"Wrote {json_file}", highlight=False)
@@ -82,18 +117,15 @@ def env(
 def _print_report(stage: str, report) -> None:
     from rich.table import Table
 
-    ceiling = report.measurements[0].ticks_per_s
-    reference = next(m for m in report.measurements if m.name.startswith("RLGym")).ticks_per_s
+    ceiling, reference = report.bare_rocketsim_ticks_per_second, report.reference_ticks_per_second
     table = Table(title=f"Game throughput, {stage}, tick skip {report.tick_skip}, {report.workers} workers x "
                         f"{report.envs_per_worker} arenas, {report.rounds} rounds")
     for col in ("measurement", "procs", "env steps/s", "agent steps/s", "physics ticks/s", "vs ceiling", "vs reference"):
         table.add_column(col, justify="left" if col == "measurement" else "right")
-    ratios = {"this runner, random actions": (report.runner_vs_ceiling, report.runner_vs_reference),
-              "this runner, MLP policy": (report.mlp_runner_vs_ceiling, report.mlp_runner_vs_reference)}
-    for m in report.measurements:
-        vs_ceiling, vs_reference = ratios.get(m.name, (m.ticks_per_s / ceiling, m.ticks_per_s / reference))
-        table.add_row(m.name, str(m.processes), _rate(m.env_steps_per_s), _rate(m.agent_steps_per_s),
-                      _rate(m.ticks_per_s), _times(vs_ceiling), _times(vs_reference))
+    for name, _, m, ratios in _env_rows(report):
+        vs_ceiling, vs_reference = ratios or (m.ticks_per_second / ceiling, m.ticks_per_second / reference)
+        table.add_row(name, str(m.processes), _rate(m.env_steps_per_second), _rate(m.agent_steps_per_second),
+                      _rate(m.ticks_per_second), _times(vs_ceiling), _times(vs_reference))
     out.print(table)
     out.print(
         f"Reference = one RLGym process x {report.reference_scale} (linear scaling to the runner's cores assumed). "
@@ -119,8 +151,8 @@ def tournament(
     """
     from rich.table import Table
 
-    from arena.bench_tournament import bench_tournament
     from arena.vector import default_workers
+    from training.measure.tournament import bench_tournament
 
     if games < 1 or game_seconds <= 0:
         raise LeagueError("--games must be at least 1 and --game-seconds positive.")
@@ -136,7 +168,11 @@ def tournament(
     table.add_row("tournament time / bare physics time", f"{r.times_bare_physics:.2f}x")
     out.print(table)
     if json_file is not None:
-        json_file.write_text(json.dumps(r.to_dict(), indent=2))
+        json_file.write_text(json.dumps({
+            "games": r.games, "game_seconds": r.game_seconds, "workers": r.workers, "wall_seconds": r.wall_seconds,
+            "games_per_second": r.games_per_second, "sim_seconds_per_wall_second": r.sim_seconds_per_wall_second,
+            "ceiling_ticks_per_second": r.ceiling_ticks_per_second, "bare_physics_seconds": r.bare_physics_seconds,
+            "times_bare_physics": r.times_bare_physics}, indent=2))
 
 
 @app.command("train")
@@ -156,7 +192,7 @@ def bench_train_command(
     from rich.table import Table
 
     from league.config import team_size_of
-    from training.bench import bench_train
+    from training.measure.train import bench_train
 
     team_size_of(stage)  # an unknown stage fails before any other check
     if iterations < 1 or batch < 1:
@@ -168,6 +204,6 @@ def bench_train_command(
     table.add_row("end to end (agent steps/s, updates included)", f"{r.agent_steps_per_second:,.0f}")
     table.add_row("collection only, same workers (agent steps/s)", f"{r.collection_only_steps_per_second:,.0f}")
     table.add_row("end to end / collection only", f"{r.ratio:.2f}x")
-    for k, v in r.share.items():
+    for k, v in r.share.parts().items():
         table.add_row(f"time in {k}", f"{v:.0%}")
     out.print(table)

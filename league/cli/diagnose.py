@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Annotated
 
@@ -12,6 +14,102 @@ from league.errors import LeagueError
 
 SECTIONS = {"env": "Environment speed", "inference": "Inference latency", "update": "PPO update",
             "train": "Short training run", "system": "CPU and memory", "gpu": "GPU"}
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One row of the tables and one entry of the `--json` file: a typed report field under its key and label."""
+
+    key: str  # "env.runner.env_steps_per_s": its first part is the section
+    label: str
+    value: float | None  # None: not measurable here (e.g. GPU figures on a CPU machine)
+    unit: str
+    better: str = "higher"  # higher | lower | "" (a setting or a count, not a figure of merit)
+
+
+def figures(report) -> list[Figure]:
+    """Every figure of a Diagnosis, in print order: the one place its typed fields meet their JSON keys and labels."""
+    out: list[Figure] = []
+    if (env := report.env) is not None:
+        out += [Figure("env.ceiling.ticks_per_s", f"bare RocketSim ceiling, {env.workers} process(es)",
+                       env.bare_rocketsim_ticks_per_second, "ticks/s"),
+                Figure("env.reference.ticks_per_s", f"RLGym v2 standard env x{env.reference_scale} cores",
+                       env.reference_ticks_per_second, "ticks/s")]
+        for key, label, rate in (("runner", "runner, random actions", env.runner),
+                                 ("runner_mlp", "runner, MLP policy", env.runner_mlp)):
+            out += [Figure(f"env.{key}.env_steps_per_s", f"{label}: env steps/s", rate.env_steps_per_second, "steps/s"),
+                    Figure(f"env.{key}.agent_steps_per_s", f"{label}: agent steps/s", rate.agent_steps_per_second,
+                           "steps/s"),
+                    Figure(f"env.{key}.ticks_per_s", f"{label}: physics ticks/s", rate.ticks_per_second, "ticks/s")]
+        out += [Figure("env.runner_vs_ceiling", "runner / ceiling", env.runner_vs_ceiling, "x"),
+                Figure("env.runner_mlp_vs_ceiling", "runner with MLP / ceiling", env.mlp_runner_vs_ceiling, "x"),
+                Figure("env.runner_vs_reference", "runner / reference", env.runner_vs_reference, "x"),
+                Figure("env.parallel_scaling", f"{env.workers} bare process(es) / 1 (cores' worth)",
+                       env.parallel_scaling, "x")]
+    if (inference := report.inference) is not None:
+        for lat in inference.latencies:
+            base, name = f"inference.{lat.device}.batch{lat.batch}", f"{lat.device}, batch {lat.batch}"
+            out += [Figure(f"{base}.p50_ms", f"{name}: p50", lat.p50_ms, "ms", "lower"),
+                    Figure(f"{base}.p95_ms", f"{name}: p95", lat.p95_ms, "ms", "lower"),
+                    Figure(f"{base}.p99_ms", f"{name}: p99", lat.p99_ms, "ms", "lower"),
+                    Figure(f"{base}.rows_per_s", f"{name}: rows/s at p50", lat.rows_per_second, "rows/s")]
+        b = inference.batching
+        out += [Figure("inference.batching.rows", "rows per training step (workers x arenas x cars)", b.rows, "rows", ""),
+                Figure("inference.batching.batched_ms", "one batched forward over all rows", b.batched_ms, "ms",
+                       "lower"),
+                Figure("inference.batching.per_row_ms", "one forward per row (batch 1), all rows", b.per_row_ms, "ms",
+                       "lower"),
+                Figure("inference.batching.speedup", "batched speed-up over per-row forwards", b.speedup, "x")]
+    if (update := report.update) is not None:
+        out += [Figure("update.minibatch_rows", "rows per minibatch (ppo.minibatch_size)", update.minibatch_rows,
+                       "rows", ""),
+                Figure("update.ms_per_minibatch", "PPO update time per minibatch", update.ms_per_minibatch, "ms",
+                       "lower"),
+                Figure("update.rows_per_s", "PPO update rows/s", update.rows_per_second, "rows/s")]
+    if (train := report.train) is not None:
+        out += [Figure("train.batch", f"agent steps per iteration ({train.iterations} measured)", train.batch, "steps",
+                       ""),
+                Figure("train.agent_steps_per_s", "end to end, updates included", train.agent_steps_per_second,
+                       "steps/s"),
+                Figure("train.collection_steps_per_s", "collection only, same workers",
+                       train.collection_only_steps_per_second, "steps/s"),
+                Figure("train.vs_collection", "end to end / collection only", train.ratio, "x")]
+        out += [Figure(f"train.share.{k}", f"time in {k}", v * 100, "%", "") for k, v in train.share.parts().items()]
+    if (system := report.system) is not None:
+        cores = report.machine.cpu_count
+        out += [Figure("system.cpu.driver_percent", "driver process CPU (100 = one core)", system.driver_cpu_percent,
+                       "%", "")]
+        out += [Figure(f"system.cpu.worker{i}_percent", f"game worker {i} CPU", w, "%", "")
+                for i, w in enumerate(system.worker_cpu_percent)]
+        out += [Figure("system.cpu.total_percent", f"all processes CPU ({cores} cores = {100 * (cores or 1)}%)",
+                       system.total_cpu_percent, "%", ""),
+                Figure("system.memory.driver_peak_mib", "driver peak RSS", system.driver_peak_mib, "MiB", "lower"),
+                Figure("system.memory.worker_peak_mib", "largest game worker peak RSS", system.worker_peak_mib, "MiB",
+                       "lower"),
+                Figure("system.memory.total_peak_mib", "all processes together, peak RSS", system.total_peak_mib,
+                       "MiB", "lower")]
+    if (gpu := report.gpu) is not None:
+        out += [Figure("gpu.utilization_mean_percent", "GPU utilisation, mean (NVML)", gpu.utilization_mean_percent,
+                       "%"),
+                Figure("gpu.utilization_max_percent", "GPU utilisation, max (NVML)", gpu.utilization_max_percent, "%"),
+                Figure("gpu.memory_used_peak_mib", "GPU memory used, whole device, peak", gpu.memory_used_peak_mib,
+                       "MiB", "lower"),
+                Figure("gpu.torch_allocated_peak_mib", "GPU memory allocated by torch, peak",
+                       gpu.torch_allocated_peak_mib, "MiB", "lower")]
+    out.append(Figure("system.memory.run_peak_mib", "peak RSS of all processes over the whole diagnosis",
+                      report.run_peak_mib, "MiB", "lower"))
+    return out
+
+
+def json_document(report) -> dict:
+    """The `--json` file (docs/diagnose.md): format, settings, machine, notes and every figure by key."""
+    from training.measure.diagnose import FORMAT, VERSION
+
+    return {"format": FORMAT, "version": VERSION, "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "tests": report.tests, "seconds": round(report.seconds, 1), "settings": asdict(report.settings),
+            "machine": asdict(report.machine), "notes": report.notes,
+            "figures": {f.key: {"value": f.value, "unit": f.unit, "label": f.label, "better": f.better}
+                        for f in figures(report)}}
 
 
 def _number(value: float | None, unit: str) -> str:
@@ -65,7 +163,7 @@ def diagnose_command(
     # take the cores back from the game workers (read once, when torch is first imported).
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     from league.config import load_config, team_size_of
-    from training.diagnose import TESTS, Budget, diagnose, read_baseline, write_json
+    from training.measure.diagnose import TESTS, Budget, diagnose, read_baseline, write_json
 
     if test != "all" and test not in TESTS:
         raise LeagueError(f"Unknown test {test!r}; expected one of {', '.join(TESTS)} or all.")
@@ -79,7 +177,7 @@ def diagnose_command(
                           on_test=lambda name: status.update(f"Diagnosing: {name}..."))
     _print_report(report, before)
     if json_file is not None:
-        write_json(report, json_file)
+        write_json(json_document(report), json_file)
         out.print(f"Wrote {json_file}", highlight=False)
     out.print(f"Diagnosis took {report.seconds:.0f} s.", highlight=False)
 
@@ -88,19 +186,19 @@ def _print_report(report, before: dict[str, float] | None) -> None:
     """The notes, the settings measured with, then one table per section (with ratios to `before`)."""
     from rich.table import Table
 
-    from training.diagnose import ratio
+    from training.measure.diagnose import ratio
 
     for note in report.notes:
         out.print(note, highlight=False)
     s = report.settings
-    out.print(f"{s['stage']}, tick skip {s['tick_skip']}, {s['workers']} workers x {s['envs_per_worker']} arenas, "
-              f"{s['policy']} {s['actor_sizes']}, AMP {s['amp']}, compile {s['compile']}, pin memory "
-              f"{s['pin_memory']}, {s['torch_threads']} learner thread(s)" + (" (quick)" if s["quick"] else ""),
+    out.print(f"{s.stage}, tick skip {s.tick_skip}, {s.workers} workers x {s.envs_per_worker} arenas, "
+              f"{s.policy} {s.actor_sizes}, AMP {s.amp}, compile {s.compile}, pin memory "
+              f"{s.pin_memory}, {s.torch_threads} learner thread(s)" + (" (quick)" if s.quick else ""),
               highlight=False)
     by_section: dict[str, list] = {}
-    for f in report.figures:
+    for f in figures(report):
         by_section.setdefault(f.key.split(".")[0], []).append(f)
-    for section, figures in by_section.items():
+    for section, rows in by_section.items():
         table = Table(title=SECTIONS.get(section, section))
         table.add_column("figure")
         table.add_column("value", justify="right")
@@ -108,7 +206,7 @@ def _print_report(report, before: dict[str, float] | None) -> None:
         if before is not None:
             table.add_column("baseline", justify="right")
             table.add_column("now / baseline", justify="right")
-        for f in figures:
+        for f in rows:
             row = [f.label, _number(f.value, f.unit), f.unit]
             if before is not None:
                 row += [_number(before.get(f.key), f.unit), _ratio(ratio(f.value, before.get(f.key)), f.better)]

@@ -1,4 +1,4 @@
-"""`league bench env`: game throughput of this runner against a ceiling and a reference, in one run.
+"""Game throughput (`league bench env`) of this runner against a ceiling and a reference, in one run.
 
 Four measurements on the same cores, each after a warm-up (a fresh arena runs slowly until
 its memory has been touched once):
@@ -30,7 +30,7 @@ import os
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -40,34 +40,50 @@ WARMUP_SECONDS = 1.0
 ROUND_SECONDS = 1.0
 
 
-@dataclass
-class Measurement:
-    name: str
+@dataclass(frozen=True)
+class Rate:
+    """One measured throughput: env steps/s, and the same as agent steps/s (x cars) and physics ticks/s (x tick skip)."""
+
     processes: int
-    env_steps_per_s: float
-    agent_steps_per_s: float
-    ticks_per_s: float
-    note: str = ""
+    env_steps_per_second: float
+    agent_steps_per_second: float
+    ticks_per_second: float
 
 
-@dataclass
-class BenchReport:
+@dataclass(frozen=True)
+class EnvBench:
+    """What `bench_env` measured. Rates are medians over rounds; the runner's ratios are medians of
+    per-round ratios (numbers taken seconds apart), so they are measured, not derived from the rates."""
+
     team_size: int
     tick_skip: int
     workers: int
     envs_per_worker: int
     seconds: float
     rounds: int
-    reference_scale: int
-    measurements: list[Measurement]
+    reference_scale: int  # the reference's one process is scaled by this many cores
+    bare_rocketsim: Rate  # the ceiling: W processes of bare RocketSim
+    bare_rocketsim_one_process: Rate | None  # None with one worker (the ceiling is then one process)
+    reference: Rate  # RLGym v2's standard env, one process x reference_scale
+    runner: Rate  # this runner, random actions
+    runner_mlp: Rate | None  # this runner with an MLP policy; None unless measured
     parallel_scaling: float  # W-process ceiling / 1-process ceiling: cores' worth W processes really get
     runner_vs_ceiling: float
     runner_vs_reference: float
-    mlp_runner_vs_ceiling: float
-    mlp_runner_vs_reference: float
+    mlp_runner_vs_ceiling: float | None
+    mlp_runner_vs_reference: float | None
 
-    def to_dict(self) -> dict:
-        return asdict(self)
+    @property
+    def bare_rocketsim_ticks_per_second(self) -> float:
+        return self.bare_rocketsim.ticks_per_second
+
+    @property
+    def reference_ticks_per_second(self) -> float:
+        return self.reference.ticks_per_second
+
+    @property
+    def runner_ticks_per_second(self) -> float:
+        return self.runner.ticks_per_second
 
 
 def _timed(step: Callable[[], int], duration: float) -> tuple[int, float]:
@@ -251,7 +267,7 @@ def _ratio(a: list[tuple[int, float]], b: list[tuple[int, float]], scale: float 
 
 def bench_env(team_size: int, workers: int = 0, envs_per_worker: int = 32, tick_skip: int = 8,
               seconds: float = 5.0, include_mlp: bool = True, seed: int = 0,
-              warmup_seconds: float = WARMUP_SECONDS, policy_config=None) -> BenchReport:
+              warmup_seconds: float = WARMUP_SECONDS, policy_config=None) -> EnvBench:
     """Measure ceiling, reference, runner (and runner with an MLP), interleaved in rounds.
 
     With several workers a one-process ceiling is measured too: its ratio to the W-process
@@ -306,28 +322,21 @@ def bench_env(team_size: int, workers: int = 0, envs_per_worker: int = 32, tick_
 
     cars = 2 * team_size
 
-    def measurement(name: str, key: str, processes: int, note: str, factor: float = 1.0) -> Measurement:
-        rate = _rates(samples[key]) * factor
-        return Measurement(name, processes, rate, rate * cars, rate * tick_skip, note)
+    def rate(key: str, processes: int, factor: float = 1.0) -> Rate:
+        env_steps = _rates(samples[key]) * factor
+        return Rate(processes, env_steps, env_steps * cars, env_steps * tick_skip)
 
-    measurements = [measurement("bare RocketSim (ceiling)", "ceiling", workers,
-                                "arena.step(tick_skip), random controls, no game logic")]
-    if single is not None:
-        measurements.append(measurement("bare RocketSim, 1 process", "single", 1,
-                                        "how much of the ceiling one core gives"))
-    measurements.append(measurement(f"RLGym v2 standard env (reference) x{scale}", "reference", 1,
-                                    f"one process measured, scaled by {scale} cores", factor=scale))
-    measurements.append(measurement("this runner, random actions", "runner", workers, "VecGame, multiprocessing backend"))
-    nan = float("nan")
-    if include_mlp:
-        measurements.append(measurement("this runner, MLP policy", "mlp", workers,
-                                        "agents MLP actor-critic in the main process, one forward per step"))
-    return BenchReport(
+    return EnvBench(
         team_size=team_size, tick_skip=tick_skip, workers=workers, envs_per_worker=envs_per_worker,
-        seconds=seconds, rounds=rounds, reference_scale=scale, measurements=measurements,
+        seconds=seconds, rounds=rounds, reference_scale=scale,
+        bare_rocketsim=rate("ceiling", workers),
+        bare_rocketsim_one_process=rate("single", 1) if single is not None else None,
+        reference=rate("reference", 1, factor=scale),
+        runner=rate("runner", workers),
+        runner_mlp=rate("mlp", workers) if include_mlp else None,
         parallel_scaling=_ratio(samples["ceiling"], samples["single"]) if single is not None else 1.0,
         runner_vs_ceiling=_ratio(samples["runner"], samples["ceiling"]),
         runner_vs_reference=_ratio(samples["runner"], samples["reference"], scale),
-        mlp_runner_vs_ceiling=_ratio(samples["mlp"], samples["ceiling"]) if include_mlp else nan,
-        mlp_runner_vs_reference=_ratio(samples["mlp"], samples["reference"], scale) if include_mlp else nan,
+        mlp_runner_vs_ceiling=_ratio(samples["mlp"], samples["ceiling"]) if include_mlp else None,
+        mlp_runner_vs_reference=_ratio(samples["mlp"], samples["reference"], scale) if include_mlp else None,
     )

@@ -1,23 +1,28 @@
 """`league diagnose`: the figures to take before and after every optimisation, in one run.
 
-Tests (each a function returning Figures; `diagnose` runs the chosen ones):
+Tests (each a function returning a typed report; `diagnose` runs the chosen ones):
 
   env        game throughput at the configured stage, tick skip (the action repeat), workers and
-             arenas: `arena.bench_env.bench_env` itself, so it cannot disagree with `league bench env`.
+             arenas: `training.measure.env.bench_env` itself, so it cannot disagree with
+             `league bench env`.
   inference  policy latency (p50/p95/p99) at batch sizes 1..4096 through the batched inference
              wrapper (agents.nn_policy.NetworkPolicy), on the CPU and on the GPU when there is
              one; and one batched forward over all of a training step's rows against one
              forward per row (the "batch inference" claim of the seed documents).
   train      PPO update time per minibatch at the configured minibatch size, with the configured
              AMP / compile / pinned-memory flags (their fallback notes included); then a short
-             training run through `training.bench` (the code of `league bench train`): end-to-end
-             agent steps/s, collection-only agent steps/s and the time split, while a sampler
-             records CPU use per process (driver, each game worker) and peak memory.
+             training run through `training.measure.train` (the code of `league bench train`):
+             end-to-end agent steps/s, collection-only agent steps/s and the time split, while a
+             sampler records CPU use per process (driver, each game worker) and peak memory.
   gpu        GPU utilisation and memory over that training run (NVML through torch); on a
              machine without CUDA one "no GPU: ..." note and empty figures.
 
-Every figure has a key ("env.runner.env_steps_per_s"), so a JSON written by `--json` can serve
-as the `--baseline` of a later run, which prints each figure as a ratio to it.
+The command (league.cli.diagnose) names every figure with a key ("env.runner.env_steps_per_s")
+and writes them with `write_json`, so a JSON written by `--json` can serve as the `--baseline`
+of a later run (`read_baseline`), which prints each figure as a ratio to it.
+
+(About 420 lines, kept whole on purpose: four independent measurements, each next to the typed
+report it returns, read in the order `diagnose` runs them.)
 """
 
 from __future__ import annotations
@@ -31,7 +36,6 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -40,20 +44,13 @@ import torch
 from league.config import Config
 from league.errors import LeagueError
 from training.accel import learner_threads
-from training.diagnose_sys import MIB, ResourceSampler, gpu_status
+from training.measure.env import EnvBench
+from training.measure.system import MIB, GpuReport, ResourceSampler, SystemReport, gpu_report, gpu_status, system_report
+from training.measure.train import TrainBench
 
 TESTS = ("env", "inference", "train", "gpu")
 FORMAT, VERSION = "league-diagnose", 1
 BATCH_SIZES = (1, 4, 16, 64, 256, 1024, 4096)
-
-
-@dataclass
-class Figure:
-    key: str
-    label: str
-    value: float | None  # None: not measurable here (e.g. GPU figures on a CPU machine)
-    unit: str
-    better: str = "higher"  # higher | lower | "" (a setting or a count, not a figure of merit)
 
 
 @dataclass
@@ -75,26 +72,101 @@ class Budget:
                    train_iterations=1, train_batch=1024, collection_seconds=0.5)
 
 
+@dataclass(frozen=True)
+class Settings:
+    """What the diagnosis measured with (the resolved configuration)."""
+
+    stage: str
+    tick_skip: int
+    workers: int
+    envs_per_worker: int
+    policy: str
+    actor_sizes: list[int]
+    device: str
+    amp: str
+    compile: str
+    pin_memory: bool
+    torch_threads: int
+    minibatch_size: int
+    sets: list[str]
+    quick: bool
+
+
+@dataclass(frozen=True)
+class Machine:
+    cpu_count: int | None
+    platform: str
+    python: str
+    torch: str
+    gpu: str  # which GPU, or why there is none
+
+
+@dataclass(frozen=True)
+class Latency:
+    """`NetworkPolicy.act` at one batch size on one device."""
+
+    device: str  # cpu | cuda
+    batch: int
+    p50_ms: float
+    p95_ms: float
+    p99_ms: float
+
+    @property
+    def rows_per_second(self) -> float:
+        """Rows per second at the median latency."""
+        return self.batch / self.p50_ms * 1e3
+
+
+@dataclass(frozen=True)
+class Batching:
+    """One batched forward over a training step's rows against one batch-1 forward per row."""
+
+    rows: int  # workers x arenas x cars
+    batched_ms: float
+    per_row_ms: float  # all rows, one forward each
+
+    @property
+    def speedup(self) -> float:
+        return self.per_row_ms / self.batched_ms
+
+
+@dataclass(frozen=True)
+class InferenceReport:
+    latencies: list[Latency]  # by device, then batch size (BATCH_SIZES)
+    batching: Batching
+
+
+@dataclass(frozen=True)
+class UpdateReport:
+    """PPO update time per minibatch (median over the measured updates)."""
+
+    minibatch_rows: int
+    ms_per_minibatch: float
+
+    @property
+    def rows_per_second(self) -> float:
+        return self.minibatch_rows / (self.ms_per_minibatch / 1e3)
+
+
 @dataclass
 class Diagnosis:
+    """What the chosen tests measured; a part is None where its test did not run."""
+
     tests: list[str]
-    settings: dict
-    machine: dict
-    figures: list[Figure] = field(default_factory=list)
+    settings: Settings
+    machine: Machine
+    env: EnvBench | None = None
+    inference: InferenceReport | None = None
+    update: UpdateReport | None = None
+    train: TrainBench | None = None
+    system: SystemReport | None = None  # over the training run
+    gpu: GpuReport | None = None  # over the training run; empty figures without a GPU
+    run_peak_mib: float = 0.0  # peak RSS of all processes over the whole diagnosis
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
-    def to_dict(self) -> dict:
-        return {"format": FORMAT, "version": VERSION, "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                "tests": self.tests, "seconds": round(self.seconds, 1), "settings": self.settings,
-                "machine": self.machine, "notes": self.notes,
-                "figures": {f.key: {"value": f.value, "unit": f.unit, "label": f.label, "better": f.better}
-                            for f in self.figures}}
-
 
 # --------------------------------------------------------------------------- helpers
-
-
 
 
 def resolved_runner(cfg: Config) -> tuple[int, int]:
@@ -126,30 +198,13 @@ def _time_calls(call: Callable[[], object], reps: int, budget: float, sync: Call
 # --------------------------------------------------------------------------- env
 
 
-def measure_env(cfg: Config, budget: Budget, notes: list[str]) -> list[Figure]:
-    from arena.bench_env import bench_env
+def measure_env(cfg: Config, budget: Budget) -> EnvBench:
+    from training.measure.env import bench_env
 
     workers, envs = resolved_runner(cfg)
-    r = bench_env(team_size=cfg.game.team_size, workers=workers, envs_per_worker=envs, tick_skip=cfg.game.tick_skip,
-                  seconds=budget.env_seconds, include_mlp=True, seed=cfg.seed, warmup_seconds=budget.env_warmup,
-                  policy_config=cfg.policy if cfg.policy.kind == "mlp" else None)
-    by_name = {m.name: m for m in r.measurements}
-    ceiling = r.measurements[0]
-    reference = next(m for m in r.measurements if m.name.startswith("RLGym"))
-    runner, mlp = by_name["this runner, random actions"], by_name["this runner, MLP policy"]
-    figures = [Figure("env.ceiling.ticks_per_s", f"bare RocketSim ceiling, {workers} process(es)", ceiling.ticks_per_s,
-                      "ticks/s"),
-               Figure("env.reference.ticks_per_s", f"RLGym v2 standard env x{r.reference_scale} cores",
-                      reference.ticks_per_s, "ticks/s")]
-    for key, label, m in (("runner", "runner, random actions", runner), ("runner_mlp", "runner, MLP policy", mlp)):
-        figures += [Figure(f"env.{key}.env_steps_per_s", f"{label}: env steps/s", m.env_steps_per_s, "steps/s"),
-                    Figure(f"env.{key}.agent_steps_per_s", f"{label}: agent steps/s", m.agent_steps_per_s, "steps/s"),
-                    Figure(f"env.{key}.ticks_per_s", f"{label}: physics ticks/s", m.ticks_per_s, "ticks/s")]
-    figures += [Figure("env.runner_vs_ceiling", "runner / ceiling", r.runner_vs_ceiling, "x"),
-                Figure("env.runner_mlp_vs_ceiling", "runner with MLP / ceiling", r.mlp_runner_vs_ceiling, "x"),
-                Figure("env.runner_vs_reference", "runner / reference", r.runner_vs_reference, "x"),
-                Figure("env.parallel_scaling", f"{workers} bare process(es) / 1 (cores' worth)", r.parallel_scaling, "x")]
-    return figures
+    return bench_env(team_size=cfg.game.team_size, workers=workers, envs_per_worker=envs, tick_skip=cfg.game.tick_skip,
+                     seconds=budget.env_seconds, include_mlp=True, seed=cfg.seed, warmup_seconds=budget.env_warmup,
+                     policy_config=cfg.policy if cfg.policy.kind == "mlp" else None)
 
 
 # --------------------------------------------------------------------------- inference
@@ -165,7 +220,7 @@ def _policy(cfg: Config, device: torch.device):
     return policy
 
 
-def measure_inference(cfg: Config, budget: Budget, notes: list[str]) -> list[Figure]:
+def measure_inference(cfg: Config, budget: Budget, notes: list[str]) -> InferenceReport:
     from agents.obs import OBS_DIM
 
     workers, envs = resolved_runner(cfg)
@@ -175,7 +230,7 @@ def measure_inference(cfg: Config, budget: Budget, notes: list[str]) -> list[Fig
     notes.append(f"inference: {cfg.policy.kind} policy, {threads} torch thread(s) on the CPU (as the trainer's driver).")
     rng = np.random.default_rng(cfg.seed)
     devices = [torch.device("cpu")] + ([torch.device("cuda")] if torch.cuda.is_available() else [])
-    figures: list[Figure] = []
+    latencies: list[Latency] = []
     try:
         for device in devices:
             policy = _policy(cfg, device)
@@ -185,20 +240,14 @@ def measure_inference(cfg: Config, budget: Budget, notes: list[str]) -> list[Fig
                 state = policy.initial_state(n)
                 samples = _time_calls(functools.partial(policy.act, obs, state), budget.inference_reps,
                                       budget.inference_seconds, sync)
-                p50, p95, p99 = _percentiles(samples)
-                base = f"inference.{device.type}.batch{n}"
-                figures += [Figure(f"{base}.p50_ms", f"{device.type}, batch {n}: p50", p50, "ms", "lower"),
-                            Figure(f"{base}.p95_ms", f"{device.type}, batch {n}: p95", p95, "ms", "lower"),
-                            Figure(f"{base}.p99_ms", f"{device.type}, batch {n}: p99", p99, "ms", "lower"),
-                            Figure(f"{base}.rows_per_s", f"{device.type}, batch {n}: rows/s at p50", n / p50 * 1e3,
-                                   "rows/s")]
-        figures += _batching(cfg, workers * envs * 2 * cfg.game.team_size, budget, rng)
+                latencies.append(Latency(device.type, n, *_percentiles(samples)))
+        batching = _batching(cfg, workers * envs * 2 * cfg.game.team_size, budget, rng)
     finally:
         torch.set_num_threads(before)
-    return figures
+    return InferenceReport(latencies, batching)
 
 
-def _batching(cfg: Config, rows: int, budget: Budget, rng: np.random.Generator) -> list[Figure]:
+def _batching(cfg: Config, rows: int, budget: Budget, rng: np.random.Generator) -> Batching:
     """One batched forward over a training step's rows against one forward per row (batch 1)."""
     from agents.obs import OBS_DIM
 
@@ -215,17 +264,13 @@ def _batching(cfg: Config, rows: int, budget: Budget, rng: np.random.Generator) 
     batched = statistics.median(_time_calls(lambda: policy.act(obs, batched_state), reps, budget.inference_seconds,
                                             lambda: None))
     looped = statistics.median(_time_calls(per_row, reps, budget.inference_seconds, lambda: None))
-    return [Figure("inference.batching.rows", "rows per training step (workers x arenas x cars)", rows, "rows", ""),
-            Figure("inference.batching.batched_ms", "one batched forward over all rows", batched * 1e3, "ms", "lower"),
-            Figure("inference.batching.per_row_ms", "one forward per row (batch 1), all rows", looped * 1e3, "ms",
-                   "lower"),
-            Figure("inference.batching.speedup", "batched speed-up over per-row forwards", looped / batched, "x")]
+    return Batching(rows, batched * 1e3, looped * 1e3)
 
 
 # --------------------------------------------------------------------------- train
 
 
-def measure_update(cfg: Config, budget: Budget, notes: list[str]) -> list[Figure]:
+def measure_update(cfg: Config, budget: Budget, notes: list[str]) -> UpdateReport:
     """PPO update time per minibatch with the configured flags, on a buffer of random experience."""
     from agents.networks import build_network
     from agents.obs import OBS_DIM
@@ -276,15 +321,13 @@ def measure_update(cfg: Config, budget: Budget, notes: list[str]) -> list[Figure
     amp = "off" if accel.amp_dtype is None else str(accel.amp_dtype).removeprefix("torch.")
     notes.append(f"update: {device.type}, AMP {amp}, compile {cfg.training.compile if model is not net else 'off'}, "
                  f"{minibatches} minibatches of {rows} rows per update.")
-    return [Figure("update.minibatch_rows", "rows per minibatch (ppo.minibatch_size)", rows, "rows", ""),
-            Figure("update.ms_per_minibatch", "PPO update time per minibatch", seconds * 1e3, "ms", "lower"),
-            Figure("update.rows_per_s", "PPO update rows/s", rows / seconds, "rows/s")]
+    return UpdateReport(rows, seconds * 1e3)
 
 
 def measure_train(cfg: Config, budget: Budget, notes: list[str], sets: list[str], user_file: Path | None,
-               gpu: bool) -> tuple[list[Figure], ResourceSampler]:
+                  gpu: bool) -> tuple[TrainBench, ResourceSampler]:
     """A short `league bench train` run, sampled; then the collection-only rate on the same workers."""
-    from training.bench import bench_config, collection_rate, training_rate
+    from training.measure.train import bench_config, collection_rate, training_rate
 
     workers, envs = resolved_runner(cfg)
     bcfg = bench_config(cfg.stage, budget.train_iterations, budget.train_batch, workers, envs, sets, user_file)
@@ -293,45 +336,7 @@ def measure_train(cfg: Config, budget: Budget, notes: list[str], sets: list[str]
         rate, share = training_rate(bcfg, run_notes)
     notes.extend(n for n in run_notes if n not in notes)
     collection = collection_rate(bcfg, budget.collection_seconds)
-    batch = bcfg.ppo.minibatch_size
-    figures = [Figure("train.batch", f"agent steps per iteration ({budget.train_iterations} measured)", batch, "steps",
-                      ""),
-               Figure("train.agent_steps_per_s", "end to end, updates included", rate, "steps/s"),
-               Figure("train.collection_steps_per_s", "collection only, same workers", collection, "steps/s"),
-               Figure("train.vs_collection", "end to end / collection only", rate / collection, "x")]
-    figures += [Figure(f"train.share.{k}", f"time in {k}", v * 100, "%", "") for k, v in share.items()]
-    return figures, sampler
-
-
-def system_figures(sampler: ResourceSampler) -> list[Figure]:
-    driver = sampler.cpu_by_role("driver")
-    workers = sampler.cpu_by_role("worker")
-    figures = [Figure("system.cpu.driver_percent", "driver process CPU (100 = one core)",
-                      driver[0] if driver else None, "%", "")]
-    figures += [Figure(f"system.cpu.worker{i}_percent", f"game worker {i} CPU", w, "%", "")
-                for i, w in enumerate(workers)]
-    figures += [Figure("system.cpu.total_percent", f"all processes CPU ({os.cpu_count()} cores = "
-                       f"{100 * (os.cpu_count() or 1)}%)", sum(driver + workers), "%", ""),
-                Figure("system.memory.driver_peak_mib", "driver peak RSS", sampler.peak_rss("driver") / MIB, "MiB",
-                       "lower"),
-                Figure("system.memory.worker_peak_mib", "largest game worker peak RSS",
-                       sampler.peak_rss("worker") / MIB, "MiB", "lower"),
-                Figure("system.memory.total_peak_mib", "all processes together, peak RSS",
-                       sampler.peak_tree_rss / MIB, "MiB", "lower")]
-    return figures
-
-
-def gpu_figures(sampler: ResourceSampler | None) -> list[Figure]:
-    util = sampler.gpu_util if sampler is not None else []
-    used = sampler.gpu_used_peak if sampler is not None else None
-    peak = sampler.torch_gpu_peak() if sampler is not None else None
-    return [Figure("gpu.utilization_mean_percent", "GPU utilisation, mean (NVML)",
-                   statistics.fmean(util) if util else None, "%"),
-            Figure("gpu.utilization_max_percent", "GPU utilisation, max (NVML)", max(util) if util else None, "%"),
-            Figure("gpu.memory_used_peak_mib", "GPU memory used, whole device, peak",
-                   used / MIB if used is not None else None, "MiB", "lower"),
-            Figure("gpu.torch_allocated_peak_mib", "GPU memory allocated by torch, peak",
-                   peak / MIB if peak is not None else None, "MiB", "lower")]
+    return TrainBench(rate, collection, share, budget.train_iterations, bcfg.ppo.minibatch_size), sampler
 
 
 # --------------------------------------------------------------------------- all of it
@@ -339,41 +344,38 @@ def gpu_figures(sampler: ResourceSampler | None) -> list[Figure]:
 
 def diagnose(cfg: Config, tests: list[str], budget: Budget, sets: list[str] | None = None,
              user_file: Path | None = None, on_test: Callable[[str], None] | None = None) -> Diagnosis:
-    """Run the chosen tests (a subset of TESTS, in that order) and gather their figures and notes."""
+    """Run the chosen tests (a subset of TESTS, in that order) and gather their reports and notes."""
     on_test = on_test or (lambda name: None)
     has_gpu, gpu_line = gpu_status()
     workers, envs = resolved_runner(cfg)
-    settings = {"stage": cfg.stage, "tick_skip": cfg.game.tick_skip, "workers": workers, "envs_per_worker": envs,
-                "policy": cfg.policy.kind, "actor_sizes": cfg.policy.actor_sizes, "device": cfg.training.device,
-                "amp": cfg.training.amp, "compile": cfg.training.compile, "pin_memory": cfg.training.pin_memory,
-                "torch_threads": learner_threads(cfg.training, workers), "minibatch_size": cfg.ppo.minibatch_size,
-                "sets": list(sets or []), "quick": budget == Budget.quick()}
-    machine = {"cpu_count": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
-               "torch": torch.__version__, "gpu": gpu_line}
+    settings = Settings(stage=cfg.stage, tick_skip=cfg.game.tick_skip, workers=workers, envs_per_worker=envs,
+                        policy=cfg.policy.kind, actor_sizes=cfg.policy.actor_sizes, device=cfg.training.device,
+                        amp=cfg.training.amp, compile=cfg.training.compile, pin_memory=cfg.training.pin_memory,
+                        torch_threads=learner_threads(cfg.training, workers), minibatch_size=cfg.ppo.minibatch_size,
+                        sets=list(sets or []), quick=budget == Budget.quick())
+    machine = Machine(cpu_count=os.cpu_count(), platform=platform.platform(), python=platform.python_version(),
+                      torch=torch.__version__, gpu=gpu_line)
     report = Diagnosis(tests=[t for t in TESTS if t in tests], settings=settings, machine=machine)
     notes = report.notes
     start = time.perf_counter()
     if "gpu" in tests or "train" in tests:
         notes.append(gpu_line)
+    sampler = None
     with ResourceSampler(interval=0.5) as whole:
         if "env" in tests:
             on_test("env")
-            report.figures += measure_env(cfg, budget, notes)
+            report.env = measure_env(cfg, budget)
         if "inference" in tests:
             on_test("inference")
-            report.figures += measure_inference(cfg, budget, notes)
-        sampler = None
+            report.inference = measure_inference(cfg, budget, notes)
         if "train" in tests or ("gpu" in tests and has_gpu):
             on_test("train")
-            report.figures += measure_update(cfg, budget, notes)
-            train_figures, sampler = measure_train(cfg, budget, notes, list(sets or []), user_file, has_gpu)
-            report.figures += train_figures
-            report.figures += system_figures(sampler)
+            report.update = measure_update(cfg, budget, notes)
+            report.train, sampler = measure_train(cfg, budget, notes, list(sets or []), user_file, has_gpu)
+            report.system = system_report(sampler)
         if "gpu" in tests or "train" in tests:
-            report.figures += gpu_figures(sampler if has_gpu else None)
-    report.figures.append(Figure("system.memory.run_peak_mib", "peak RSS of all processes over the whole diagnosis",
-                                 max(whole.peak_tree_rss, sampler.peak_tree_rss if sampler else 0) / MIB, "MiB",
-                                 "lower"))
+            report.gpu = gpu_report(sampler if has_gpu else None)
+    report.run_peak_mib = max(whole.peak_tree_rss, sampler.peak_tree_rss if sampler else 0) / MIB
     notes.extend(whole.notes + (sampler.notes if sampler is not None else []))
     report.seconds = time.perf_counter() - start
     return report
@@ -382,11 +384,11 @@ def diagnose(cfg: Config, tests: list[str], budget: Budget, sets: list[str] | No
 # --------------------------------------------------------------------------- files
 
 
-def write_json(report: Diagnosis, path: Path) -> None:
-    """Write the report atomically: a temporary file next to `path`, then a rename."""
+def write_json(document: dict, path: Path) -> None:
+    """Write a `--json` document (league.cli.diagnose builds it) atomically: a temporary file next to `path`, then a rename."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        tmp.write_text(json.dumps(report.to_dict(), indent=2) + "\n")
+        tmp.write_text(json.dumps(document, indent=2) + "\n")
         os.replace(tmp, path)
     except OSError as exc:
         tmp.unlink(missing_ok=True)

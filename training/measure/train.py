@@ -1,4 +1,4 @@
-"""`league bench train`: end-to-end training throughput and where the time goes, from one run.
+"""End-to-end training throughput (`league bench train`) and where the time goes, from one run.
 
 Trains in a throwaway league home with the settings the issue names (1v1, tick skip 8, actor
 and critic [256, 256, 256], 50,000 agent steps per iteration, one epoch, one minibatch, pure
@@ -32,16 +32,30 @@ BENCH_SETTINGS = [
 ]
 
 
-@dataclass
+@dataclass(frozen=True)
+class TimeSplit:
+    """Where a training run's time went, as fractions of collection + inference + update."""
+
+    collection: float
+    inference: float
+    update: float
+
+    def parts(self) -> dict[str, float]:
+        """{part: fraction}, in the order above."""
+        return {"collection": self.collection, "inference": self.inference, "update": self.update}
+
+
+@dataclass(frozen=True)
 class TrainBench:
-    agent_steps_per_second: float
-    collection_only_steps_per_second: float
-    share: dict[str, float]
+    agent_steps_per_second: float  # end to end, updates included, after the first (warm-up) iteration
+    collection_only_steps_per_second: float  # the same runner, random actions, no learner
+    share: TimeSplit
     iterations: int
-    batch: int
+    batch: int  # agent steps per iteration
 
     @property
     def ratio(self) -> float:
+        """End to end / collection only."""
         return self.agent_steps_per_second / self.collection_only_steps_per_second
 
 
@@ -78,7 +92,7 @@ def bench_config(stage: str = "1v1", iterations: int = 4, batch: int = 50_000, w
                                     f"training.steps={(iterations + 1) * steps_per_env * n_agents}"])
 
 
-def training_rate(cfg, notes: list[str] | None = None) -> tuple[float, dict[str, float]]:
+def training_rate(cfg, notes: list[str] | None = None) -> tuple[float, TimeSplit]:
     """Train `cfg` in a throwaway league home; (agent steps/s after the first iteration, time split).
 
     The fallback notes the trainer gives (no CUDA for AMP, compile failed, ...) go to `notes`.
@@ -101,8 +115,9 @@ def training_rate(cfg, notes: list[str] | None = None) -> tuple[float, dict[str,
         result = SelfPlayTrainer(cfg, home, registry, name="bench", on_progress=on_progress).run()
         registry.close()
     rate = (warm["last_steps"] - warm["steps"]) / (warm["last_t"] - warm["t"])
-    total = sum(result.timing[k] for k in ("collection", "inference", "update")) or 1.0
-    return rate, {k: result.timing[k] / total for k in ("collection", "inference", "update")}
+    parts = ("collection", "inference", "update")
+    total = sum(result.timing[k] for k in parts) or 1.0
+    return rate, TimeSplit(*(result.timing[k] / total for k in parts))
 
 
 def bench_train(stage: str = "1v1", iterations: int = 4, batch: int = 50_000, workers: int | None = None,

@@ -11,6 +11,7 @@ from `torch.cuda.mem_get_info` (the whole device, no NVML needed) and torch's ow
 from __future__ import annotations
 
 import os
+import statistics
 import threading
 import time
 from dataclasses import dataclass, field
@@ -141,3 +142,51 @@ class ResourceSampler:
 
     def torch_gpu_peak(self) -> int | None:
         return torch.cuda.max_memory_allocated() if self.gpu else None
+
+
+# --------------------------------------------------------------------------- reports
+
+
+@dataclass(frozen=True)
+class SystemReport:
+    """CPU use (100 = one core) and peak resident memory of the processes of a sampled run."""
+
+    driver_cpu_percent: float | None  # None when the driver was seen only once
+    worker_cpu_percent: list[float]  # each game worker, in pid order
+    driver_peak_mib: float
+    worker_peak_mib: float  # the largest game worker
+    total_peak_mib: float  # all processes together
+
+    @property
+    def total_cpu_percent(self) -> float:
+        return sum(([] if self.driver_cpu_percent is None else [self.driver_cpu_percent]) + self.worker_cpu_percent)
+
+
+@dataclass(frozen=True)
+class GpuReport:
+    """GPU use over a sampled run; every figure None without CUDA (or without NVML, for utilisation)."""
+
+    utilization_mean_percent: float | None = None
+    utilization_max_percent: float | None = None
+    memory_used_peak_mib: float | None = None  # the whole device
+    torch_allocated_peak_mib: float | None = None
+
+
+def system_report(sampler: ResourceSampler) -> SystemReport:
+    driver = sampler.cpu_by_role("driver")
+    return SystemReport(driver_cpu_percent=driver[0] if driver else None,
+                        worker_cpu_percent=sampler.cpu_by_role("worker"),
+                        driver_peak_mib=sampler.peak_rss("driver") / MIB,
+                        worker_peak_mib=sampler.peak_rss("worker") / MIB,
+                        total_peak_mib=sampler.peak_tree_rss / MIB)
+
+
+def gpu_report(sampler: ResourceSampler | None) -> GpuReport:
+    """What `sampler` saw of the GPU; an empty report for None (no GPU here)."""
+    if sampler is None:
+        return GpuReport()
+    util, used, peak = sampler.gpu_util, sampler.gpu_used_peak, sampler.torch_gpu_peak()
+    return GpuReport(utilization_mean_percent=statistics.fmean(util) if util else None,
+                     utilization_max_percent=max(util) if util else None,
+                     memory_used_peak_mib=used / MIB if used is not None else None,
+                     torch_allocated_peak_mib=peak / MIB if peak is not None else None)

@@ -1,4 +1,4 @@
-"""`league bench tournament`: a 4-agent 1v1 round robin against the bare-RocketSim ceiling.
+"""A 4-agent 1v1 round robin against the bare-RocketSim ceiling (`league bench tournament`).
 
 From one run on the same cores: games/s and simulated game-seconds per wall-second of a real
 tournament (rule, random and two [256, 256, 256] MLP agents, replays and ratings included), and
@@ -9,39 +9,50 @@ from __future__ import annotations
 
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
 from agents.checkpoint import save_checkpoint
 from agents.networks import build_network
-from arena.bench_env import CeilingMeter
 from arena.tournament import MAX_ARENAS_PER_WORKER, open_tournament, run_tournament
 from league.config import PolicyConfig, load_config
 from league.home import LeagueHome
 from league.registry import Registry
+from training.measure.env import CeilingMeter
 
 TICKS_PER_SECOND = 120
 
 
-@dataclass
+@dataclass(frozen=True)
 class TournamentBench:
     games: int
     game_seconds: float
     workers: int
     wall_seconds: float
-    games_per_second: float
-    sim_seconds_per_wall_second: float
-    ceiling_ticks_per_second: float
-    bare_physics_seconds: float  # what bare RocketSim needs for the same simulated time
+    ceiling_ticks_per_second: float  # bare RocketSim on the same number of processes
+
+    @property
+    def games_per_second(self) -> float:
+        return self.games / self.wall_seconds
+
+    @property
+    def sim_seconds(self) -> float:
+        return self.games * self.game_seconds
+
+    @property
+    def sim_seconds_per_wall_second(self) -> float:
+        return self.sim_seconds / self.wall_seconds
+
+    @property
+    def bare_physics_seconds(self) -> float:
+        """What bare RocketSim needs for the same simulated time."""
+        return self.sim_seconds * TICKS_PER_SECOND / self.ceiling_ticks_per_second
 
     @property
     def times_bare_physics(self) -> float:
         return self.wall_seconds / self.bare_physics_seconds
-
-    def to_dict(self) -> dict:
-        return {**asdict(self), "times_bare_physics": self.times_bare_physics}
 
 
 def _league(root: Path) -> tuple[LeagueHome, Registry]:
@@ -76,7 +87,4 @@ def bench_tournament(games_per_pair: int = 2, game_seconds: float = 60.0, worker
         env_steps, seconds = meter.run(ceiling_seconds)
     finally:
         meter.close()
-    ceiling = env_steps * tick_skip / seconds
-    sim_seconds = planned * game_seconds
-    return TournamentBench(planned, game_seconds, workers, wall, planned / wall, sim_seconds / wall, ceiling,
-                           sim_seconds * TICKS_PER_SECOND / ceiling)
+    return TournamentBench(planned, game_seconds, workers, wall, env_steps * tick_skip / seconds)

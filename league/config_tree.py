@@ -1,0 +1,255 @@
+"""Typed config trees: dataclass fields with help and bounds, read from YAML and validated.
+
+The machinery behind league/config.py (and the curriculum and gate specs): `param`/`section`
+declare fields; `validate` checks a partial mapping against a dataclass and says, in one
+ConfigError sentence, which source, which key and what was expected; `build` and `merge` make
+the tree; `read_yaml` reads a file with bounded size and value count.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+import reprlib
+import types
+import typing
+from dataclasses import field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from league.errors import ConfigError
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1  # the bounds of every int field without tighter ones
+
+# Input bounds: a config is a few kilobytes of YAML; anything far bigger is a mistake or an attack.
+MAX_CONFIG_BYTES = 1 << 20
+# Values in a document with its aliases expanded; SafeLoader shares aliased nodes, so a small file
+# can stand for billions of values ("billion laughs") that printing or copying would expand.
+MAX_YAML_VALUES = 100_000
+SHOWN_CHARS = 80  # the longest quoted value or flag in a message
+
+
+def param(default: Any, help: str, *, min: float | None = None, max: float | None = None):
+    """A config field with a one-line description and an optional numeric range."""
+    meta = {"help": help, "min": min, "max": max}
+    if isinstance(default, (list, dict)):
+        return field(default_factory=lambda: type(default)(default), metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+def section(cls: type, help: str):
+    """A nested config section."""
+    return field(default_factory=cls, metadata={"help": help})
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _type_name(tp: Any) -> str:
+    origin = typing.get_origin(tp)
+    if origin is Literal:
+        return "one of " + ", ".join(repr(a) for a in typing.get_args(tp))
+    if origin in (list, tuple):
+        (inner, *_) = typing.get_args(tp) or (Any,)
+        plural = {int: "integers", float: "finite numbers", str: "strings"}
+        return f"a list of {plural.get(inner) or _type_name(inner)}"
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(_type_name(a) for a in typing.get_args(tp))
+    return {int: "an integer", float: "a finite number", str: "a string", bool: "true or false",
+            type(None): "null"}.get(tp, getattr(tp, "__name__", str(tp)))
+
+
+_SHORT = reprlib.Repr()
+_SHORT.maxstring = _SHORT.maxother = _SHORT.maxlong = SHOWN_CHARS
+_SHORT.maxlevel = 3
+
+
+def show(value: Any) -> str:
+    """repr() for a message, cut short: a value a person typed can be megabytes long."""
+    return _SHORT.repr(value)
+
+
+def clip(text: str) -> str:
+    return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "..."
+
+
+def _fits(value: Any, tp: Any) -> bool:
+    origin = typing.get_origin(tp)
+    if origin is Literal:
+        return value in typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        return any(_fits(value, a) for a in typing.get_args(tp))
+    if origin in (list, tuple):
+        (inner, *_) = typing.get_args(tp) or (Any,)
+        return isinstance(value, list) and all(_fits(v, inner) for v in value)
+    if tp is Any:
+        return True
+    if tp is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if tp is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if tp is type(None):
+        return value is None
+    return isinstance(value, tp)
+
+
+def _bounds(f: dataclasses.Field, tp: Any) -> tuple[float | None, float | None]:
+    """A field's (min, max); an integer field is always bounded to 64 bits, what numpy, torch and SQLite hold."""
+    lo, hi = f.metadata.get("min"), f.metadata.get("max")
+    if tp is int or tp == list[int]:
+        lo = INT64_MIN if lo is None else lo
+        hi = INT64_MAX if hi is None else hi
+    return lo, hi
+
+
+def _expected(f: dataclasses.Field, tp: Any) -> str:
+    text = _type_name(tp)
+    lo, hi = (_number_text(b) if b is not None else None for b in _bounds(f, tp))
+    if lo is not None and hi is not None:
+        text += f" between {lo} and {hi}"
+    elif lo is not None:
+        text += f" of at least {lo}"
+    elif hi is not None:
+        text += f" of at most {hi}"
+    return text
+
+
+def _number_text(x: float) -> str:
+    return str(x) if isinstance(x, int) else f"{x:g}"  # ints exactly: 4294967295, not 4.29497e+09
+
+
+def _in_range(v: Any, lo: float | None, hi: float | None) -> bool:
+    """Whether a number is finite and within the bounds (NaN fails every comparison, so check it first)."""
+    try:
+        finite = math.isfinite(v)
+    except OverflowError:  # an int beyond every float, and beyond every int field's 64 bits
+        return False
+    return finite and (lo is None or v >= lo) and (hi is None or v <= hi)
+
+
+def validate(cls: type, data: Any, source: str, prefix: str = "") -> None:
+    """Check a (partial) mapping against the dataclass `cls`; raise ConfigError on the first problem."""
+    where = prefix.rstrip(".") or "the top level"
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: {where} must be a mapping of keys to values, got {show(data)}.")
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    known = ", ".join(sorted(fields))
+    for key, value in data.items():
+        if not isinstance(key, str):  # YAML reads `1:`, `null:` or `true:` as a number, null or bool
+            inside = f" in {where!r}" if prefix else ""
+            raise ConfigError(f"{source}: key {show(key)}{inside} must be a string (one of: {known}).")
+        name = f"{prefix}{key}"
+        if key not in fields:
+            raise ConfigError(f"{source}: unknown key {show(name)} (expected one of: {known}).")
+        tp = hints[key]
+        if dataclasses.is_dataclass(tp):
+            validate(tp, value, source, f"{name}.")
+            continue
+        f = fields[key]
+        lo, hi = _bounds(f, tp)
+        numbers = [v for v in (value if isinstance(value, list) else [value])
+                   if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if not _fits(value, tp) or not all(_in_range(v, lo, hi) for v in numbers):
+            raise ConfigError(f"{source}: key {name!r} must be {_expected(f, tp)}, got {show(value)}.")
+
+
+def build(cls: type, data: dict[str, Any]):
+    """Construct the dataclass tree from an already validated mapping."""
+    hints = typing.get_type_hints(cls)
+    kwargs = {}
+    for key, value in data.items():
+        tp = hints[key]
+        if dataclasses.is_dataclass(tp):
+            kwargs[key] = build(tp, value)
+        elif tp is float or (typing.get_origin(tp) in (list,) and typing.get_args(tp) == (float,)):
+            kwargs[key] = [float(v) for v in value] if isinstance(value, list) else float(value)
+        else:
+            kwargs[key] = value
+    return cls(**kwargs)
+
+
+def merge(base: dict[str, Any], layer: dict[str, Any]) -> dict[str, Any]:
+    """Deep-merge `layer` over `base` (mappings merge, everything else replaces)."""
+    out = dict(base)
+    for key, value in layer.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def read_yaml(path: Path, source: str) -> dict[str, Any]:
+    """A config file's top-level mapping ({} when empty); every problem is one ConfigError sentence."""
+    try:
+        with path.open("rb") as fh:
+            raw = fh.read(MAX_CONFIG_BYTES + 1)  # bounded: the path may be huge, or endless like /dev/zero
+    except FileNotFoundError:
+        raise ConfigError(f"Config file {source} does not exist.") from None
+    except OSError as exc:
+        raise ConfigError(f"Config file {source} cannot be read: {exc.strerror}.") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"Config file {source} is larger than {MAX_CONFIG_BYTES >> 20} MiB; "
+                          "a config is a few kilobytes of YAML.")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{source}: not UTF-8 text (byte {exc.start} cannot be decoded).") from None
+    data = parse_yaml(text, source)
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: the top level must be a mapping of keys to values, got {show(data)}.")
+    return data
+
+
+def parse_yaml(text: str, source: str) -> Any:
+    """YAML from a file or a --set flag; every way it can fail is one ConfigError sentence."""
+    try:
+        data = load_yaml(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}" if mark else ""
+        raise ConfigError(f"{source}: not valid YAML{at}.") from None
+    except ValueError:  # e.g. an integer of more digits than Python converts (sys.get_int_max_str_digits)
+        raise ConfigError(f"{source}: not valid YAML (a number too long to read).") from None
+    except RecursionError:  # PyYAML composes nested collections recursively
+        raise ConfigError(f"{source}: not valid YAML (nested too deeply).") from None
+    if _too_many_values(data):
+        raise ConfigError(f"{source}: the YAML holds more than {MAX_YAML_VALUES} values once its aliases "
+                          "are expanded; a config holds a few hundred.")
+    return data
+
+
+def _too_many_values(data: Any) -> bool:
+    """Whether `data`, with shared (aliased) parts counted each time they appear, exceeds MAX_YAML_VALUES."""
+    stack, count = [data], 0
+    while stack:
+        item = stack.pop()
+        count += 1
+        if count > MAX_YAML_VALUES:
+            return True
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+class _Loader(yaml.SafeLoader):
+    """YAML 1.1 reads 5e-4 (no dot) as a string; resolve YAML 1.2 floats like 5e-4 and 1E3 as numbers."""
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)(?:[eE][-+]?[0-9]+)?$|^[-+]?\.(?:inf|Inf|INF)$|^\.(?:nan|NaN|NAN)$"),
+    list("-+0123456789."),
+)
+
+
+def load_yaml(text: str) -> Any:
+    return yaml.load(text, Loader=_Loader)

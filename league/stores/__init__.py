@@ -1,0 +1,14 @@
+"""The league database as a few small stores sharing one connection and one transaction.
+
+    database.py     opening the file safely; the shared connection and transaction()
+    agents.py       agents (versions, status, lineage, checkpoints)
+    games.py        games and the Elo/TrueSkill ratings and rating history they make
+    payoff.py       each learner's decayed results against its opponents
+    runs.py         training runs' headline metrics
+    curricula.py    curricula, their stages and gate checks
+    tournaments.py  tournaments
+
+league.registry.Registry opens a league and holds one of each; the schema is league/schema.py
+(documented in docs/schema.md). Read models over several tables (standings) live in
+league/standings.py.
+"""

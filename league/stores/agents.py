@@ -1,0 +1,123 @@
+"""Agents: every version the league knows, its status, parent and checkpoint."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from league.config import stage_of
+from league.errors import LeagueError, unknown_name
+from league.names import check_name
+from league.schema import STATUSES
+from league.stores.database import Store, utc_now
+
+BASELINES = {
+    "random": "Uniformly random actions from the action table.",
+    "rule": "Scripted bot: drives behind the ball, shoots, falls back to defend.",
+}
+
+
+@dataclass(frozen=True)
+class Agent:
+    id: int
+    name: str
+    kind: str
+    team_size: int | None  # None: plays every stage (baselines)
+    status: str
+    parent_id: int | None
+    created: str
+    checkpoint_path: str | None
+    checkpoint_sha256: str | None
+    config_json: str | None
+    steps_trained: int
+    notes: str
+
+    @property
+    def stage(self) -> str:
+        return stage_of(self.team_size) if self.team_size else "any"
+
+    @property
+    def config(self) -> dict[str, Any] | None:
+        return json.loads(self.config_json) if self.config_json else None
+
+
+class AgentStore(Store):
+    def row(self, name: str) -> dict[str, Any] | None:
+        rows = list(self.db.query("SELECT * FROM agents WHERE name = ?", [name]))
+        return rows[0] if rows else None
+
+    def insert(self, **values: Any) -> int:
+        values.setdefault("created", utc_now())
+        cols = ", ".join(values)
+        marks = ", ".join("?" for _ in values)
+        cur = self.db.execute(f"INSERT INTO agents ({cols}) VALUES ({marks})", list(values.values()))
+        return int(cur.lastrowid)
+
+    def ensure_baselines(self) -> None:
+        with self.transaction():
+            for name, notes in BASELINES.items():
+                if not self.row(name):
+                    self.insert(name=name, kind=name, team_size=None, notes=notes)
+
+    def names(self) -> list[str]:
+        return [r["name"] for r in self.db.query("SELECT name FROM agents ORDER BY id")]
+
+    def get(self, name: str) -> Agent:
+        row = self.row(name)
+        if row is None:
+            raise unknown_name("agent", name, self.names())
+        return Agent(**row)
+
+    def by_id(self, agent_id: int) -> Agent:
+        rows = list(self.db.query("SELECT * FROM agents WHERE id = ?", [agent_id]))
+        if not rows:
+            raise LeagueError(f"No agent with id {agent_id}.")
+        return Agent(**rows[0])
+
+    def all(self, team_size: int | None = None, include_retired: bool = False) -> list[Agent]:
+        """Agents in creation order; with `team_size`, those of that stage plus the all-stage baselines."""
+        where, args = [], []
+        if team_size is not None:
+            where.append("(team_size = ? OR team_size IS NULL)")
+            args.append(team_size)
+        if not include_retired:
+            where.append("status != 'retired'")
+        sql = "SELECT * FROM agents" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY id"
+        return [Agent(**r) for r in self.db.query(sql, args)]
+
+    def add(self, name: str, kind: str, team_size: int | None, parent: str | None = None,
+            checkpoint_path: str | None = None, checkpoint_sha256: str | None = None,
+            config: dict[str, Any] | None = None, steps_trained: int = 0, notes: str = "") -> Agent:
+        """Register a new agent version."""
+        check_name(name)
+        with self.transaction():
+            if self.row(name):
+                raise LeagueError(f"An agent named {name!r} already exists; choose another name.")
+            parent_id = self.get(parent).id if parent else None
+            self.insert(name=name, kind=kind, team_size=team_size, parent_id=parent_id,
+                        checkpoint_path=checkpoint_path, checkpoint_sha256=checkpoint_sha256,
+                        config_json=json.dumps(config, sort_keys=True) if config is not None else None,
+                        steps_trained=steps_trained, notes=notes)
+        return self.get(name)
+
+    def set_status(self, name: str, status: str) -> Agent:
+        """Set an agent's status; promoting demotes the stage's previous champion to active."""
+        if status not in STATUSES:
+            raise LeagueError(f"Unknown status {status!r}; expected one of {', '.join(STATUSES)}.")
+        with self.transaction():
+            agent = self.get(name)
+            if status == "champion":
+                if agent.team_size is None:
+                    raise LeagueError(f"{name!r} is a baseline that plays every stage; only a stage's own agents "
+                                      "can be champion.")
+                self.db.execute(
+                    "UPDATE agents SET status = 'active' WHERE status = 'champion' AND team_size = ? AND id != ?",
+                    [agent.team_size, agent.id],
+                )
+            self.db.execute("UPDATE agents SET status = ? WHERE id = ?", [status, agent.id])
+        return self.get(name)
+
+    def champion(self, team_size: int) -> Agent | None:
+        rows = list(self.db.query("SELECT * FROM agents WHERE status = 'champion' AND team_size = ?", [team_size]))
+        return Agent(**rows[0]) if rows else None

@@ -1,0 +1,51 @@
+"""Tournaments: what was planned, how far it got, and how it ended."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from league.errors import LeagueError
+from league.stores.database import Store, utc_now
+
+
+class TournamentStore(Store):
+    def create(self, name: str, team_size: int, seed: int, games_per_pair: int,
+                          planned_games: int, entrants: Sequence[str], config: dict[str, Any]) -> int:
+        with self.transaction():
+            cur = self.db.execute(
+                """INSERT INTO tournaments (name, team_size, seed, games_per_pair, planned_games,
+                       entrants_json, config_json, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
+                [name, team_size, seed, games_per_pair, planned_games, json.dumps(list(entrants)),
+                 json.dumps(config, sort_keys=True), utc_now()],
+            )
+        return int(cur.lastrowid)
+
+    def get(self, tournament_id: int) -> dict[str, Any]:
+        rows = list(self.db.query("SELECT * FROM tournaments WHERE id = ?", [tournament_id]))
+        if not rows:
+            raise LeagueError(f"No tournament with id {tournament_id}.")
+        return rows[0]
+
+    def all(self) -> list[dict[str, Any]]:
+        return list(self.db.query("SELECT * FROM tournaments ORDER BY id"))
+
+    def abandon(self, tournament_id: int, reason: str) -> dict[str, Any]:
+        """End an unfinished tournament for good: never resumed again; its finished games stay recorded."""
+        with self.transaction():
+            t = self.get(tournament_id)
+            if t["status"] in ("finished", "abandoned"):
+                raise LeagueError(f"Tournament {tournament_id} is already {t['status']}.")
+            self.set_status(tournament_id, "abandoned")
+            self.db.execute("UPDATE tournaments SET message = ? WHERE id = ?", [reason, tournament_id])
+        return self.get(tournament_id)
+
+    def set_status(self, tournament_id: int, status: str) -> None:
+        with self.transaction():
+            finished = utc_now() if status in ("finished", "abandoned") else None
+            self.db.execute(
+                """UPDATE tournaments SET status = ?, finished = ?,
+                       finished_games = (SELECT COUNT(*) FROM games WHERE tournament_id = ?) WHERE id = ?""",
+                [status, finished, tournament_id, tournament_id],
+            )

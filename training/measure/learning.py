@@ -1,0 +1,136 @@
+"""The learning benchmark: train 1v1 for a wall-clock budget, then play the trained agent and the
+untrained network against `random` and `rule` (half the games on each side), and print win rates,
+scoring rates and the ratings the league gives them.
+
+    python -m training.bench_learning --minutes 20 --games 50 [--home DIR] [--set KEY=VALUE ...]
+
+(`training/bench_learning.py` is that documented entry point; it runs `main` here.)
+
+It trains with the default config except a discount of 0.99 (BENCH_SETS; the default 0.995 is
+the seed documents'): over a 20-minute budget the shorter horizon learned to reach the ball
+sooner. The learner is kickstarted from the rule bot over its first 4M steps, as every fresh
+learner is by default (training.kickstart); `--set training.kickstart.teacher=` measures pure
+self-play. The report names the teacher, so the two figures are never mixed up. `--set`
+overrides come after BENCH_SETS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from agents.checkpoint import save_checkpoint
+from agents.loading import load_policy
+from agents.networks import build_network
+from league.config import load_config
+from league.home import LeagueHome
+from league.registry import Registry
+from training.evaluation import play_recorded
+from training.selfplay import SelfPlayTrainer
+
+BENCH_SETS = ("ppo.gamma=0.99",)
+OPPONENTS = ("random", "rule")
+
+
+@dataclass(frozen=True)
+class MatchResult:
+    """`games` one-minute games of one agent against one opponent, half on each side."""
+
+    agent: str
+    opponent: str
+    games: int
+    win_rate: float
+    draw_rate: float
+    goals_per_game: float
+    conceded_per_game: float
+
+
+@dataclass(frozen=True)
+class AgentRating:
+    name: str
+    elo: float
+    mu: float
+    sigma: float
+    mle: float  # whole-history maximum-likelihood rating
+    mle_95: tuple[float, float]
+
+
+@dataclass(frozen=True)
+class LearningBench:
+    home: Path
+    trained: str  # the last version the run snapshotted
+    steps: int
+    train_seconds: float
+    kickstart_teacher: str | None  # None: pure self-play
+    results: list[MatchResult]  # trained, then untrained; each against OPPONENTS in order
+    ratings: list[AgentRating]  # trained, untrained, rule, random
+
+
+def evaluate(registry: Registry, home: LeagueHome, name: str, opponent: str, games: int, seed: int) -> MatchResult:
+    """Play `games` one-minute games (half per side), recorded; win, draw and goal rates."""
+    goals = play_recorded(registry, name, load_policy(registry.agent(name), home_root=home.root), opponent,
+                          load_policy(registry.agent(opponent), home_root=home.root), games, 1, 60.0, seed)
+    return MatchResult(name, opponent, games, win_rate=sum(a > b for a, b in goals) / games,
+                       draw_rate=sum(a == b for a, b in goals) / games,
+                       goals_per_game=sum(a for a, _ in goals) / games,
+                       conceded_per_game=sum(b for _, b in goals) / games)
+
+
+def bench_learning(minutes: float = 20.0, games: int = 50, root: Path | None = None, seed: int = 0,
+                   sets: list[str] | None = None) -> LearningBench:
+    """Train for `minutes` in a league home at `root` (a new temporary one by default), then evaluate."""
+    root = root or Path(tempfile.mkdtemp(prefix="learning-bench-"))
+    home = LeagueHome(root)
+    home.create_dirs()
+    registry = Registry.create(home.db_path)
+    cfg = load_config(stage="1v1", sets=[f"training.minutes={minutes}", "training.steps=0",
+                                        f"seed={seed}", *BENCH_SETS, *(sets or [])])
+    # The untrained network of the same architecture, for the comparison.
+    torch.manual_seed(seed)
+    rel = Path("checkpoints") / "untrained.safetensors"
+    sha = save_checkpoint(root / rel, build_network(cfg.policy))
+    registry.add_agent("untrained", cfg.policy.kind, 1, checkpoint_path=str(rel), checkpoint_sha256=sha)
+
+    result = SelfPlayTrainer(cfg, home, registry, name="learner").run()
+    trained = result.versions[-1]
+    results = [evaluate(registry, home, agent, opponent, games, seed=1000 + 10 * k)
+               for agent in (trained, "untrained") for k, opponent in enumerate(OPPONENTS)]
+    fit = registry.mle(1)
+    stored = {name: registry.rating(name, 1) for name in (trained, "untrained", "rule", "random")}
+    ratings = [AgentRating(name, r.elo, r.mu, r.sigma, fit.rating(name), fit.interval(name))
+               for name, r in stored.items()]
+    return LearningBench(root, trained, result.steps, result.seconds, cfg.training.kickstart.teacher or None,
+                         results, ratings)
+
+
+def report_json(bench: LearningBench) -> dict:
+    """The JSON the benchmark prints (its keys are the documented output)."""
+    return {"trained": bench.trained, "steps": bench.steps, "train_seconds": bench.train_seconds,
+            "kickstart_teacher": bench.kickstart_teacher,
+            "results": {f"{r.agent} vs {r.opponent}": {
+                "games": r.games, "win_rate": r.win_rate, "draw_rate": r.draw_rate,
+                "goals_per_game": r.goals_per_game, "conceded_per_game": r.conceded_per_game} for r in bench.results},
+            "ratings": {r.name: {"elo": r.elo, "mu": r.mu, "sigma": r.sigma, "mle": r.mle, "mle_95": r.mle_95}
+                        for r in bench.ratings}}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--minutes", type=float, default=20.0)
+    parser.add_argument("--games", type=int, default=50)
+    parser.add_argument("--home", type=Path, default=None)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--set", action="append", default=[], dest="sets")
+    args = parser.parse_args()
+    bench = bench_learning(args.minutes, args.games, args.home, args.seed, args.sets)
+    print(json.dumps(report_json(bench), indent=2))
+    print(f"league home: {bench.home}")
+
+
+if __name__ == "__main__":
+    main()
