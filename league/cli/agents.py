@@ -66,33 +66,29 @@ def show(name: NameArg, home: HomeOpt = None) -> None:
 
     Example: league show rule
     """
-    from league.config import STAGES, team_size_of
-    from league.lineage import lineage_of
+    from league.profile import agent_profile
 
     _, reg = open_league(home, readonly=True)
-    agent = reg.agent(name)
-    graph = lineage_of(reg)
-    parent = reg.agent_by_id(agent.parent_id).name if agent.parent_id else "-"
-    children = ", ".join(sorted(graph.successors(name))) or "-"
+    profile = agent_profile(reg, name)
+    agent = profile.agent
     info = Table.grid(padding=(0, 2))
     info.add_column(style="bold")
     info.add_column()
     for key, value in (
         ("name", agent.name), ("kind", agent.kind), ("stage", agent.stage), ("status", agent.status),
-        ("parent", parent), ("children", children), ("created", agent.created),
-        ("steps trained", f"{agent.steps_trained:,}"), ("checkpoint", agent.checkpoint_path or "-"),
-        ("sha256", agent.checkpoint_sha256 or "-"), ("notes", agent.notes or "-"),
+        ("parent", profile.parent or "-"), ("children", ", ".join(profile.children) or "-"),
+        ("created", agent.created), ("steps trained", f"{agent.steps_trained:,}"),
+        ("checkpoint", agent.checkpoint_path or "-"), ("sha256", agent.checkpoint_sha256 or "-"),
+        ("notes", agent.notes or "-"),
     ):
         info.add_row(key, value)
     out.print(info)
     ratings = Table(title="Ratings")
     for col in ("stage", "elo", "mu", "sigma", "games", "W", "D", "L"):
         ratings.add_column(col, justify="right")
-    for stage in STAGES:
-        r = reg.rating(name, team_size_of(stage))
-        if r.games:
-            ratings.add_row(stage, f"{r.elo:.0f}", f"{r.mu:.2f}", f"{r.sigma:.2f}",
-                            str(r.games), str(r.wins), str(r.draws), str(r.losses))
+    for stage, r in profile.ratings.items():
+        ratings.add_row(stage, f"{r.elo:.0f}", f"{r.mu:.2f}", f"{r.sigma:.2f}",
+                        str(r.games), str(r.wins), str(r.draws), str(r.losses))
     if ratings.row_count:
         out.print(ratings)
     else:

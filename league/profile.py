@@ -1,0 +1,26 @@
+"""One agent as `league show` presents it: its record, its place in the lineage, its ratings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from league.config import STAGES, team_size_of
+from league.lineage import lineage_of
+from league.registry import Agent, Rating, Registry
+
+
+@dataclass(frozen=True)
+class AgentProfile:
+    agent: Agent
+    parent: str | None
+    children: list[str]
+    ratings: dict[str, Rating]  # by stage, only the stages it has rated games in
+
+
+def agent_profile(registry: Registry, name: str) -> AgentProfile:
+    """The profile of agent `name` (an unknown name fails with the closest names)."""
+    agent = registry.agent(name)
+    parent = registry.agent_by_id(agent.parent_id).name if agent.parent_id else None
+    children = sorted(lineage_of(registry).successors(name))
+    ratings = {stage: r for stage in STAGES if (r := registry.rating(name, team_size_of(stage))).games}
+    return AgentProfile(agent, parent, children, ratings)
