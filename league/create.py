@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 from league.config import load_config
 from league.errors import LeagueError
+from league.files import write_file_atomic
 from league.home import LeagueHome
 from league.registry import Registry
 
@@ -36,12 +35,8 @@ def create_league(home: LeagueHome, config: Path | None = None) -> bool:
 
 
 def _copy_config(config: Path, dest: Path) -> None:
-    """Through a temporary file: a copy cut short (a full disk) never replaces the league's config."""
-    partial = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
+    """Atomically: a copy cut short (a full disk) never replaces the league's config."""
     try:
-        shutil.copyfile(config, partial)
-        os.replace(partial, dest)
+        write_file_atomic(dest, config.read_bytes())  # a validated config: at most a megabyte
     except OSError as exc:
         raise LeagueError(f"Cannot write {dest}: {exc.strerror}; the league's config is unchanged.") from None
-    finally:
-        partial.unlink(missing_ok=True)

@@ -10,13 +10,13 @@ Light at import time: torch and RocketSim are imported by the functions that tra
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from league.config import Config, load_config
 from league.home import LeagueHome
 from league.registry import Registry
+from training.progress import OnEvent
 
 
 def train_config(home: LeagueHome, stage: str, *, user_file: Path | None = None, steps: int | None = None,
@@ -40,7 +40,7 @@ def train_config(home: LeagueHome, stage: str, *, user_file: Path | None = None,
 def run_curriculum(home: LeagueHome, file: Path | None, *, name: str | None = None, user_file: Path | None = None,
                    minutes: float | None = None, init_from: str | None = None,
                    overrides: dict[str, Any] | None = None, sets: list[str] | None = None,
-                   on_event: Callable[[dict], None] | None = None):
+                   on_event: OnEvent | None = None):
     """Run (or resume) the curriculum in `file` (default: the shipped configs/curriculum.yaml) and
     return its training.curriculum.CurriculumResult.
 
