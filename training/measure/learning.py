@@ -120,7 +120,7 @@ def report_json(bench: LearningBench) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--minutes", type=float, default=20.0)
     parser.add_argument("--games", type=int, default=50)
     parser.add_argument("--home", type=Path, default=None)
