@@ -16,6 +16,6 @@ league train --stage 1v1 --minutes "$MINUTES" --name "$RUN" \
 league agents --stage 1v1
 league tournament --stage 1v1 --games 4 --game-seconds 60
 league leaderboard --stage 1v1 --by mle
-league lineage "$(league agents --stage 1v1 | grep -o "$RUN-v[0-9]*" | tail -1)"
+league lineage "$(league agents --stage 1v1 | grep -o "$RUN-v[0-9]*" | sort -uV | tail -1)"  # the latest version, not its parent
 echo
 echo "Open the dashboard with:  . .venv/bin/activate && league dashboard --home $LEAGUE_HOME"
