@@ -1,4 +1,5 @@
-"""The baseline agents every league has: `random` and `rule` (no checkpoint, every stage)."""
+"""The baseline agents every league has (no checkpoint, every stage), weakest first:
+`random`, `atba`, `rule` and `rule-pro` (the ladder of docs/learning.md, "Baseline ladder")."""
 
 from __future__ import annotations
 
@@ -6,10 +7,12 @@ import numpy as np
 
 from agents.actions import N_ACTIONS
 from agents.policy import Policy, State
+from agents.atba_bot import AtbaBot
 from agents.rule_bot import RuleBot
+from agents.rule_pro_bot import RuleProBot
 from league.errors import LeagueError
 
-BASELINE_KINDS = ("random", "rule")
+BASELINE_KINDS = ("random", "atba", "rule", "rule-pro")
 
 
 class RandomPolicy(Policy):
@@ -35,9 +38,10 @@ class RandomPolicy(Policy):
 
 
 def make_baseline(name: str, seed: int | None = None) -> Policy:
-    """A fresh baseline policy by kind: "random" or "rule"."""
+    """A fresh baseline policy by kind: "random", "atba", "rule" or "rule-pro"."""
     if name == "random":
         return RandomPolicy(seed)
-    if name == "rule":
-        return RuleBot(seed)
+    scripted = {"atba": AtbaBot, "rule": RuleBot, "rule-pro": RuleProBot}
+    if name in scripted:
+        return scripted[name](seed)
     raise LeagueError(f"Unknown baseline {name!r}; expected one of {', '.join(BASELINE_KINDS)}.")

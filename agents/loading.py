@@ -41,7 +41,7 @@ def load_policy(
     device: torch.device | str = "cpu",
     seed: int | None = None,
 ) -> Policy:
-    """A Policy for a registry Agent, or for a kind ("random", "rule", "mlp", "lstm") plus a checkpoint.
+    """A Policy for a registry Agent, or for a kind (a baseline of BASELINE_KINDS, or "mlp", "lstm") plus a checkpoint.
 
     With an Agent, the checkpoint path and sha256 come from the registry (relative paths are
     resolved against `home_root`); `checkpoint_path`/`expected_sha256` are for bare kinds.

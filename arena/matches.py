@@ -8,11 +8,17 @@ arguments). Each step is one batched `act` call per policy over all its rows, pi
 index arrays. Every game lasts `game_seconds` of game clock (a tie then is a draw), so all the
 games of a round end on the same step. Given the seed (policies are seeded from it), the results
 are reproducible.
+
+`play_pairings` plays several pairings on one runner at once (evaluation against every baseline
+in one go: one start-up of the game workers, full batches):
+
+    results = play_pairings([Pairing(net, rule, 3), Pairing(rule, net, 3), Pairing(net, random, 3), ...])
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -22,6 +28,14 @@ from arena.game import GameSpec
 from arena.vector import VecGame, default_workers
 
 MAX_ENVS_PER_WORKER = 64
+
+
+class Pairing(NamedTuple):
+    """`games` games of `blue` (driving every blue car) against `orange`."""
+
+    blue: Policy
+    orange: Policy
+    games: int
 
 
 class MatchResult(NamedTuple):
@@ -58,30 +72,62 @@ def play_matches(
 
     `deterministic` is passed to both policies' `act` (argmax instead of sampling).
     """
-    if n_games < 1:
-        raise ValueError(f"n_games must be at least 1, got {n_games}")
-    workers, envs_per_worker = match_layout(n_games, workers, envs_per_worker)
+    return play_pairings([Pairing(blue, orange, n_games)], team_size, seed, game_seconds, tick_skip=tick_skip,
+                         workers=workers, envs_per_worker=envs_per_worker, backend=backend,
+                         deterministic=deterministic)[0]
+
+
+def play_pairings(
+    pairings: Sequence[Pairing],
+    team_size: int = 1,
+    seed: int = 0,
+    game_seconds: float = 300.0,
+    *,
+    tick_skip: int = 8,
+    workers: int | None = None,
+    envs_per_worker: int | None = None,
+    backend: str = "multiprocessing",
+    deterministic: bool = False,
+) -> list[list[MatchResult]]:
+    """Play every pairing's games on one runner, all at once: one result list per pairing.
+
+    Arena e plays pairing `e % len(pairings)` for the whole run, so a pairing's games are spread
+    over the workers; rounds repeat until each pairing has its games. Each distinct policy (a
+    policy may play in several pairings, on either side) drives all its rows with one batched
+    `act` per step, seeded `seed + k` in order of first appearance (blue, then orange).
+    """
+    if not pairings:
+        raise ValueError("play_pairings needs at least one pairing")
+    if min(p.games for p in pairings) < 1:
+        raise ValueError(f"n_games must be at least 1, got {min(p.games for p in pairings)}")
+    n_pairs = len(pairings)
+    # Enough arenas for every pairing's games in one round, or as few rounds as fit.
+    workers, envs_per_worker = match_layout(len(pairings) * max(p.games for p in pairings), workers, envs_per_worker)
     spec = GameSpec(team_size=team_size, tick_skip=tick_skip, mode="timed", game_seconds=float(game_seconds))
-    blue.seed(seed)
-    orange.seed(seed + 1)
-    results: list[MatchResult] = []
+    results: list[list[MatchResult]] = [[] for _ in pairings]
     with VecGame(spec, workers=workers, envs_per_worker=envs_per_worker, backend=backend, seed=seed) as games:
+        pair_of_env = np.arange(games.num_envs) % n_pairs
+        pair_of_row = pair_of_env[games.env_of_row]
+        drivers: dict[int, tuple[Policy, list[np.ndarray]]] = {}
+        for k, pairing in enumerate(pairings):
+            for team, policy in enumerate((pairing.blue, pairing.orange)):
+                rows = np.flatnonzero((pair_of_row == k) & (games.teams == team))
+                drivers.setdefault(id(policy), (policy, []))[1].append(rows)
+        groups = []
+        for k, (policy, parts) in enumerate(drivers.values()):
+            policy.seed(seed + k)
+            rows = np.sort(np.concatenate(parts))
+            groups.append([policy, rows, policy.initial_state(len(rows))])
         obs = games.reset(seed=seed)
-        blue_rows = np.flatnonzero(games.teams == 0)
-        orange_rows = np.flatnonzero(games.teams == 1)
-        blue_state = blue.initial_state(len(blue_rows))
-        orange_state = orange.initial_state(len(orange_rows))
         starts = games.info.episode_start.copy()
         actions = np.zeros(games.num_agents, dtype=np.int64)
-        while len(results) < n_games:
-            actions[blue_rows], blue_state = blue.act(obs[blue_rows], blue_state, starts[blue_rows], deterministic)
-            actions[orange_rows], orange_state = orange.act(
-                obs[orange_rows], orange_state, starts[orange_rows], deterministic)
+        while any(len(r) < p.games for r, p in zip(results, pairings)):
+            for group in groups:
+                policy, rows, state = group
+                actions[rows], group[2] = policy.act(obs[rows], state, starts[rows], deterministic)
             obs, _, _, _, info = games.step(actions)
             starts = info.episode_start.copy()
-            if info.done.any():
-                finished = np.flatnonzero(info.done)
-                score = info.episode_score[finished].tolist()
-                length = info.episode_seconds[finished].tolist()
-                results.extend(MatchResult(b, o, float(s)) for (b, o), s in zip(score, length))
-    return results[:n_games]
+            for env in np.flatnonzero(info.done):
+                (blue, orange), length = info.episode_score[env].tolist(), float(info.episode_seconds[env])
+                results[pair_of_env[env]].append(MatchResult(blue, orange, length))
+    return [r[:p.games] for r, p in zip(results, pairings)]

@@ -16,6 +16,7 @@ import streamlit as st
 
 from dashboard import (
     data,
+    pages_curriculum,
     pages_head_to_head,
     pages_history,
     pages_leaderboard,
@@ -36,6 +37,7 @@ PAGES: dict[str, tuple[str, Callable[[str], None]]] = {
     "tournaments": ("Tournaments", pages_tournaments.render),
     "replays": ("Replays", pages_replays.render),
     "training": ("Training", pages_training.render),
+    "curriculum": ("Curriculum", pages_curriculum.render),
 }
 PAGE_KEY = "page"
 

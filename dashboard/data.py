@@ -176,6 +176,28 @@ def game(root: str, game_id: int) -> dict[str, Any] | None:
     return open_league(root).run(queries.game, game_id)
 
 
+# --------------------------------------------------------------------------- curricula and the climb
+
+
+@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
+def curricula(root: str) -> pd.DataFrame:
+    return open_league(root).run(queries.curricula)
+
+
+@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
+def curriculum(root: str, name: str) -> tuple[dict[str, Any] | None, pd.DataFrame, pd.DataFrame]:
+    """One curriculum's spec (None if it is gone), stages and gate checks, read together."""
+    league = open_league(root)
+    return (league.run(queries.curriculum_spec, name), league.run(queries.curriculum_stages, name),
+            league.run(queries.gate_checks, name))
+
+
+@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
+def baseline_win_rates(root: str, run: str) -> pd.DataFrame:
+    """The run's versions against each baseline in evaluation games (queries.baseline_win_rates)."""
+    return open_league(root).run(queries.baseline_win_rates, run)
+
+
 # --------------------------------------------------------------------------- replays
 
 

@@ -1,4 +1,6 @@
-"""Lineage page: the graph of agent versions (parent -> child), coloured by rating, marked by status."""
+"""Lineage page: the graph of agent versions (parent -> child), coloured by rating, marked by status.
+
+The URL names the agent shown (`?page=lineage&agent=NAME`), so an agent can be linked to."""
 
 from __future__ import annotations
 
@@ -44,6 +46,11 @@ def render(root: str) -> None:
     clicked = _clicked_name(event)
     names = list(nodes["name"])
     champions = [n for n, s in zip(nodes["name"], nodes["status"]) if s == "champion"]
+    asked = st.query_params.get("agent")
+    if asked in names and asked != st.session_state.get("_lineage_asked"):
+        # A link to an agent (`?page=lineage&agent=NAME`, from the Curriculum page): show it once.
+        st.session_state["_lineage_asked"] = asked
+        st.session_state["lineage_agent"] = asked
     if clicked in names and clicked != st.session_state.get("_lineage_clicked"):
         # A new click chooses the node; the selection lingers on later reruns, so only once.
         st.session_state["lineage_agent"] = clicked
@@ -51,6 +58,9 @@ def render(root: str) -> None:
     if st.session_state.get("lineage_agent") not in names:
         st.session_state["lineage_agent"] = champions[0] if champions else names[-1]
     name = st.selectbox("Agent", names, key="lineage_agent", help="Or click a node in the graph.")
+    if asked != name:  # the URL names the agent shown, so the view can be linked to
+        st.query_params["agent"] = name
+        st.session_state["_lineage_asked"] = name
     show_details(root, name)
 
 

@@ -1,4 +1,5 @@
-"""Training page: the metrics training runs wrote to <league home>/runs/ (docs/training-metrics.md)."""
+"""Training page: the metrics training runs wrote to <league home>/runs/ (docs/training-metrics.md),
+and the climb: each run's versions against the baselines in the registry's evaluation games."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import streamlit as st
 
 from dashboard import data, ui
 from dashboard.training_runs import NAMESPACES, long_form, metric_sort_key
+from league.registry import BASELINES
 
 PREFERRED = ("charts/episode_reward", "charts/steps_per_second", "losses/policy_loss", "losses/value_loss",
              "eval/win_rate")
@@ -49,6 +51,7 @@ def render(root: str) -> None:
         if info:
             with st.expander(f"{name}: run.json"):
                 st.json(info)
+    show_climb(root, chosen)
 
     available = sorted({c for f in frames.values() for c in f.columns if c not in ("step", "time", "seconds")},
                        key=metric_sort_key)
@@ -74,3 +77,29 @@ def render(root: str) -> None:
             .properties(title=metric, height=220))
         cols[i % 2].altair_chart(chart, width="stretch")
 
+
+
+def show_climb(root: str, runs: list[str]) -> None:
+    """Win rate against each baseline over steps, from the evaluation games of each run's versions."""
+    st.subheader("Win rate against the baselines")
+    found = {run: data.baseline_win_rates(root, run) for run in runs}
+    played = {run: rates for run, rates in found.items() if not rates.empty}
+    if not played:
+        whose = "this run's" if len(runs) == 1 else "these runs'"
+        st.caption(f"No evaluation games of {whose} versions (RUN-v1, RUN-v2, ...) against a baseline "
+                   f"({', '.join(BASELINES)}) yet.")
+        return
+    st.caption("Evaluation games of each version (RUN-v1, RUN-v2, ...) against each baseline it played, over the "
+               "version's steps trained; a draw is neither a win nor a loss (draws are in the tooltips and the table).")
+    cols = st.columns(2 if len(played) > 1 else 1)
+    for i, (run, rates) in enumerate(played.items()):
+        cols[i % len(cols)].altair_chart(ui.climb_chart(rates, title=run), width="stretch")
+    if len(played) < len(runs):
+        st.caption("No evaluation games against a baseline yet: " + ", ".join(r for r in runs if r not in played) + ".")
+    with st.expander("The games behind the chart"):
+        table = pd.concat([rates.assign(run=run) for run, rates in played.items()], ignore_index=True)
+        st.dataframe(table[["run", "version", "steps", "baseline", "games", "wins", "draws", "losses", "win_rate",
+                            "draw_rate"]], hide_index=True, width="stretch", column_config={
+            "steps": st.column_config.NumberColumn("Steps", format="localized"),
+            "win_rate": st.column_config.NumberColumn("Win rate", format="percent"),
+            "draw_rate": st.column_config.NumberColumn("Draw rate", format="percent")})

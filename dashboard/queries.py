@@ -16,10 +16,11 @@ import networkx as nx
 import pandas as pd
 import sqlite_utils
 
+from league.climb import climb
 from league.config import RatingsConfig
 from league.lineage import build_lineage
 from league.ratings import MleRatings, conservative
-from league.registry import Agent
+from league.registry import BASELINES, Agent
 from league.standings import read_standings, read_tournament_standings
 
 SCORE_SQL = "CASE result WHEN '{win}' THEN 1.0 WHEN 'draw' THEN 0.5 ELSE 0.0 END"
@@ -290,3 +291,109 @@ def game(db: sqlite_utils.Database, game_id: int) -> dict[str, Any] | None:
                             JOIN agents o ON o.id = g.orange_agent_id
                             LEFT JOIN tournaments t ON t.id = g.tournament_id WHERE g.id = ?""", [game_id]))
     return rows[0] if rows else None
+
+
+# --------------------------------------------------------------------------- training runs against the baselines
+
+
+def baseline_win_rates(db: sqlite_utils.Database, run: str, baselines: Sequence[str] = tuple(BASELINES)) -> pd.DataFrame:
+    """league.climb.climb as a frame: how each version of run `run` (the agents named RUN-v1,
+    RUN-v2, ...) did in its evaluation games against each baseline it played, one row per
+    (version, baseline).
+
+    Columns: version, k (the version number), steps (its steps_trained), baseline, games, wins,
+    draws, losses, win_rate, draw_rate, score_rate (wins + draws / 2, as gates and ratings count
+    them). Ordered by steps, then version, then baseline in the order of `baselines`. Tournament
+    and manual games are left out: evaluation games are the ones training plays as it goes.
+    """
+    columns = ["version", "k", "steps", "baseline", "games", "wins", "draws", "losses", "win_rate", "draw_rate",
+               "score_rate"]
+    frame = pd.DataFrame([vars(p) for p in climb(db, run, baselines)], columns=columns[:8])
+    frame["win_rate"] = frame["wins"] / frame["games"]
+    frame["draw_rate"] = frame["draws"] / frame["games"]
+    frame["score_rate"] = (frame["wins"] + frame["draws"] / 2) / frame["games"]
+    return frame[columns]
+
+
+# --------------------------------------------------------------------------- curricula
+
+
+def curricula(db: sqlite_utils.Database) -> pd.DataFrame:
+    """Every curriculum, most recently updated first: name, status, stage_index (0-based, the stage
+    in progress or last run), stages (how many), message, source, started, updated."""
+    return _frame(db, """
+        SELECT c.name, c.status, c.stage_index, (SELECT COUNT(*) FROM curriculum_stages s
+                                                 WHERE s.curriculum = c.name) AS stages,
+               c.message, c.source, c.started, c.updated
+        FROM curricula c ORDER BY c.updated DESC, c.name""")
+
+
+def curriculum_spec(db: sqlite_utils.Database, name: str) -> dict[str, Any] | None:
+    """The curriculum as it was last run (its spec_json), {} if unreadable, None if there is no such curriculum."""
+    rows = list(db.query("SELECT spec_json FROM curricula WHERE name = ?", [name]))
+    if not rows:
+        return None
+    try:
+        spec = json.loads(rows[0]["spec_json"])
+    except (TypeError, ValueError):
+        return {}
+    return spec if isinstance(spec, dict) else {}
+
+
+def curriculum_stages(db: sqlite_utils.Database, name: str) -> pd.DataFrame:
+    """A curriculum's stages in order, with their start and final agents and the final agent's
+    rating at the stage's team size.
+
+    Columns: stage_index, name, team_size, run, status, steps (trained in the stage), start_steps,
+    start_agent, final_agent, started, finished, final_elo, final_mu, final_sigma, final_games
+    (NaN / 0 when the stage has no final agent or it has no rated game), checks, checks_passed.
+    """
+    return _frame(db, """
+        SELECT s.stage_index, s.name, s.team_size, s.run, s.status, s.steps, s.start_steps,
+               a.name AS start_agent, f.name AS final_agent, s.started, s.finished,
+               r.elo AS final_elo, r.mu AS final_mu, r.sigma AS final_sigma, COALESCE(r.games, 0) AS final_games,
+               (SELECT COUNT(*) FROM gate_checks g
+                WHERE g.curriculum = s.curriculum AND g.stage_index = s.stage_index) AS checks,
+               (SELECT COUNT(*) FROM gate_checks g
+                WHERE g.curriculum = s.curriculum AND g.stage_index = s.stage_index AND g.passed) AS checks_passed
+        FROM curriculum_stages s
+        LEFT JOIN agents a ON a.id = s.start_agent_id LEFT JOIN agents f ON f.id = s.final_agent_id
+        LEFT JOIN ratings r ON r.agent_id = s.final_agent_id AND r.team_size = s.team_size
+        WHERE s.curriculum = ? ORDER BY s.stage_index""", [name])
+
+
+def _criteria(text: str) -> list[dict[str, Any]]:
+    """A gate check's criteria_json as a list of {name, passed, value, threshold, reason} ([] if unreadable)."""
+    try:
+        criteria = json.loads(text)
+    except (TypeError, ValueError):
+        return []
+    if not isinstance(criteria, list):
+        return []
+    return [c for c in criteria if isinstance(c, dict)]
+
+
+def gate_checks(db: sqlite_utils.Database, name: str) -> pd.DataFrame:
+    """A curriculum's gate checks in the order they were made.
+
+    Columns: id, stage_index, checked, agent, steps (the stage's steps at the check), passed
+    (bool), criteria (the stored list of {name, passed, value, threshold, reason}), evidence (one
+    line: every criterion's reason, failed ones first, as the curriculum's report says it).
+    """
+    frame = _frame(db, """
+        SELECT g.id, g.stage_index, g.checked, a.name AS agent, g.steps, g.passed, g.criteria_json
+        FROM gate_checks g JOIN agents a ON a.id = g.agent_id
+        WHERE g.curriculum = ? ORDER BY g.id""", [name])
+    frame["passed"] = frame["passed"].astype(bool)
+    frame["criteria"] = [_criteria(text) for text in frame["criteria_json"]]
+    frame["evidence"] = [gate_evidence(c) for c in frame["criteria"]]
+    return frame.drop(columns=["criteria_json"])
+
+
+def gate_evidence(criteria: Sequence[dict[str, Any]]) -> str:
+    """One line for a gate check: each criterion's reason, failed ones first (the curriculum report's wording)."""
+    if not criteria:
+        return "no criteria: the step budget alone decides"
+    ordered = sorted(criteria, key=lambda c: bool(c.get("passed")))
+    return "; ".join(("ok: " if c.get("passed") else "FAILED: ") + str(c.get("reason", c.get("name", "?")))
+                     for c in ordered)

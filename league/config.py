@@ -141,6 +141,8 @@ class RewardWeights:
     goal: float = param(10.0, "Per goal scored (conceding costs the same).")
     touch: float = param(1.0, "Per touch of the ball (a run of touching steps counts once).")
     hit: float = param(15.0, "On a touch: the change in the ball's velocity (share of its top speed).")
+    shot: float = param(0.0, "On a touch: the change in the ball's velocity towards the opponent's goal (share of its "
+                              "top speed; a hit towards the own goal costs).")
     velocity_player_to_ball: float = param(0.1, "Car speed towards the ball (share of top speed).")
     velocity_ball_to_goal: float = param(2.0, "Ball speed towards the opponent's goal (share of top speed).")
     face_ball: float = param(0.05, "Cosine between the car's nose and the ball.")
@@ -182,7 +184,7 @@ class TrainingConfig:
     snapshot_every_steps: int = param(200_000, "Agent steps between snapshots (checkpoint + registry version).",
                                       min=1, max=STEPS_MAX)
     eval_every_snapshots: int = param(2, "Snapshots between evaluation games (0: never).", min=0)
-    eval_games: int = param(6, "Evaluation games against each of rule, random and the champion.", min=0)
+    eval_games: int = param(6, "Evaluation games against each baseline (random, atba, rule, rule-pro) and the champion.", min=0)
     eval_game_seconds: float = param(60.0, "Game clock of an evaluation game.", min=1, max=3600)
     opponents: OpponentMix = section(OpponentMix, "Where self-play opponents come from.")
     kickstart: KickstartConfig = section(KickstartConfig, "Kickstarting: distil a teacher agent's actions early on.")

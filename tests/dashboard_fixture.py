@@ -2,7 +2,8 @@
 
 - `build_fixture_league(root)`: a small league with lineage, statuses, two stages, a finished
   and a running tournament, evaluation games, replay files with synthetic but plausible motion,
-  one game whose replay file is missing, and two training runs' metrics.
+  one game whose replay file is missing, two training runs' metrics, and a curriculum ("climb",
+  see `add_climb`) whose versions' evaluation games against the baselines have fixed results.
 - `build_empty_league(root)`: a freshly initialised league (only the baselines).
 - `build_scaled_league(root, agents=200, games=20000)`: the size the dashboard must stay
   responsive at, written with bulk inserts in one transaction (same rating math as the registry).
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -22,7 +24,8 @@ from arena.replay import EVENT_KINDS, Replay, write_replay
 from league import ratings as rating_math
 from league.config import RatingsConfig
 from league.home import LeagueHome
-from league.registry import GameRecord, Registry
+from league.registry import GameRecord, Registry, utc_now
+from training.gates import Evidence, GateSpec, check_gate
 
 TICK_SKIP = 8
 START = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
@@ -256,6 +259,7 @@ class FixtureLeague:
     missing_replay_game: int  # a game whose replay file is recorded but absent
     no_replay_game: int  # an evaluation game that recorded no replay
     runs: list[str] = field(default_factory=list)
+    curriculum: str = ""  # the curriculum with fixed results (add_climb)
 
 
 STRENGTH = {"random": -1.5, "rule": 0.0, "ppo-1v1-v1": 0.3, "ppo-1v1-v2": 0.8, "ppo-1v1-v3": 1.2,
@@ -320,14 +324,137 @@ def build_fixture_league(root: Path, seed: int = 7) -> FixtureLeague:
             if index == 2:
                 missing = gid
         reg.set_status("ppo-2v2-v2", "champion")
+        add_climb(reg)
         _spread_times(reg.db, START, timedelta(minutes=7))
+        _climb_times(reg.db)
         reg.db.conn.commit()
     finally:
         reg.close()
 
+    write_climb_runs(home)
     runs = write_training_runs(home)
     return FixtureLeague(home=home, agents=list(STRENGTH), finished_tournament=finished, running_tournament=running,
-                         replay_game=replay_game, missing_replay_game=missing, no_replay_game=no_replay, runs=runs)
+                         replay_game=replay_game, missing_replay_game=missing, no_replay_game=no_replay, runs=runs,
+                         curriculum=CLIMB)
+
+
+# --------------------------------------------------------------------------- the curriculum (fixed results)
+
+CLIMB = "climb"
+# Stage 1 (1v1, run climb-1v1): three versions, each checked against the gate after its evaluation
+# games; v3 passes. Stage 2 (2v2, run climb-2v2) starts from climb-1v1-v3 and is still training
+# (the curriculum was interrupted) after one failed check. Results per version and baseline, as
+# (version's goals, opponent's goals), the version playing blue in the even games, orange in the odd:
+CLIMB_GAMES = {
+    ("climb-1v1-v1", "rule"): [(0, 1), (1, 1), (0, 2), (0, 1)],  # W0 D1 L3
+    ("climb-1v1-v1", "random"): [(2, 0), (0, 1)],  # W1 L1
+    ("climb-1v1-v2", "rule"): [(1, 0), (1, 2), (0, 0), (2, 0)],  # W2 D1 L1
+    ("climb-1v1-v2", "random"): [(3, 0), (1, 0)],  # W2
+    ("climb-1v1-v3", "rule"): [(2, 0), (1, 0), (3, 1), (1, 1)],  # W3 D1
+    ("climb-1v1-v3", "random"): [(2, 1), (4, 0)],  # W2
+    ("climb-1v1-v3", "atba"): [(1, 0), (0, 2)],  # W1 L1
+    ("climb-2v2-v1", "rule"): [(0, 1), (2, 2)],  # L1 D1
+}
+# Games that are not the climb: against an agent that is no baseline, and a manual game.
+CLIMB_OTHER_GAMES = [("climb-1v1-v3", "ppo-1v1-v4", 1, 1, "evaluation"), ("climb-1v1-v3", "rule", 2, 0, "manual")]
+CLIMB_GATES = [GateSpec(min_games=4, win_rate_vs_rule=0.7, confidence=0.0),
+               GateSpec(min_games=2, win_rate_vs_rule=0.5, confidence=0.0, min_elo=1450.0)]
+
+
+def add_climb(reg: Registry) -> None:
+    """The curriculum "climb" written through the registry as training.curriculum writes it: the
+    stages, the versions (RUN-vN, parent chain through both stages), their evaluation games with
+    CLIMB_GAMES' results, a gate check after each version's games and the stages' outcomes."""
+    spec = {"name": CLIMB, "config": {}, "stages": [
+        {"name": "1v1", "stage": "1v1", "min_steps": 500_000, "max_steps": 2_000_000, "eval_every_steps": 250_000,
+         "on_gate_fail": "stop", "gate": vars(CLIMB_GATES[0]), "config": {}},
+        {"name": "2v2", "stage": "2v2", "min_steps": 500_000, "max_steps": 2_000_000, "eval_every_steps": 250_000,
+         "on_gate_fail": "stop", "gate": vars(CLIMB_GATES[1]), "config": {}}]}
+    reg.start_curriculum(CLIMB, spec, "climb.yaml", [("1v1", 1, "climb-1v1"), ("2v2", 2, "climb-2v2")])
+    seed = iter(range(900_000, 901_000))
+
+    def play(version: str, opponent: str, team_size: int, results: list[tuple[int, int]], origin: str) -> float:
+        """Record the games; the version's score (wins + draws / 2)."""
+        score = 0.0
+        for i, (mine, theirs) in enumerate(results):
+            blue, orange, bg, og = (version, opponent, mine, theirs) if i % 2 == 0 else (opponent, version, theirs, mine)
+            reg.record_game(GameRecord(blue=blue, orange=orange, team_size=team_size, seed=next(seed), blue_goals=bg,
+                                       orange_goals=og, length_seconds=60.0, origin=origin))
+            score += 1.0 if mine > theirs else 0.5 if mine == theirs else 0.0
+        return score
+
+    def check(index: int, version: str, steps: int) -> bool:
+        team_size = index + 1
+        ev = {}
+        for opponent in ("rule", "random", "atba"):
+            results = CLIMB_GAMES.get((version, opponent))
+            if results:
+                score = play(version, opponent, team_size, results, "evaluation")
+                if opponent in ("rule", "random"):
+                    ev.update({f"{opponent}_score": score, f"{opponent}_games": len(results)})
+        rating = reg.rating(version, team_size)
+        result = check_gate(CLIMB_GATES[index], Evidence(**ev, elo=rating.elo if rating.games else None,
+                                                         has_previous=index > 0))
+        reg.record_gate_check(CLIMB, index, version, steps, result.passed, result.to_json())
+        return result.passed
+
+    reg.update_curriculum_stage(CLIMB, 0, status="training", started=utc_now(), start_steps=0)
+    parent = None
+    for k in (1, 2, 3):
+        version = f"climb-1v1-v{k}"
+        reg.add_agent(version, "mlp", 1, parent=parent, steps_trained=250_000 * k,
+                      checkpoint_path=f"checkpoints/{version}.safetensors")
+        reg.update_curriculum_stage(CLIMB, 0, steps=250_000 * k)
+        passed = check(0, version, 250_000 * k)
+        parent = version
+    assert passed
+    for version, opponent, mine, theirs, origin in CLIMB_OTHER_GAMES:
+        play(version, opponent, 1, [(mine, theirs)], origin)
+    reg.update_curriculum_stage(CLIMB, 0, status="passed", final_agent="climb-1v1-v3", finished=utc_now())
+    reg.update_curriculum(CLIMB, stage_index=1)
+    reg.update_curriculum_stage(CLIMB, 1, status="training", started=utc_now(), start_agent="climb-1v1-v3",
+                                start_steps=750_000)
+    reg.add_agent("climb-2v2-v1", "mlp", 2, parent="climb-1v1-v3", steps_trained=1_000_000,
+                  checkpoint_path="checkpoints/climb-2v2-v1.safetensors")
+    reg.update_curriculum_stage(CLIMB, 1, steps=250_000)
+    assert not check(1, "climb-2v2-v1", 250_000)
+    reg.update_curriculum(CLIMB, status="interrupted", message="its time budget is spent; run the same command "
+                                                               "again to continue")
+
+
+def _climb_times(db) -> None:
+    """Times that follow the games (after _spread_times): a check when its agent's last game ended,
+    a stage started at its first check's first game and finished at its last passed check."""
+    conn = db.conn
+    conn.execute("""UPDATE gate_checks SET checked = (
+                        SELECT MAX(played) FROM games g WHERE g.origin = 'evaluation'
+                        AND gate_checks.agent_id IN (g.blue_agent_id, g.orange_agent_id))""")
+    conn.execute("""UPDATE curriculum_stages SET started = (
+                        SELECT MIN(g.played) FROM games g JOIN gate_checks c
+                        ON c.agent_id IN (g.blue_agent_id, g.orange_agent_id)
+                        WHERE c.curriculum = curriculum_stages.curriculum
+                        AND c.stage_index = curriculum_stages.stage_index)""")
+    conn.execute("""UPDATE curriculum_stages SET finished = (
+                        SELECT MAX(checked) FROM gate_checks c WHERE c.curriculum = curriculum_stages.curriculum
+                        AND c.stage_index = curriculum_stages.stage_index AND c.passed)
+                    WHERE finished IS NOT NULL""")
+    conn.execute("""UPDATE curricula SET started = (SELECT MIN(started) FROM curriculum_stages s
+                                                    WHERE s.curriculum = curricula.name),
+                                         updated = (SELECT MAX(checked) FROM gate_checks c
+                                                    WHERE c.curriculum = curricula.name)""")
+
+
+def write_climb_runs(home: LeagueHome) -> None:
+    """The climb's runs' metrics (a few records each), written as older than the other runs."""
+    for name, records in (("climb-1v1", 15), ("climb-2v2", 5)):
+        run_dir = home.runs / name
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / "run.json").write_text(json.dumps({"agent_prefix": name, "curriculum": CLIMB}))
+        lines = [json.dumps({"step": (i + 1) * 50_000, "time": START.timestamp() - 86400 + i * 30.0,
+                             "charts/episode_reward": round(0.1 * i, 3)}) for i in range(records)]
+        (run_dir / "metrics.jsonl").write_text("\n".join(lines) + "\n")
+        old = START.timestamp() - 86400
+        os.utime(run_dir / "metrics.jsonl", (old, old))
 
 
 def write_training_runs(home: LeagueHome, records: int = 60) -> list[str]:

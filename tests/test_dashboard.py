@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 pytest.importorskip("streamlit")
@@ -21,7 +22,7 @@ from dashboard import field, queries  # noqa: E402
 from dashboard.replay_view import GOAL_LEAD_SECONDS, car_labels, events_table, format_clock, player_html, player_payload  # noqa: E402
 from dashboard.training_runs import list_runs, long_form, read_metrics  # noqa: E402
 from league.ratings import conservative  # noqa: E402
-from league.registry import GameRecord, Registry  # noqa: E402
+from league.registry import BASELINES, GameRecord, Registry  # noqa: E402
 from league.standings import read_standings  # noqa: E402
 from dashboard_fixture import TICK_SKIP, build_empty_league, build_fixture_league, synthetic_replay  # noqa: E402
 
@@ -94,6 +95,9 @@ def test_leaderboard_ranks_the_stage_by_elo_with_mle_intervals(monkeypatch, leag
     # MLE ratings agree with the registry's own whole-history fit and sit inside their intervals.
     fit = reg.mle(1, names=list(board["name"]))
     for row in board.itertuples():
+        if row.games == 0:  # a baseline nobody has played yet has no MLE rating
+            assert math.isnan(row.mle)
+            continue
         assert row.mle == pytest.approx(fit.rating(row.name), abs=0.01)
         low, high = fit.interval(row.name)
         assert row.mle_ci == f"{low:.0f} to {high:.0f}" and low <= row.mle <= high
@@ -114,7 +118,7 @@ def test_leaderboard_other_stage(monkeypatch, league):
     at = page(monkeypatch, league.home.root, "leaderboard")
     at.selectbox(key="stage").select(2).run()
     names = set(no_problems(at).dataframe[0].value["name"])
-    assert {"ppo-2v2-v1", "ppo-2v2-v2", "random", "rule"} == names
+    assert {"ppo-2v2-v1", "ppo-2v2-v2", "climb-2v2-v1", *BASELINES} == names
 
 
 # --------------------------------------------------------------------------- rating history
@@ -324,7 +328,7 @@ def test_training_page_charts_run_metrics(monkeypatch, league):
     assert list(runs["last step"]) == [3_000_000, 3_000_000]
     chosen = at.multiselect(key="training_metrics").value
     assert "charts/episode_reward" in chosen and "losses/value_loss" in chosen
-    assert len(charts(at)) == len(chosen)
+    assert len(charts(at)) == len(chosen) + 1  # and ppo-1v1's win rate against the baselines (ppo-2v2 has none)
 
 
 def test_metrics_reader_skips_partial_and_non_numeric(tmp_path):
@@ -346,6 +350,169 @@ def test_metrics_reader_skips_partial_and_non_numeric(tmp_path):
     assert list(long["value"]) == [0.5, 1.0]
 
 
+# --------------------------------------------------------------------------- the climb: curricula and baselines
+
+
+def climb_rows(frame):
+    return [(r.version, r.steps, r.baseline, r.games, r.wins, r.draws, r.losses) for r in frame.itertuples()]
+
+
+def test_baseline_win_rates_by_hand(league, reg):
+    """climb-1v1's versions against the baselines (dashboard_fixture.CLIMB_GAMES): by steps, then
+    baseline in BASELINES order; the evaluation game against ppo-1v1-v4 and the manual game
+    against rule are not the climb."""
+    rates = queries.baseline_win_rates(reg.db, "climb-1v1")
+    assert climb_rows(rates) == [
+        ("climb-1v1-v1", 250_000, "random", 2, 1, 0, 1), ("climb-1v1-v1", 250_000, "rule", 4, 0, 1, 3),
+        ("climb-1v1-v2", 500_000, "random", 2, 2, 0, 0), ("climb-1v1-v2", 500_000, "rule", 4, 2, 1, 1),
+        ("climb-1v1-v3", 750_000, "random", 2, 2, 0, 0), ("climb-1v1-v3", 750_000, "rule", 4, 3, 1, 0),
+        ("climb-1v1-v3", 750_000, "atba", 2, 1, 0, 1)]
+    assert list(rates["win_rate"]) == [0.5, 0.0, 1.0, 0.5, 1.0, 0.75, 0.5]
+    assert list(rates["draw_rate"]) == [0.0, 0.25, 0.0, 0.25, 0.0, 0.25, 0.0]
+    rule = rates[rates["baseline"] == "rule"]
+    assert list(rule["score_rate"]) == [0.125, 0.625, 0.875]  # what the gate checks measured
+    assert list(rates["k"]) == [1, 1, 2, 2, 3, 3, 3]
+    assert climb_rows(queries.baseline_win_rates(reg.db, "climb-2v2")) == [
+        ("climb-2v2-v1", 1_000_000, "rule", 2, 0, 1, 1)]
+    only_rule = queries.baseline_win_rates(reg.db, "climb-1v1", baselines=["rule"])
+    assert list(only_rule["version"]) == ["climb-1v1-v1", "climb-1v1-v2", "climb-1v1-v3"]
+    # ppo-1v1's evaluation games are the fixture's random ones: count them from the registry
+    played = [g for g in reg.games(1) if g["origin"] == "evaluation" and "ppo-1v1-v1" in (g["blue"], g["orange"])
+              and {g["blue"], g["orange"]} & set(BASELINES)]
+    assert queries.baseline_win_rates(reg.db, "ppo-1v1")["games"].sum() == len(played) == 4
+    for run in ("climb", "nope", "climb-1v1-v1"):  # no agent is named RUN-vN
+        empty = queries.baseline_win_rates(reg.db, run)
+        assert empty.empty and "win_rate" in empty.columns
+
+
+def test_baseline_win_rates_match_only_run_versions(tmp_path):
+    home = build_empty_league(tmp_path / "league")
+    reg = Registry.open(home.db_path)
+    try:
+        for name, steps in [("r-v1", 100), ("r-v2", 200), ("r-v10", 1000), ("r-vx", 300), ("r-v1-b", 400),
+                            ("rr-v1", 500), ("r-v", 600), ("R-v3", 700)]:
+            reg.add_agent(name, "mlp", 1, steps_trained=steps)
+            reg.record_game(GameRecord(blue=name, orange="rule", team_size=1, seed=steps, blue_goals=1,
+                                       orange_goals=0, length_seconds=30.0, origin="evaluation"))
+        reg.record_game(GameRecord(blue="random", orange="r-v2", team_size=1, seed=1, blue_goals=2, orange_goals=2,
+                                   length_seconds=30.0, origin="evaluation"))
+        reg.record_game(GameRecord(blue="rule-pro", orange="r-v2", team_size=1, seed=2, blue_goals=2, orange_goals=0,
+                                   length_seconds=30.0, origin="manual"))
+        rates = queries.baseline_win_rates(reg.db, "r")
+    finally:
+        reg.close()
+    assert climb_rows(rates) == [("r-v1", 100, "rule", 1, 1, 0, 0), ("r-v2", 200, "random", 1, 0, 1, 0),
+                                 ("r-v2", 200, "rule", 1, 1, 0, 0), ("r-v10", 1000, "rule", 1, 1, 0, 0)]
+
+
+def test_training_page_charts_the_climb(monkeypatch, league, reg):
+    at = page(monkeypatch, league.home.root, "training")
+    at.multiselect(key="training_runs").set_value(["climb-1v1"]).run()
+    no_problems(at)
+    assert "Win rate against the baselines" in texts(at.subheader)
+    climb = charts(at)[0]
+    assert json.loads(climb.proto.spec)["title"] == "climb-1v1"
+    table = at.dataframe[1].value  # the games behind the chart
+    assert climb_rows(table) == climb_rows(queries.baseline_win_rates(reg.db, "climb-1v1"))
+    assert list(table["win_rate"]) == [0.5, 0.0, 1.0, 0.5, 1.0, 0.75, 0.5]
+    at.multiselect(key="training_runs").set_value(["climb-1v1", "climb-2v2", "ppo-2v2"]).run()
+    no_problems(at)
+    assert [json.loads(c.proto.spec).get("title") for c in charts(at)][:2] == ["climb-1v1", "climb-2v2"]
+    assert "No evaluation games against a baseline yet: ppo-2v2." in texts(at.caption)
+    assert set(at.dataframe[1].value["run"]) == {"climb-1v1", "climb-2v2"}
+    at.multiselect(key="training_runs").set_value(["ppo-2v2"]).run()
+    assert "No evaluation games of this run's versions" in texts(no_problems(at).caption)
+
+
+def test_curriculum_page_shows_stages_checks_and_final_agents(monkeypatch, league, reg):
+    at = no_problems(page(monkeypatch, league.home.root, "curriculum"))
+    assert at.header[0].value == "Curriculum"
+    assert at.selectbox(key="curriculum").value == league.curriculum == "climb"
+    assert at.query_params["curriculum"] == "climb"  # the view can be linked to
+    assert "Interrupted: its time budget is spent" in texts(at.info)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics == {"Stages done": "1 of 2", "Steps trained": "1,000,000", "Gate checks": "4 (1 passed)"}
+
+    stages = at.dataframe[0].value
+    assert list(stages["stage"]) == ["1v1", "2v2"] and list(stages["team"]) == ["1v1", "2v2"]
+    assert list(stages["status"]) == ["passed", "training"]
+    assert list(stages["steps"]) == [750_000, 250_000]
+    assert list(stages["run"]) == ["climb-1v1", "climb-2v2"]
+    assert stages["start_agent"].iloc[1] == "climb-1v1-v3" and pd.isna(stages["start_agent"].iloc[0])
+    assert stages["final_agent"].iloc[0] == "?page=lineage&agent=climb-1v1-v3"
+    assert pd.isna(stages["final_agent"].iloc[1])
+    final = reg.rating("climb-1v1-v3", 1)
+    assert stages["elo"].iloc[0] == pytest.approx(final.elo) and stages["games"].iloc[0] == final.games == 10
+    assert stages["ts"].iloc[0] == pytest.approx(conservative(final.mu, final.sigma))
+    assert list(stages["checks"]) == ["3 (1 passed)", "1 (0 passed)"]
+    assert f"Final agent: [climb-1v1-v3](?page=lineage&agent=climb-1v1-v3) · Elo {final.elo:.0f}" in texts(
+        at.markdown)
+    assert [s.value for s in at.subheader] == ["1. 1v1 · 1v1 · passed", "2. 2v2 · 2v2 · training"]
+    assert "No final agent yet: the stage is still training." in texts(at.caption)
+
+    first = at.dataframe[1].value  # stage 1's gate checks, in order
+    assert list(first["agent"]) == ["climb-1v1-v1", "climb-1v1-v2", "climb-1v1-v3"]
+    assert list(first["steps"]) == [250_000, 500_000, 750_000] and list(first["passed"]) == [False, False, True]
+    assert list(first["checked"]) == sorted(first["checked"])
+    assert list(first["win_rate_vs_rule"]) == [
+        "FAILED: vs rule 0.5/4 (12%), Wilson lower bound 12% < 70%",
+        "FAILED: vs rule 2.5/4 (62%), Wilson lower bound 62% < 70%",
+        "ok: vs rule 3.5/4 (88%), Wilson lower bound 88% ≥ 70%"]
+    stored = at.dataframe[2].value  # the criteria as stored
+    assert list(stored["value"]) == [0.125, 0.625, 0.875] and set(stored["threshold"]) == {0.7}
+    second = at.dataframe[3].value
+    assert list(second["agent"]) == ["climb-2v2-v1"] and list(second["passed"]) == [False]
+    assert second["win_rate_vs_rule"].iloc[0].startswith("FAILED: vs rule 0.5/2 (25%)")
+    assert second["min_elo"].iloc[0].startswith("ok: Elo ")
+    stored = at.dataframe[4].value
+    assert list(stored["criterion"]) == ["win_rate_vs_rule", "min_elo"] and list(stored["passed"]) == [False, True]
+    assert stored["value"].iloc[1] == pytest.approx(reg.rating("climb-2v2-v1", 2).elo, abs=0.1)
+    # each stage's run against the baselines
+    assert [json.loads(c.proto.spec)["title"] for c in charts(at)] == [
+        "climb-1v1: win rate against the baselines", "climb-2v2: win rate against the baselines"]
+
+
+def test_curriculum_links(monkeypatch, league):
+    at = no_problems(page(monkeypatch, league.home.root, "curriculum", curriculum="nope"))
+    assert at.selectbox(key="curriculum").value == "climb"  # an unknown name falls back to the newest
+    at = no_problems(page(monkeypatch, league.home.root, "curriculum", curriculum="climb"))
+    assert at.selectbox(key="curriculum").value == "climb"
+    # the final agent's link opens the Lineage page on it
+    at = no_problems(page(monkeypatch, league.home.root, "lineage", agent="climb-1v1-v3"))
+    assert at.selectbox(key="lineage_agent").value == "climb-1v1-v3"
+    facts = at.table[0].value["value"]
+    assert facts["parent"] == "climb-1v1-v2" and facts["children"] == "climb-2v2-v1"
+    at.selectbox(key="lineage_agent").select("ppo-1v1-v2").run()
+    assert no_problems(at).query_params["agent"] == "ppo-1v1-v2"
+
+
+def test_curriculum_not_started_and_stopped(monkeypatch, tmp_path):
+    home = build_empty_league(tmp_path / "league")
+    reg = Registry.open(home.db_path)
+    try:
+        reg.start_curriculum("solo", {"name": "solo", "stages": []}, "solo.yaml",
+                             [("a", 1, "solo-a"), ("b", 2, "solo-b")])
+        reg.start_curriculum("other", {"name": "other", "stages": []}, "other.yaml", [("a", 3, "other-a")])
+        reg.update_curriculum("solo", status="stopped", message="stage 1 (a) spent its maximum")
+        reg.update_curriculum_stage("solo", 0, status="failed", steps=1000)
+    finally:
+        reg.close()
+    at = page(monkeypatch, home.root, "curriculum")
+    assert sorted(at.selectbox(key="curriculum").options) == ["other (running, stage 1 of 1)",
+                                                             "solo (stopped, stage 1 of 2)"]
+    at.selectbox(key="curriculum").select("solo").run()
+    no_problems(at)
+    assert "Stopped: stage 1 (a) spent its maximum" in texts(at.warning)
+    stages = at.dataframe[0].value
+    assert list(stages["status"]) == ["failed", "pending"] and stages["final_agent"].isna().all()
+    assert list(stages["checks"]) == ["0 (0 passed)", "0 (0 passed)"]
+    captions = texts(at.caption)
+    assert captions.count("No gate check yet.") == 2 and "the stage has not started." in captions
+    assert len(at.dataframe) == 1 and not charts(at)
+    at.selectbox(key="curriculum").select("other").run()
+    assert list(no_problems(at).dataframe[0].value["team"]) == ["3v3"]
+
+
 # --------------------------------------------------------------------------- empty and missing leagues
 
 
@@ -357,13 +524,14 @@ def test_metrics_reader_skips_partial_and_non_numeric(tmp_path):
     ("tournaments", "No tournaments yet"),
     ("replays", "No games recorded yet"),
     ("training", "No training runs yet"),
+    ("curriculum", "No curricula yet"),
 ])
 def test_empty_league_pages_say_so(monkeypatch, empty_home, name, message):
     at = no_problems(page(monkeypatch, empty_home.root, name))
     assert message in texts(at.info)
     if name == "leaderboard":
         board = at.dataframe[0].value
-        assert set(board["name"]) == {"random", "rule"} and set(board["games"]) == {0}
+        assert set(board["name"]) == set(BASELINES) and set(board["games"]) == {0}
 
 
 def test_missing_league_is_a_message(monkeypatch, tmp_path):

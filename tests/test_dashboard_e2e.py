@@ -202,12 +202,29 @@ def test_leaderboard_in_the_browser(served, browser, shots):
     rows = browser.wait_for_table("Agent")
     assert list(rows[0]) == ["#", "Agent", "Status", "Elo", "MLE Elo", "95% interval", "TS mu", "TS sigma",
                              "mu - 3 sigma", "Games", "W", "D", "L", "GD", "Last played"]
-    assert [r["Agent"] for r in rows] == ["ppo-1v1-v4", "ppo-1v1-v2", "ppo-1v1-v3", "lstm-1v1-v1", "rule", "random"]
+    assert [r["Agent"] for r in rows] == ["ppo-1v1-v4", "climb-1v1-v3", "ppo-1v1-v2", "climb-1v1-v2", "ppo-1v1-v3",
+                                          "lstm-1v1-v1", "atba", "rule-pro", "climb-1v1-v1", "rule", "random"]
     assert (rows[0]["#"], rows[0]["Status"]) == ("1", "champion")
-    assert all(" to " in r["95% interval"] for r in rows)
+    assert all(" to " in r["95% interval"] for r in rows if r["Games"] != "0")  # rule-pro has not played
     browser.wait_for_text(["Ratings"])
     time.sleep(1.0)  # let the chart finish drawing
     assert browser.screenshot(shots / "leaderboard.png").stat().st_size > 10_000
+
+
+def test_curriculum_in_the_browser(served, browser, shots):
+    base, league = served
+    browser.goto(f"{base}/?page=curriculum&curriculum={league.curriculum}")
+    text = browser.wait_for_text(["Curriculum", "1. 1v1 · 1v1 · passed", "2. 2v2 · 2v2 · training",
+                                  "Final agent: climb-1v1-v3", "climb-1v1: win rate against the baselines"])
+    assert "Traceback" not in text
+    stages = browser.wait_for_table("Final agent")
+    assert [(r["stage"], r["status"]) for r in stages] == [("1v1", "passed"), ("2v2", "training")]
+    # the grid's accessible table holds the link itself (the canvas shows the agent's name)
+    assert stages[0]["Final agent"].endswith("?page=lineage&agent=climb-1v1-v3") and not stages[1]["Final agent"]
+    checks = browser.wait_for_table("win_rate_vs_rule")
+    assert [r["agent"] for r in checks][:3] == ["climb-1v1-v1", "climb-1v1-v2", "climb-1v1-v3"]
+    time.sleep(1.0)  # let the charts finish drawing
+    assert browser.screenshot(shots / "curriculum.png").stat().st_size > 10_000
 
 
 PLAYER = "document.querySelector('iframe[title^=\"Replay of game\"]')"

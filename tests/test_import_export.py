@@ -22,7 +22,7 @@ from agents.rule_bot import RuleBot
 from league.cli import app
 from league.config import PolicyConfig
 from league.home import LeagueHome
-from league.registry import Registry
+from league.registry import BASELINES, Registry
 
 MLP = PolicyConfig(kind="mlp", actor_sizes=[16], critic_sizes=[16], activation="relu")
 LSTM = PolicyConfig(kind="lstm", actor_sizes=[8], critic_sizes=[8], activation="relu", lstm_hidden=8)
@@ -89,7 +89,7 @@ def test_import_without_any_stage_asks_for_one(home, tmp_path):
     result = league("import", tmp_path / "anon.safetensors", "--home", home.root)
     assert result.exit_code == 2
     assert "--stage" in result.stderr
-    assert agent_names(home) == ["random", "rule"]
+    assert agent_names(home) == list(BASELINES)
 
 
 def refused(home: LeagueHome, file: Path, *extra: str) -> str:
@@ -97,7 +97,7 @@ def refused(home: LeagueHome, file: Path, *extra: str) -> str:
     result = league("import", file, "--stage", "1v1", "--home", home.root, *extra)
     assert result.exit_code == 2, result.output
     assert result.stderr.startswith("Error:") and len(result.stderr.strip().splitlines()) == 1
-    assert agent_names(home) == ["random", "rule"]
+    assert agent_names(home) == list(BASELINES)
     assert list(home.checkpoints.iterdir()) == []
     return result.stderr
 

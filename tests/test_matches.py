@@ -7,7 +7,7 @@ import pytest
 
 from agents.baselines import RandomPolicy, make_baseline
 from agents.policy import Policy
-from arena.matches import MatchResult, match_layout, play_matches
+from arena.matches import MatchResult, Pairing, match_layout, play_matches, play_pairings
 
 
 class Recording(Policy):
@@ -65,3 +65,30 @@ def test_match_layout_plays_few_spare_games(n_games, workers, expected):
 def test_zero_games_is_refused():
     with pytest.raises(ValueError, match="n_games"):
         play_matches(RandomPolicy(), RandomPolicy(), n_games=0)
+
+
+def test_pairings_share_one_runner_and_each_gets_its_games_on_its_sides():
+    learner, rule, random = Recording(), make_baseline("rule"), RandomPolicy()
+    pairings = [Pairing(learner, rule, 3), Pairing(rule, learner, 3), Pairing(learner, random, 2),
+                Pairing(random, rule, 2)]
+    results = play_pairings(pairings, team_size=1, seed=3, game_seconds=30, workers=2, backend="serial")
+    assert [len(r) for r in results] == [3, 3, 2, 2]
+    assert all(r.length_seconds == 30.0 for games in results for r in games)
+    # 4 pairings x 3 games fit one round of 2 x 6 arenas: the learner, in three pairings on both
+    # sides, acts once per step over all its rows.
+    steps = int(30 * 120 / 8)
+    assert len(learner.batch_sizes) == steps and set(learner.batch_sizes) == {9}
+    # Sides reach the right policy: rule (orange) outscores random (blue) in the last pairing.
+    assert sum(r.orange_goals for r in results[3]) > sum(r.blue_goals for r in results[3])
+    assert sum(r.blue_goals for r in results[1]) > 0  # rule, on blue, scores against a random learner
+
+
+def test_one_pairing_is_play_matches():
+    one = play_pairings([Pairing(RandomPolicy(), make_baseline("rule"), 4)], seed=2, game_seconds=20,
+                        backend="serial")[0]
+    assert one == play_matches(RandomPolicy(), make_baseline("rule"), 4, seed=2, game_seconds=20, backend="serial")
+
+
+def test_no_pairings_is_refused():
+    with pytest.raises(ValueError, match="at least one pairing"):
+        play_pairings([])

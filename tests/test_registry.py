@@ -14,7 +14,7 @@ from conftest import play
 
 
 def test_create_makes_baselines_wal_and_foreign_keys(home, registry):
-    assert registry.names() == ["random", "rule"]
+    assert registry.names() == list(BASELINES) == ["random", "rule", "atba", "rule-pro"]
     assert registry.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert registry.db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
     assert schema.schema_version(registry.db) == schema.latest_version()
@@ -105,7 +105,7 @@ def test_migrations_are_idempotent(home):
     assert schema.migrate(db) == before
     Registry.create(home.db_path).close()  # re-running init keeps one copy of each baseline
     reg = Registry.open(home.db_path)
-    assert reg.names() == ["random", "rule"]
+    assert reg.names() == list(BASELINES)
 
 
 def test_open_refuses_what_is_not_a_league(tmp_path):
@@ -141,7 +141,7 @@ def test_two_processes_writing_at_once_lose_nothing(home):
         p.join(120)
         assert p.exitcode == 0
     reg = Registry.open(home.db_path)
-    assert len(reg.names()) == 2 + 80
+    assert len(reg.names()) == len(BASELINES) + 80
     assert len(reg.games()) == 80
     assert reg.rating("rule", 1).games == 80
     assert len(list(reg.db.query("SELECT * FROM rating_history"))) == 160
@@ -159,7 +159,7 @@ def test_lineage_graph(registry):
     assert line_to(g, "v3") == ["v1", "v2", "v3"]
     assert ancestors(g, "v3") == {"v1", "v2"}
     assert descendants(g, "v1") == {"v2", "v3", "v2b"}
-    assert set(roots(g)) == {"random", "rule", "v1"}
+    assert set(roots(g)) == {*BASELINES, "v1"}
 
 
 def test_an_older_database_is_upgraded_on_open(tmp_path):

@@ -6,7 +6,7 @@ import pytest
 from arena.batch import StepBatch
 from arena.rewards import GoalReward
 from league.config import RewardsConfig, RewardWeights
-from training.rewards import (DemoTerm, FaceBall, HitTerm, SaveTerm, TouchTerm, VelocityBallToGoal,
+from training.rewards import (DemoTerm, FaceBall, HitTerm, SaveTerm, ShotTerm, TouchTerm, VelocityBallToGoal,
                               VelocityPlayerToBall, build_reward)
 
 
@@ -53,6 +53,19 @@ def test_hit_pays_the_ball_velocity_change_to_the_toucher_only():
     term.reset_batch(np.array([0]), [])
     ball[0, 4] = -4000
     assert rewards(term, batch(ball=ball, touches=[[0, 1]]))[0].tolist() == [0, 0]  # a new episode's first step
+
+
+def test_shot_pays_the_touch_towards_the_opponents_goal_and_charges_one_towards_ours():
+    term = ShotTerm()
+    ball = np.zeros((1, 9))
+    ball[0, 2] = 321.0  # at the goals' centre height, on the centre spot: the goals lie straight along y
+    assert rewards(term, batch(ball=ball, touches=[[1, 0]])).tolist() == [[0, 0]]  # no earlier step to compare
+    ball[0, 4] = 3000  # blue hit it towards orange's goal (+y) at half the ball's top speed
+    assert rewards(term, batch(ball=ball, touches=[[1, 0]]))[0].tolist() == pytest.approx([0.5, 0.0])
+    ball[0, 4] = -3000  # orange sends it back: +1 share for orange, nothing for blue (it did not touch)
+    assert rewards(term, batch(ball=ball, touches=[[0, 1]]))[0].tolist() == pytest.approx([0.0, 1.0])
+    ball[0, 4] = -6000  # blue touches it further towards its own goal: that costs blue
+    assert rewards(term, batch(ball=ball, touches=[[1, 0]]))[0].tolist() == pytest.approx([-0.5, 0.0])
 
 
 def test_velocity_terms_point_the_right_way_for_each_team():

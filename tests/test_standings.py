@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from league.config import RatingsConfig
 from league.errors import LeagueError
+from league.registry import BASELINES as LEAGUE_BASELINES
 from league.standings import (
     RANKINGS,
     AgentRating,
@@ -105,7 +106,7 @@ def test_the_readers_agree_with_the_stored_ratings(registry):
     play(registry, "a", "a", 5, 0)  # a mirror match: recorded, never rated
     play(registry, "two", "random", 1, 0, team_size=2)
     table = read_standings(registry.db, 1, registry.ratings_cfg, by="mle")
-    assert set(names(table)) == {"random", "rule", "a", "b"}
+    assert set(names(table)) == {*LEAGUE_BASELINES, "a", "b"}  # every active 1v1 agent, played or not
     for row in table.rows:
         stored = registry.rating(row.name, 1)
         assert (row.games, row.wins, row.draws, row.losses) == (stored.games, stored.wins, stored.draws,

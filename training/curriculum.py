@@ -30,7 +30,7 @@ from league.locks import claim
 from league.ratings import conservative
 from league.registry import Registry, utc_now
 from training.curriculum_spec import CurriculumSpec, stage_config
-from training.evaluation import play_recorded, score_rate
+from training.evaluation import Player, play_recorded, score_rate
 from training.gates import Criterion, Evidence, GateResult, check_gate
 from training.progress import (
     Finished,
@@ -250,25 +250,22 @@ class CurriculumTrainer:
         self.on_event(GateStarted(index, agent, steps))
         policy = load_policy(reg.agent(agent), home_root=self.home.root)
 
-        def play(opponent: str, role: str) -> list[tuple[int, int]]:
-            """The gate's games against `opponent`, seeded by the check and the opponent's role in
-            it (play_recorded seeds both policies from that seed, so none is seeded here)."""
-            seed = derived_seed(cfg.seed, "gate", n_checks, role)
-            theirs = load_policy(reg.agent(opponent), home_root=self.home.root)
-            return play_recorded(reg, agent, policy, opponent, theirs, gate.min_games, team_size, gate.game_seconds,
-                                 seed, cfg.game.tick_skip, workers)
-
-        ev: dict[str, Any] = {}
+        opponents: dict[str, str] = {}  # evidence key -> the agent it is played against
         if gate.plays_rule():
-            goals = play("rule", "rule")
-            ev.update(rule_score=score_rate(goals) * len(goals), rule_games=len(goals))
+            opponents["rule"] = "rule"
         if gate.win_rate_vs_random is not None:
-            goals = play("random", "random")
-            ev.update(random_score=score_rate(goals) * len(goals), random_games=len(goals))
+            opponents["random"] = "random"
         previous = self._start_agent(index) if index > 0 else None
         if gate.not_worse_than_previous and previous:
-            goals = play(previous, "previous")
-            ev.update(previous_score=score_rate(goals) * len(goals), previous_games=len(goals))
+            opponents["previous"] = previous
+        me = Player(agent, policy)
+        matchups = [(me, Player(o, load_policy(reg.agent(o), home_root=self.home.root))) for o in opponents.values()]
+        ev: dict[str, Any] = {}
+        if matchups:  # all the gate's games at once, seeded by the check
+            played = play_recorded(reg, matchups, gate.min_games, team_size, gate.game_seconds,
+                                   derived_seed(cfg.seed, "gate", n_checks), cfg.game.tick_skip, workers)
+            for key, goals in zip(opponents, played):
+                ev.update({f"{key}_score": score_rate(goals) * len(goals), f"{key}_games": len(goals)})
         rating = reg.rating(agent, team_size)
         result = check_gate(gate, Evidence(elo=rating.elo if rating.games else None,
                                            trueskill=conservative(rating.mu, rating.sigma) if rating.games

@@ -1,38 +1,46 @@
-"""Evaluation during training: short games of a snapshot against rule, random and the champion,
-recorded as games (origin "evaluation") so ratings and the leaderboard move while training runs."""
+"""Evaluation during training: short games of a snapshot against every baseline of the ladder
+(random, atba, rule, rule-pro) and the champion, recorded as games (origin "evaluation") so
+ratings, the leaderboard and the dashboard's climb chart move while training runs."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from agents.loading import load_policy
 from agents.policy import Policy
-from arena.matches import play_matches
-from league.registry import GameRecord, Registry
-from training.seeds import derived_seed
+from arena.matches import Pairing, play_pairings
+from league.registry import BASELINES, GameRecord, Registry
+
+
+class Player(NamedTuple):
+    name: str  # the registry agent the games are recorded for
+    policy: Policy
 
 
 def play_recorded(
-    registry: Registry, name: str, policy: Policy, opponent: str, opponent_policy: Policy, n_games: int,
-    team_size: int, game_seconds: float, seed: int, tick_skip: int = 8, workers: int | None = None,
-) -> list[tuple[int, int]]:
-    """Play `n_games` (half with `name` on blue, half on orange), record each; (ours, theirs) goals per game.
-
-    Each side's games are seeded from `seed` and the side, so the two halves never replay each other.
+    registry: Registry, matchups: Sequence[tuple[Player, Player]], n_games: int, team_size: int,
+    game_seconds: float, seed: int, tick_skip: int = 8, workers: int | None = None,
+) -> list[list[tuple[int, int]]]:
+    """Play `n_games` of every (ours, theirs) matchup, half with ours on blue, all at once on one
+    runner (arena.matches.play_pairings); record each game. Per matchup, (ours, theirs) goals per game.
     """
-    goals: list[tuple[int, int]] = []
-    for side, n in (("blue", (n_games + 1) // 2), ("orange", n_games // 2)):
-        if n == 0:
-            continue
-        game_seed = derived_seed(seed, "side", side)
-        blue, orange = (policy, opponent_policy) if side == "blue" else (opponent_policy, policy)
-        for r in play_matches(blue, orange, n, team_size=team_size, seed=game_seed, game_seconds=game_seconds,
-                              tick_skip=tick_skip, workers=workers):
+    pairings, owners = [], []
+    for k, (ours, theirs) in enumerate(matchups):
+        for side, n in (("blue", (n_games + 1) // 2), ("orange", n_games // 2)):
+            if n:
+                blue, orange = (ours, theirs) if side == "blue" else (theirs, ours)
+                pairings.append(Pairing(blue.policy, orange.policy, n))
+                owners.append((k, blue.name, orange.name, side == "blue"))
+    goals: list[list[tuple[int, int]]] = [[] for _ in matchups]
+    played = play_pairings(pairings, team_size, seed, game_seconds, tick_skip=tick_skip, workers=workers)
+    for (k, blue, orange, ours_blue), results in zip(owners, played):
+        for r in results:
             registry.record_game(GameRecord(
-                blue=name if side == "blue" else opponent, orange=opponent if side == "blue" else name,
-                team_size=team_size, seed=game_seed, blue_goals=r.blue_goals, orange_goals=r.orange_goals,
-                length_seconds=r.length_seconds, origin="evaluation"))
-            goals.append((r.blue_goals, r.orange_goals) if side == "blue" else (r.orange_goals, r.blue_goals))
+                blue=blue, orange=orange, team_size=team_size, seed=seed, blue_goals=r.blue_goals,
+                orange_goals=r.orange_goals, length_seconds=r.length_seconds, origin="evaluation"))
+            goals[k].append((r.blue_goals, r.orange_goals) if ours_blue else (r.orange_goals, r.blue_goals))
     return goals
 
 
@@ -45,19 +53,17 @@ def evaluate_snapshot(
     registry: Registry, name: str, policy: Policy, team_size: int, n_games: int, game_seconds: float,
     seed: int, home_root: Path, tick_skip: int = 8, workers: int | None = None,
 ) -> dict[str, float]:
-    """Play `n_games` against each evaluation opponent (half on each side); returns score rates.
+    """Play `n_games` against each active baseline and the champion (half on each side); score rates.
 
-    `seed`: this evaluation's; the games against each opponent are seeded from it and the opponent's name.
+    `seed`: this evaluation's: the runner's and the policies' (arena.matches.play_pairings).
     """
-    opponents = ["rule", "random"]
+    opponents = list(BASELINES)
     champion = registry.champion(team_size)
     if champion is not None and champion.name != name:
         opponents.append(champion.name)
     active = {a.name for a in registry.agents(team_size)}
-    rates: dict[str, float] = {}
-    for opp_name in (o for o in opponents if o in active):
-        opponent = load_policy(registry.agent(opp_name), home_root=home_root)
-        goals = play_recorded(registry, name, policy, opp_name, opponent, n_games, team_size, game_seconds,
-                              derived_seed(seed, "opponent", opp_name), tick_skip, workers)
-        rates[opp_name] = score_rate(goals)
-    return rates
+    opponents = [o for o in opponents if o in active]
+    me = Player(name, policy)
+    matchups = [(me, Player(o, load_policy(registry.agent(o), home_root=home_root))) for o in opponents]
+    goals = play_recorded(registry, matchups, n_games, team_size, game_seconds, seed, tick_skip, workers)
+    return {o: score_rate(g) for o, g in zip(opponents, goals)}

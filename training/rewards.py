@@ -141,6 +141,25 @@ class HitTerm(BatchedReward):
         return ((batch.touches > 0) * change[:, None]).astype(np.float32)
 
 
+class ShotTerm(HitTerm):
+    """On a step a car touched the ball: how much the touch sped the ball up towards the opponent's
+    goal, as a share of the ball's top speed. A hit that sends the ball towards the car's own goal
+    costs as much as a shot pays, which `hit` (any change) does not tell apart."""
+
+    def get_rewards_batch(self, batch, terminated, truncated):
+        vel = batch.ball[:, BALL_VEL].astype(np.float64)
+        if self.prev_vel is None or self.prev_vel.shape != vel.shape:
+            self.prev_vel, self.known = vel.copy(), np.zeros(len(vel), bool)
+        sign = _team_sign(batch)  # [C]
+        goal = np.zeros((len(sign), 3))
+        goal[:, 1], goal[:, 2] = sign * GOAL_Y, GOAL_CENTER_Z
+        to_goal = _unit(goal[None] - batch.ball[:, None, BALL_POS])  # [E, C, 3]
+        change = np.sum((vel - self.prev_vel)[:, None, :] * to_goal, axis=-1) / BALL_MAX_SPEED  # [E, C]
+        change = np.where(self.known[:, None], change, 0.0)
+        self.prev_vel, self.known[:] = vel, True
+        return ((batch.touches > 0) * change).astype(np.float32)
+
+
 class VelocityPlayerToBall(BatchedReward):
     """Car velocity towards the ball, as a share of top speed (in [-1, 1])."""
 
@@ -212,6 +231,7 @@ TERMS: dict[str, Callable[[], BatchRewardFunction]] = {
     "goal": GoalReward,
     "touch": TouchTerm,
     "hit": HitTerm,
+    "shot": ShotTerm,
     "velocity_player_to_ball": VelocityPlayerToBall,
     "velocity_ball_to_goal": VelocityBallToGoal,
     "face_ball": FaceBall,

@@ -15,6 +15,9 @@ from league.stores.database import Store, utc_now
 BASELINES = {
     "random": "Uniformly random actions from the action table.",
     "rule": "Scripted bot: drives behind the ball, shoots, falls back to defend.",
+    "atba": "Scripted bot: always towards the ball, boosting when far and facing it; never aims or defends.",
+    "rule-pro": "Scripted bot: rule plus boost management, shadowing, and in teams rotation "
+                "(one car challenges, the next supports, the last holds goal-side).",
 }
 
 

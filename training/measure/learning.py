@@ -1,6 +1,8 @@
-"""The learning benchmark: train 1v1 for a wall-clock budget, then play the trained agent and the
-untrained network against `random` and `rule` (half the games on each side), and print win rates,
-scoring rates and the ratings the league gives them.
+"""The learning benchmark: train 1v1 for a wall-clock budget, then play the trained agent against
+the baseline ladder (`random`, `atba`, `rule`, `rule-pro`) and the untrained network against
+`random` and `rule` (half the games on each side), and print win rates, scoring rates, where the
+training time went, the learning curve (the run's own evaluation games against each baseline,
+by version) and the ratings the league gives them.
 
     python -m training.bench_learning --minutes 20 --games 50 [--home DIR] [--set KEY=VALUE ...]
 
@@ -27,14 +29,16 @@ import torch
 from agents.checkpoint import save_checkpoint
 from agents.loading import load_policy
 from agents.networks import build_network
+from league.climb import ClimbPoint, climb
 from league.config import load_config
 from league.home import LeagueHome
 from league.registry import Registry
-from training.evaluation import play_recorded
+from training.evaluation import Player, play_recorded
 from training.selfplay import SelfPlayTrainer
 
 BENCH_SETS = ("ppo.gamma=0.99",)
-OPPONENTS = ("random", "rule")
+OPPONENTS = ("random", "atba", "rule", "rule-pro")  # the trained agent plays the whole baseline ladder
+UNTRAINED_OPPONENTS = ("random", "rule")
 
 
 @dataclass(frozen=True)
@@ -67,18 +71,23 @@ class LearningBench:
     steps: int
     train_seconds: float
     kickstart_teacher: str | None  # None: pure self-play
-    results: list[MatchResult]  # trained, then untrained; each against OPPONENTS in order
+    timing: dict[str, float]  # training seconds per part (training.selfplay.TIMED_PARTS)
+    results: list[MatchResult]  # trained against OPPONENTS, then untrained against UNTRAINED_OPPONENTS
     ratings: list[AgentRating]  # trained, untrained, rule, random
+    curve: list[ClimbPoint]  # the run's own evaluation games against the baselines, over steps
 
 
-def evaluate(registry: Registry, home: LeagueHome, name: str, opponent: str, games: int, seed: int) -> MatchResult:
-    """Play `games` one-minute games (half per side), recorded; win, draw and goal rates."""
-    goals = play_recorded(registry, name, load_policy(registry.agent(name), home_root=home.root), opponent,
-                          load_policy(registry.agent(opponent), home_root=home.root), games, 1, 60.0, seed)
-    return MatchResult(name, opponent, games, win_rate=sum(a > b for a, b in goals) / games,
-                       draw_rate=sum(a == b for a, b in goals) / games,
-                       goals_per_game=sum(a for a, _ in goals) / games,
-                       conceded_per_game=sum(b for _, b in goals) / games)
+def evaluate(registry: Registry, home: LeagueHome, plan: list[tuple[str, str]], games: int, seed: int) -> list[MatchResult]:
+    """Play `games` one-minute games (half per side) of each (agent, opponent) of `plan`, all at
+    once, recorded; win, draw and goal rates per matchup."""
+    policies = {name: load_policy(registry.agent(name), home_root=home.root) for name in dict.fromkeys(sum(plan, ()))}
+    matchups = [(Player(a, policies[a]), Player(o, policies[o])) for a, o in plan]
+    played = play_recorded(registry, matchups, games, 1, 60.0, seed)
+    return [MatchResult(a, o, games, win_rate=sum(x > y for x, y in goals) / games,
+                        draw_rate=sum(x == y for x, y in goals) / games,
+                        goals_per_game=sum(x for x, _ in goals) / games,
+                        conceded_per_game=sum(y for _, y in goals) / games)
+            for (a, o), goals in zip(plan, played)]
 
 
 def bench_learning(minutes: float = 20.0, games: int = 50, root: Path | None = None, seed: int = 0,
@@ -98,23 +107,27 @@ def bench_learning(minutes: float = 20.0, games: int = 50, root: Path | None = N
 
     result = SelfPlayTrainer(cfg, home, registry, name="learner").run()
     trained = result.versions[-1]
-    results = [evaluate(registry, home, agent, opponent, games, seed=1000 + 10 * k)
-               for agent in (trained, "untrained") for k, opponent in enumerate(OPPONENTS)]
+    curve = climb(registry.db, "learner")  # the run's own evaluation games, before the benchmark's
+    plan = [(trained, opponent) for opponent in OPPONENTS] + [("untrained", o) for o in UNTRAINED_OPPONENTS]
+    results = evaluate(registry, home, plan, games, seed=1000)
     fit = registry.mle(1)
     stored = {name: registry.rating(name, 1) for name in (trained, "untrained", "rule", "random")}
     ratings = [AgentRating(name, r.elo, r.mu, r.sigma, fit.rating(name), fit.interval(name))
                for name, r in stored.items()]
     return LearningBench(root, trained, result.steps, result.seconds, cfg.training.kickstart.teacher or None,
-                         results, ratings)
+                         result.timing, results, ratings, curve)
 
 
 def report_json(bench: LearningBench) -> dict:
     """The JSON the benchmark prints (its keys are the documented output)."""
     return {"trained": bench.trained, "steps": bench.steps, "train_seconds": bench.train_seconds,
             "kickstart_teacher": bench.kickstart_teacher,
+            "timing": {part: round(seconds, 1) for part, seconds in bench.timing.items()},
             "results": {f"{r.agent} vs {r.opponent}": {
                 "games": r.games, "win_rate": r.win_rate, "draw_rate": r.draw_rate,
                 "goals_per_game": r.goals_per_game, "conceded_per_game": r.conceded_per_game} for r in bench.results},
+            "curve": [{"version": p.version, "steps": p.steps, "opponent": p.baseline, "wins": p.wins,
+                       "draws": p.draws, "losses": p.losses} for p in bench.curve],
             "ratings": {r.name: {"elo": r.elo, "mu": r.mu, "sigma": r.sigma, "mle": r.mle, "mle_95": r.mle_95}
                         for r in bench.ratings}}
 
