@@ -155,6 +155,11 @@ class RewardWeights:
 class RewardsConfig:
     mode: Literal["dense", "sparse"] = param("dense", "Weighted shaped terms, or goals only.")
     weights: RewardWeights = section(RewardWeights, "Weights of the dense terms (0 turns one off).")
+    shaping_anneal_steps: int = param(
+        0, "Agent steps of the network's training over which every dense term but the goal fades linearly to "
+           "shaping_floor of its weight (0: never; dense mode only).", min=0, max=STEPS_MAX)
+    shaping_floor: float = param(0.0, "The share of the dense terms' weights left after shaping_anneal_steps.",
+                                 min=0, max=1)
 
 
 @dataclass

@@ -7,7 +7,7 @@ from arena.batch import StepBatch
 from arena.rewards import GoalReward
 from league.config import RewardsConfig, RewardWeights
 from training.rewards import (DemoTerm, FaceBall, HitTerm, SaveTerm, ShotTerm, TouchTerm, VelocityBallToGoal,
-                              VelocityPlayerToBall, build_reward)
+                              VelocityPlayerToBall, build_reward, rescale_shaping, shaping_scale)
 
 
 def batch(ball=None, cars=None, goals=None, touches=None, team_size=1, n_envs=1):
@@ -105,3 +105,22 @@ def test_weighted_sum_and_sparse_mode():
     assert rewards(dense, b).tolist() == [[-9.5, 10.0]]
     sparse = build_reward(RewardsConfig(mode="sparse"))
     assert rewards(sparse, b).tolist() == [[-10.0, 10.0]]
+
+
+def test_shaping_fades_linearly_to_its_floor():
+    assert shaping_scale(123, 0, 0.0) == 1.0  # off
+    assert shaping_scale(0, 1000, 0.2) == 1.0
+    assert shaping_scale(500, 1000, 0.2) == pytest.approx(0.6)
+    assert shaping_scale(5000, 1000, 0.2) == pytest.approx(0.2)
+
+
+def test_rescaling_keeps_the_goal_term_and_scales_the_rest():
+    # Two arenas, 1v1 rows blue/orange each: arena 0 blue scored this step, arena 1 no goal.
+    teams = np.array([0, 1, 0, 1])
+    goals = np.array([[1, 0], [1, 0], [0, 0], [0, 0]])  # each row's arena's goals
+    shaped = np.array([0.5, -0.25, 0.3, 0.1], np.float32)
+    rewards = shaped + 10 * np.array([1, -1, 0, 0], np.float32)  # what the runner returns, goal weight 10
+    assert rescale_shaping(rewards, goals, teams, 10.0, 1.0) is rewards
+    np.testing.assert_allclose(rescale_shaping(rewards, goals, teams, 10.0, 0.5),
+                               10 * np.array([1, -1, 0, 0]) + 0.5 * shaped, rtol=1e-6)
+    np.testing.assert_allclose(rescale_shaping(rewards, goals, teams, 10.0, 0.0), [10, -10, 0, 0], atol=1e-6)

@@ -153,3 +153,12 @@ def test_a_network_too_large_to_load_back_is_refused_before_training(home):
                                       "--set", f"policy.critic_sizes=[{','.join(['8'] * 17)}]"])
     assert result.exit_code == 2 and "policy.critic_sizes lists 17 hidden layers" in result.output
     assert list(home.runs.iterdir()) == [] and list(home.checkpoints.iterdir()) == []
+
+
+def test_shaping_fades_over_the_networks_steps(home):
+    train(home, 1536, ["rewards.shaping_anneal_steps=1024", "rewards.shaping_floor=0.25",
+                       "training.eval_every_snapshots=0", "training.kickstart.teacher="])
+    lines = [json.loads(l) for l in (home.runs / "mlp-1v1" / "metrics.jsonl").read_text().splitlines()]
+    scales = [r["charts/shaping_scale"] for r in lines if "charts/shaping_scale" in r]
+    assert len(scales) == len([r for r in lines if "losses/policy_loss" in r])  # one per update
+    assert scales == sorted(scales, reverse=True) and scales[0] < 1.0 and scales[-1] == pytest.approx(0.25)

@@ -264,3 +264,27 @@ def build_reward(cfg: Any) -> WeightedSum:
         return WeightedSum([(GoalReward(), cfg.weights.goal)])
     terms = [(TERMS[name](), float(weight)) for name, weight in vars(cfg.weights).items() if weight != 0]
     return WeightedSum(terms)
+
+
+def shaping_scale(steps: int, anneal_steps: int, floor: float) -> float:
+    """The share of the dense terms' weights after the network's `steps` of training: 1 falling
+    linearly to `floor` over `anneal_steps` (0: never annealed)."""
+    if anneal_steps <= 0:
+        return 1.0
+    return floor + (1.0 - floor) * max(0.0, 1.0 - steps / anneal_steps)
+
+
+def rescale_shaping(rewards: np.ndarray, goals: np.ndarray, teams: np.ndarray, goal_weight: float,
+                    scale: float) -> np.ndarray:
+    """Rows' rewards with everything but the goal term scaled by `scale`.
+
+    The runner returns one weighted sum per row; the goal term of it is known from the step's
+    goals ([rows, 2], blue/orange, of each row's arena) and the row's team, so the learner fades
+    the shaping without the game workers knowing.
+    """
+    if scale == 1.0:
+        return rewards
+    rows = np.arange(len(teams))
+    teams = teams.astype(np.int64)
+    goal = goal_weight * (goals[rows, teams] - goals[rows, 1 - teams]).astype(np.float32)
+    return (goal + scale * (rewards - goal)).astype(np.float32)

@@ -47,7 +47,7 @@ from training.metrics import MetricsLog
 from training.opponents import LATEST, Layout, OpponentPool, draw_pool, lay_out
 from training.ppo import PpoLearner
 from training.progress import Note, OnProgress, UpdateDone, ignore
-from training.rewards import build_reward
+from training.rewards import build_reward, rescale_shaping, shaping_scale
 from training.seeds import derived_seed
 from training.snapshots import VERSION_RE, next_version, run_versions, write_checkpoint
 
@@ -265,11 +265,21 @@ class SelfPlayTrainer:
                 run.actions[g.rows], g.state = g.policy.act(run.obs[g.rows], g.state, run.starts[g.rows])
         with run.timed("collection"):
             run.obs, rewards, _, _, info = run.games.step(run.actions)
-        run.learner.observe_rewards(torch.from_numpy(rewards[rows]))
+        run.learner.observe_rewards(torch.from_numpy(self._learner_rewards(run, rewards[rows], info)))
         run.starts = info.episode_start.copy()
         run.stats.step(rewards[rows], info)
         run.steps += len(rows)
         run.since_snapshot += len(rows)
+
+    def _learner_rewards(self, run: _Run, rewards: np.ndarray, info) -> np.ndarray:
+        """The learner rows' rewards, the dense terms faded by rewards.shaping_anneal_steps."""
+        rcfg = self.cfg.rewards
+        scale = shaping_scale(self.start_steps + run.steps, rcfg.shaping_anneal_steps, rcfg.shaping_floor)
+        if rcfg.mode != "dense" or scale == 1.0:
+            return rewards
+        rows = run.layout.learner_rows
+        return rescale_shaping(rewards, info.goals[run.layout.learner_envs], run.games.teams[rows],
+                               rcfg.weights.goal, scale)
 
     def _teacher_actions(self, run: _Run) -> torch.Tensor | None:
         """The kickstarting teacher's actions for the learner rows, while its weight has not annealed to 0."""
@@ -297,6 +307,10 @@ class SelfPlayTrainer:
         elapsed = time.perf_counter() - run.started
         row = {**update.as_log(), **run.stats.flush(), "charts/steps_per_second": run.steps / elapsed,
                "charts/skipped_updates_total": run.learner.skipped_updates}
+        rcfg = self.cfg.rewards
+        if rcfg.mode == "dense" and rcfg.shaping_anneal_steps:
+            row["charts/shaping_scale"] = shaping_scale(self.start_steps + run.steps, rcfg.shaping_anneal_steps,
+                                                        rcfg.shaping_floor)
         self._record_metrics(run, row, kept=headline(row))
         self.on_progress(UpdateDone(run.steps, run.budget, elapsed, row))
 
