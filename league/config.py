@@ -138,7 +138,7 @@ class PpoConfig:
 
 @dataclass
 class RewardWeights:
-    goal: float = param(10.0, "Per goal scored (conceding costs the same).")
+    goal: float = param(30.0, "Per goal scored (conceding costs the same).")
     touch: float = param(1.0, "Per touch of the ball (a run of touching steps counts once).")
     hit: float = param(15.0, "On a touch: the change in the ball's velocity (share of its top speed).")
     shot: float = param(0.0, "On a touch: the change in the ball's velocity towards the opponent's goal (share of its "
@@ -164,11 +164,11 @@ class RewardsConfig:
 
 @dataclass
 class OpponentMix:
-    latest: float = param(0.5, "Share of slots playing the learner's latest snapshot.", min=0)
-    past: float = param(0.1, "Share playing a uniformly chosen earlier version.", min=0)
+    latest: float = param(0.3, "Share of slots playing the learner's latest snapshot.", min=0)
+    past: float = param(0.05, "Share playing a uniformly chosen earlier version.", min=0)
     pfsp: float = param(0.2, "Share playing an earlier version chosen by PFSP.", min=0)
-    rule: float = param(0.1, "Share playing the rule bot.", min=0)
-    random: float = param(0.1, "Share playing the random bot.", min=0)
+    rule: float = param(0.4, "Share playing the rule bot.", min=0)
+    random: float = param(0.05, "Share playing the random bot.", min=0)
 
 
 @dataclass
@@ -176,7 +176,7 @@ class KickstartConfig:
     teacher: str = param("rule", "Agent whose actions the learner is pulled towards early on (rule, or a champion "
                                  "when a new architecture starts out); empty: off.")
     weight: float = param(1.0, "Starting weight of the cross-entropy to the teacher's actions.", min=0)
-    steps: int = param(4_000_000, "The network's first agent steps of training (a resumed run, or one --from a "
+    steps: int = param(2_500_000, "The network's first agent steps of training (a resumed run, or one --from a "
                                   "trained agent, counts those agents' steps), over which the weight falls linearly "
                                   "to 0; PPO alone after.", min=1, max=STEPS_MAX)
 
