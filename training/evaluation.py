@@ -20,11 +20,12 @@ class Player(NamedTuple):
 
 
 def play_recorded(
-    registry: Registry, matchups: Sequence[tuple[Player, Player]], n_games: int, team_size: int,
+    registry: Registry | None, matchups: Sequence[tuple[Player, Player]], n_games: int, team_size: int,
     game_seconds: float, seed: int, tick_skip: int = 8, workers: int | None = None,
 ) -> list[list[tuple[int, int]]]:
     """Play `n_games` of every (ours, theirs) matchup, half with ours on blue, all at once on one
-    runner (arena.matches.play_pairings); record each game. Per matchup, (ours, theirs) goals per game.
+    runner (arena.matches.play_pairings); record each game (unless `registry` is None: an agent
+    playing outside the team size it was trained for). Per matchup, (ours, theirs) goals per game.
     """
     pairings, owners = [], []
     for k, (ours, theirs) in enumerate(matchups):
@@ -37,9 +38,10 @@ def play_recorded(
     played = play_pairings(pairings, team_size, seed, game_seconds, tick_skip=tick_skip, workers=workers)
     for (k, blue, orange, ours_blue), results in zip(owners, played):
         for r in results:
-            registry.record_game(GameRecord(
-                blue=blue, orange=orange, team_size=team_size, seed=seed, blue_goals=r.blue_goals,
-                orange_goals=r.orange_goals, length_seconds=r.length_seconds, origin="evaluation"))
+            if registry is not None:
+                registry.record_game(GameRecord(
+                    blue=blue, orange=orange, team_size=team_size, seed=seed, blue_goals=r.blue_goals,
+                    orange_goals=r.orange_goals, length_seconds=r.length_seconds, origin="evaluation"))
             goals[k].append((r.blue_goals, r.orange_goals) if ours_blue else (r.orange_goals, r.blue_goals))
     return goals
 
