@@ -1,11 +1,20 @@
-"""Moving checkpoints into and out of a league home (the library behind `league import/export`)."""
+"""Moving checkpoints into and out of a league home (the library behind `league import/export`),
+and publishing an agent as an RLBot bot folder (`league export NAME --rlbot DIR`)."""
 
 from __future__ import annotations
 
 import dataclasses
+import importlib.metadata
+import os
+import secrets
+import shutil
+import tempfile
+import zipfile
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from agents.checkpoint import checkpoint_paths, load_checkpoint
+from agents.checkpoint import checkpoint_paths, load_checkpoint, sha256_file
 from agents.loading import checkpoint_file
 from league.config import STAGES, team_size_of
 from league.errors import LeagueError
@@ -108,3 +117,111 @@ def export_checkpoint(home: LeagueHome, registry: Registry, name: str, directory
         _remove(written)
         raise
     return weights, meta
+
+
+@dataclass(frozen=True)
+class RlbotExport:
+    """An RLBot bot folder written by `export_rlbot`."""
+
+    folder: Path
+    zip_path: Path | None
+    manifest: dict[str, Any]
+    size_bytes: int  # the folder's files, together
+
+
+def _lineage(registry: Registry, agent: Agent) -> list[str]:
+    """The agent's ancestors, oldest first (the first version, ..., its parent)."""
+    names, parent_id, seen = [], agent.parent_id, {agent.id}
+    while parent_id is not None and parent_id not in seen:
+        seen.add(parent_id)
+        parent = registry.agent_by_id(parent_id)
+        names.append(parent.name)
+        parent_id = parent.parent_id
+    return names[::-1]
+
+
+def _league_version() -> str:
+    try:
+        return importlib.metadata.version("rl-league")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _check_destination(folder: Path, zip_path: Path | None, force: bool) -> None:
+    if folder.exists() and not folder.is_dir():
+        raise LeagueError(f"{folder} is a file, not a folder; give a folder for the bot.")
+    if not force:
+        if folder.is_dir() and any(folder.iterdir()):
+            raise LeagueError(f"{folder} exists and is not empty; pass --force to replace it, or give another folder.")
+        if zip_path is not None and zip_path.exists():
+            raise LeagueError(f"{zip_path} already exists; pass --force to replace it.")
+
+
+def _zip_folder(folder: Path, archive: Path, root_name: str) -> None:
+    """Zip `folder`'s files under `root_name/` into `archive` (written whole, then renamed)."""
+    tmp = archive.with_name(f".{archive.name}.{secrets.token_hex(6)}.tmp")
+    try:
+        with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as z:
+            for path in sorted(folder.rglob("*")):
+                if path.is_file():
+                    z.write(path, f"{root_name}/{path.relative_to(folder).as_posix()}")
+        os.replace(tmp, archive)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _publish(tmp: Path, folder: Path) -> None:
+    """Move the finished temp folder to `folder`, replacing what is there (already refused unless forced)."""
+    if not folder.exists():
+        os.rename(tmp, folder)
+        return
+    old = folder.with_name(f".{folder.name}.{secrets.token_hex(6)}.old")
+    os.rename(folder, old)
+    try:
+        os.rename(tmp, folder)
+    except OSError:
+        os.rename(old, folder)  # put the old folder back: nothing is lost
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def export_rlbot(home: LeagueHome, registry: Registry, name: str, directory: Path, *, force: bool = False,
+                 make_zip: bool = False, deterministic: bool = True) -> RlbotExport:
+    """Write agent `name` as a self-contained RLBot v5 bot folder at `directory` and record the export.
+
+    The folder is built in a temporary folder beside `directory` and renamed into place when
+    complete, so an interrupted export leaves no half-written bot; an existing non-empty
+    `directory` (or `directory`.zip with `make_zip`) is refused unless `force`.
+    """
+    from agents.rlbot_export import write_rlbot_bot  # the bot's code and templates: only when exporting
+
+    agent = registry.agent(name)
+    if not agent.checkpoint_path:
+        raise LeagueError(f"Agent {name!r} is a {agent.kind} baseline with no weights to export; "
+                          "export a trained mlp or lstm agent.")
+    folder = Path(directory).absolute()
+    zip_path = folder.with_name(folder.name + ".zip") if make_zip else None
+    _check_destination(folder, zip_path, force)
+    ckpt = load_checkpoint(checkpoint_file(agent, home.root), expected_sha256=agent.checkpoint_sha256)
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".tmp", dir=folder.parent))
+        tmp.chmod(0o755)  # mkdtemp's 0700 would otherwise stay with the published folder
+    except OSError as exc:
+        raise LeagueError(f"Cannot write to {folder.parent}: {exc.strerror or exc}.") from None
+    try:
+        manifest = write_rlbot_bot(ckpt, tmp, agent_name=name, lineage=_lineage(registry, agent),
+                                   deterministic=deterministic, league_version=_league_version())
+        size = sum(p.stat().st_size for p in tmp.rglob("*") if p.is_file())
+        manifest_sha256 = sha256_file(tmp / "manifest.json")
+        if zip_path is not None:
+            _zip_folder(tmp, zip_path, folder.name)
+        _publish(tmp, folder)
+    except OSError as exc:
+        raise LeagueError(f"Cannot write the bot to {folder}: {exc.strerror or exc}.") from None
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    registry.export_store.record(name, "rlbot", str(folder), str(zip_path) if zip_path else None,
+                                 deterministic, manifest_sha256)
+    return RlbotExport(folder, zip_path, manifest, size)

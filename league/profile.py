@@ -1,4 +1,4 @@
-"""One agent as `league show` presents it: its record, its place in the lineage, its ratings."""
+"""One agent as `league show` presents it: its record, its place in the lineage, its ratings, its exports."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from league.config import STAGES, team_size_of
 from league.lineage import lineage_of
-from league.registry import Agent, Rating, Registry
+from league.registry import Agent, ExportRecord, Rating, Registry
 
 
 @dataclass(frozen=True)
@@ -15,6 +15,7 @@ class AgentProfile:
     parent: str | None
     children: list[str]
     ratings: dict[str, Rating]  # by stage, only the stages it has rated games in
+    exports: list[ExportRecord]  # bot folders made from it, oldest first
 
 
 def agent_profile(registry: Registry, name: str) -> AgentProfile:
@@ -23,4 +24,4 @@ def agent_profile(registry: Registry, name: str) -> AgentProfile:
     parent = registry.agent_by_id(agent.parent_id).name if agent.parent_id else None
     children = sorted(lineage_of(registry).successors(name))
     ratings = {stage: r for stage in STAGES if (r := registry.rating(name, team_size_of(stage))).games}
-    return AgentProfile(agent, parent, children, ratings)
+    return AgentProfile(agent, parent, children, ratings, registry.export_store.of(name))

@@ -21,12 +21,13 @@ from league.standings import fit_mle, read_pair_records
 from league.stores.agents import BASELINES, Agent, AgentStore
 from league.stores.curricula import CurriculumStore
 from league.stores.database import Database, connect, open_league_db, require_writable, utc_now
+from league.stores.exports import ExportRecord, ExportStore
 from league.stores.games import GameRecord, GameStore, Rating
 from league.stores.payoff import PayoffStore
 from league.stores.runs import RunStore
 from league.stores.tournaments import TournamentStore
 
-__all__ = ["BASELINES", "Agent", "GameRecord", "Rating", "Registry", "connect", "utc_now"]
+__all__ = ["BASELINES", "Agent", "ExportRecord", "GameRecord", "Rating", "Registry", "connect", "utc_now"]
 
 
 class Registry:
@@ -43,6 +44,7 @@ class Registry:
         self.run_store = RunStore(self.database)
         self.curriculum_store = CurriculumStore(self.database, self.agent_store)
         self.tournament_store = TournamentStore(self.database)
+        self.export_store = ExportStore(self.database, self.agent_store)
 
     # ------------------------------------------------------------------ lifecycle
 

@@ -242,6 +242,28 @@ def _tournament_abandon(db: sqlite_utils.Database) -> None:
     db.execute("DROP TABLE tournaments_copy")
 
 
+
+EXPORT_FORMATS = ("rlbot",)
+
+
+@migrations(name="0006_exports")
+def _exports(db: sqlite_utils.Database) -> None:
+    # `league export NAME --rlbot DIR`: each export made, so `league show` can list where an agent went.
+    db.execute(
+        f"""
+        CREATE TABLE exports (
+            id INTEGER PRIMARY KEY,
+            agent_id INTEGER NOT NULL REFERENCES agents(id),
+            format TEXT NOT NULL CHECK (format IN ({", ".join(repr(f) for f in EXPORT_FORMATS)})),
+            path TEXT NOT NULL,
+            zip_path TEXT,
+            deterministic INTEGER NOT NULL CHECK (deterministic IN (0, 1)),
+            manifest_sha256 TEXT NOT NULL,
+            created TEXT NOT NULL
+        )"""
+    )
+    db.execute("CREATE INDEX exports_agent ON exports(agent_id)")
+
 def schema_version(db: sqlite_utils.Database) -> int:
     """Number of migrations applied to this database."""
     return len(migrations.applied(db))

@@ -93,6 +93,14 @@ def show(name: NameArg, home: HomeOpt = None) -> None:
         out.print(ratings)
     else:
         out.print("No rated games yet.")
+    if profile.exports:
+        exports = Table(title="Exports")
+        for col in ("created", "format", "folder", "zip", "actions"):
+            exports.add_column(col)
+        for e in profile.exports:
+            exports.add_row(e.created[:19].replace("T", " "), e.format, e.path, e.zip_path or "-",
+                            "argmax" if e.deterministic else "sampled")
+        out.print(exports)
 
 
 def _set_status(name: str, status: str, home: Path | None) -> None:

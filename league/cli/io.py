@@ -41,17 +41,41 @@ def import_agent(
 @handles_errors
 def export_agent(
     name: Annotated[str, typer.Argument(help="Agent name.")],
-    directory: Annotated[Path, typer.Argument(help="Folder to write the checkpoint and its metadata into.")],
+    directory: Annotated[Optional[Path], typer.Argument(
+        help="Folder to write the checkpoint and its metadata into (not with --rlbot).")] = None,
+    rlbot: Annotated[Optional[Path], typer.Option(
+        "--rlbot", help="Write a runnable RLBot v5 bot folder here instead (docs/rlbot.md).")] = None,
+    make_zip: Annotated[bool, typer.Option("--zip", help="With --rlbot: also write DIR.zip for sharing.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="With --rlbot: replace a folder (and zip) that exists.")] = False,
+    sampled: Annotated[bool, typer.Option(
+        "--sampled", help="With --rlbot: the bot samples its actions (default: the most likely action).")] = False,
     home: HomeOpt = None,
 ) -> None:
-    """Write an agent's checkpoint and metadata out of the league.
+    """Write an agent's checkpoint and metadata out of the league, or a runnable RLBot v5 bot.
 
     Example: league export ppo-1v1-v12 ./exported
+    Example: league export ppo-1v1-v12 --rlbot ./bots/ppo-1v1-v12 --zip
     """
-    from agents.transfer import export_checkpoint  # torch: only for the commands that need it
     from league.names import check_name
 
     check_name(name)
-    league_home, reg = open_league(home, readonly=True)
-    weights, meta = export_checkpoint(league_home, reg, name, directory)
-    out.print(f"Exported {name} to {weights} and {meta}", highlight=False)
+    if rlbot is None:
+        if directory is None:
+            raise LeagueError("Give a folder for the checkpoint, or --rlbot DIR for an RLBot bot.")
+        if make_zip or force or sampled:
+            raise LeagueError("--zip, --force and --sampled go with --rlbot DIR.")
+        from agents.transfer import export_checkpoint  # torch: only for the commands that need it
+
+        league_home, reg = open_league(home, readonly=True)
+        weights, meta = export_checkpoint(league_home, reg, name, directory)
+        out.print(f"Exported {name} to {weights} and {meta}", highlight=False)
+        return
+    if directory is not None:
+        raise LeagueError("Give either a folder for the checkpoint or --rlbot DIR, not both.")
+    from agents.transfer import export_rlbot
+
+    league_home, reg = open_league(home)
+    made = export_rlbot(league_home, reg, name, rlbot, force=force, make_zip=make_zip, deterministic=not sampled)
+    out.print(f"Wrote the RLBot bot {name} to {made.folder} ({made.size_bytes / 1e6:.1f} MB"
+              + (f"; {made.zip_path}" if made.zip_path else "") + "). "
+              f"In RLBot v5, add {made.folder / 'bot.toml'}; its README.md says how.", highlight=False)
