@@ -31,3 +31,13 @@ def check_name(name: object, what: str = "Agent name", max_length: int = MAX_NAM
 def check_run_name(name: object, what: str = "Run name") -> str:
     """A training run's name: like an agent name, with room left for its versions' '-vN'."""
     return check_name(name, what, MAX_RUN_NAME_LENGTH)
+
+
+# A training run's snapshot versions: RUN-v1, RUN-v2, ... (training/snapshots.py names them).
+_VERSION = re.compile(r"(?P<run>.+)-v(?P<k>[0-9]+)")
+
+
+def split_version(name: str) -> tuple[str, int] | None:
+    """(run, version number) of a snapshot name ('ppo-1v1-v12' -> ('ppo-1v1', 12)); None for other names."""
+    m = _VERSION.fullmatch(name)
+    return (m.group("run"), int(m.group("k"))) if m else None

@@ -38,7 +38,7 @@ from league.config import Config
 from league.errors import LeagueError
 from league.home import LeagueHome
 from league.locks import claim
-from league.names import check_name, check_run_name
+from league.names import check_name, check_run_name, split_version
 from league.registry import Registry
 from training.accel import learner_threads, make_accel, maybe_compile, torch_threads, update_threads
 from training.episode_stats import EpisodeStats, headline
@@ -49,7 +49,7 @@ from training.ppo import PpoLearner
 from training.progress import Note, OnProgress, UpdateDone, ignore
 from training.rewards import build_reward, rescale_shaping, shaping_scale
 from training.seeds import derived_seed
-from training.snapshots import VERSION_RE, next_version, run_versions, write_checkpoint
+from training.snapshots import next_version, run_versions, write_checkpoint
 
 TIMED_PARTS = ("collection", "inference", "update", "snapshot", "evaluation")  # the time split of a run
 
@@ -135,15 +135,14 @@ class SelfPlayTrainer:
         self.learner_stats: dict[str, float] = {}  # the learner's running statistics, from a resumed checkpoint
         if resume:
             agent = registry.agent(resume)
-            m = VERSION_RE.match(agent.name)
-            if agent.kind not in ("mlp", "lstm") or not m:
+            if agent.kind not in ("mlp", "lstm") or not split_version(agent.name):
                 raise LeagueError(f"{resume!r} is not a training snapshot (expected a name like mlp-1v1-v3).")
             ckpt = load_checkpoint(home.root / agent.checkpoint_path, expected_sha256=agent.checkpoint_sha256)
             self.net = ckpt.net.train()
             optimizer_state = ckpt.optimizer_state
             self.learner_stats = (ckpt.meta.optimizer or {}).get("learner_stats") or {}
             self.start_steps = agent.steps_trained
-            self.prefix = m.group("prefix")
+            self.prefix = split_version(agent.name)[0]
             self._own(self.prefix)
             self.parent: str | None = agent.name
         else:

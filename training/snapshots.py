@@ -3,7 +3,6 @@ league home and an agent in the registry (parent = the previous version)."""
 
 from __future__ import annotations
 
-import re
 import secrets
 from pathlib import Path
 
@@ -11,25 +10,19 @@ from torch import nn
 
 from agents.checkpoint import save_checkpoint
 from league.home import LeagueHome
+from league.names import split_version
 from league.registry import Registry
 from training.ppo import PpoLearner
 
-VERSION_RE = re.compile(r"^(?P<prefix>.+)-v(?P<k>\d+)$")
-
-
 def run_versions(registry: Registry, prefix: str) -> list[str]:
     """The run's snapshot names, oldest first."""
-    found = []
-    for name in registry.names():
-        m = VERSION_RE.match(name)
-        if m and m.group("prefix") == prefix:
-            found.append((int(m.group("k")), name))
+    found = [(split[1], name) for name in registry.names() if (split := split_version(name)) and split[0] == prefix]
     return [n for _, n in sorted(found)]
 
 
 def next_version(prefix: str, versions: list[str]) -> str:
     """The name of the run's next snapshot: one past the highest version number so far."""
-    k = 1 + max([int(VERSION_RE.match(v).group("k")) for v in versions], default=0)
+    k = 1 + max([split_version(v)[1] for v in versions], default=0)
     return f"{prefix}-v{k}"
 
 

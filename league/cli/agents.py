@@ -1,5 +1,5 @@
-"""`league init`, `agents`, `show`, `promote`, `retire`, `reactivate`, `leaderboard`, `lineage`:
-the league and its agents. Light: none of these imports torch, RocketSim or streamlit."""
+"""`league init`, `agents`, `show`, `promote`, `retire`, `reactivate`, `prune`, `leaderboard`,
+`lineage`: the league and its agents. Light: none of these imports torch, RocketSim or streamlit."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 from rich.tree import Tree
 
@@ -134,6 +135,65 @@ def reactivate(name: NameArg, home: HomeOpt = None) -> None:
     Example: league reactivate ppo-1v1-v3
     """
     _set_status(name, "active", home)
+
+
+@handles_errors
+def prune(
+    stage: Annotated[str, typer.Option("--stage", help="Team size: 1v1, 2v2 or 3v3.", show_default=False)],
+    keep: Annotated[int, typer.Option("--keep", help="Always keep this many best agents by MLE.")] = 5,
+    margin: Annotated[float, typer.Option("--margin", help="Retire agents more than this many Elo below the "
+                                          "champion...")] = 100.0,
+    confidence: Annotated[float, typer.Option("--confidence", help="...when the likelihood that the champion is "
+                                              "stronger is at least this.")] = 0.95,
+    min_games: Annotated[int, typer.Option("--min-games", help="Judge only agents with this many rated games.")] = 10,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print what would be retired; change nothing.")] = False,
+    home: HomeOpt = None,
+) -> None:
+    """Retire a stage's agents that add nothing: those clearly weaker than the champion, and
+    near-duplicates of a newer version of their run (overlapping 95% intervals, rated no higher).
+
+    The champion, the baselines, the --keep best by MLE, lineage anchors (curriculum start and
+    final agents, parents of another run) and agents with too few games are always kept. Prints
+    each agent retired (or kept as a candidate) and why; retired agents keep their games and
+    ratings, and `league reactivate NAME` brings one back. See docs/prune.md.
+
+    Example: league prune --stage 1v1 --keep 5 --dry-run
+    """
+    from league.config import team_size_of
+    from league.prune import prune_stage
+
+    team_size = team_size_of(stage)
+    _, reg = open_league(home, readonly=dry_run)
+    plan = prune_stage(reg, team_size, keep=keep, margin=margin, confidence=confidence, min_games=min_games,
+                       dry_run=dry_run)
+    ref = plan.reference
+    rules = f"margin {margin:g} Elo, LOS >= {confidence:g}, keep {keep}, judging agents with {min_games}+ games"
+    if ref is None:
+        out.print(f"Prune {stage}: no champion and no agent with {min_games} rated games, so none is compared "
+                  f"with a champion ({rules}).", highlight=False)
+    else:
+        low, high = ref.interval
+        out.print(f"Prune {stage}: against the {ref.reason} {ref.name}, MLE {ref.rating:.0f} ({low:.0f}..{high:.0f}); "
+                  f"{rules}.", highlight=False)
+    if plan.retire or plan.keep:
+        verb = "would retire" if dry_run else "retired"
+        table = Table(title=f"Prune {stage}{' (dry run)' if dry_run else ''}")
+        for col in ("agent", "decision", "mle", "95% CI", "games", "why"):
+            table.add_column(col, justify="right" if col in ("mle", "95% CI", "games") else "left")
+        for decision, verdicts in ((verb, plan.retire), ("keep", plan.keep)):
+            for v in verdicts:
+                table.add_row(v.name, decision, f"{v.rating:.0f}", f"{v.interval[0]:.0f}..{v.interval[1]:.0f}",
+                              str(v.games), escape(v.reason))
+        out.print(table)
+    n = len(plan.retire)
+    agents_ = f"{n} agent{'s' if n != 1 else ''}"
+    if not n:
+        out.print(f"Nothing to retire in {stage}.", highlight=False)
+    elif dry_run:
+        out.print(f"Would retire {agents_}; run again without --dry-run to retire them.", highlight=False)
+    else:
+        out.print(f"Retired {agents_}; they keep their games and ratings (`league reactivate NAME` brings one back).",
+                  highlight=False)
 
 
 @handles_errors

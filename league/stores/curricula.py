@@ -62,6 +62,17 @@ class CurriculumStore(Store):
                WHERE s.curriculum = ? ORDER BY s.stage_index""", [name]))
         return dict(rows[0], spec=json.loads(rows[0]["spec_json"]), stages=stages)
 
+    def stage_agents(self) -> list[dict[str, Any]]:
+        """Every agent a curriculum stage started from or ended with: one row per (agent, stage,
+        role), with keys agent, curriculum, stage and role ('start' or 'final')."""
+        return list(self.db.query(
+            """SELECT a.name AS agent, s.curriculum, s.name AS stage, 'start' AS role FROM curriculum_stages s
+               JOIN agents a ON a.id = s.start_agent_id
+               UNION ALL
+               SELECT a.name AS agent, s.curriculum, s.name AS stage, 'final' AS role FROM curriculum_stages s
+               JOIN agents a ON a.id = s.final_agent_id
+               ORDER BY curriculum, stage, role"""))
+
     def update(self, name: str, **values: Any) -> None:
         """Set `status`, `stage_index` and/or `message` of a curriculum."""
         allowed = {"status", "stage_index", "message"}
