@@ -17,25 +17,18 @@ from __future__ import annotations
 
 import json
 import math
-import multiprocessing as mp
-import queue
-import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
-import torch
-
-from agents.loading import load_policy
 from arena.game import GameSpec
-from arena.procs import detach_worker_signals
 from arena.replay import write_replay
-from arena.tournament_play import GameOutcome, GamePlayer
+from arena.tournament_play import GameOutcome
+from arena.tournament_pool import WorkerPool, split
 from league.config import Config
 from league.errors import LeagueError
 from league.home import LeagueHome
 from league.locks import Ownership, claim
-from league.registry import Agent, GameRecord, Registry
+from league.registry import GameRecord, Registry
 from league.schedule import ScheduledGame, planned_games, round_robin
 
 MAX_ARENAS_PER_WORKER = 64
@@ -64,9 +57,11 @@ def resolve_entrants(registry: Registry, team_size: int, agents: list[str] | Non
 def open_tournament(registry: Registry, cfg: Config, team_size: int, games_per_pair: int, seed: int,
                     entrants: list[str], name: str | None = None) -> tuple[int, bool]:
     """The id of the matching unfinished tournament (resumed) or of a new one; and whether it resumed."""
+    matches = registry.match_store.tournament_ids()  # a match's tournament is resumed by `league match` only
     for t in reversed(registry.tournaments()):
-        if (t["status"] in ("running", "interrupted") and t["team_size"] == team_size and t["seed"] == seed
-                and t["games_per_pair"] == games_per_pair and json.loads(t["entrants_json"]) == entrants):
+        if (t["status"] in ("running", "interrupted") and t["id"] not in matches and t["team_size"] == team_size
+                and t["seed"] == seed and t["games_per_pair"] == games_per_pair
+                and json.loads(t["entrants_json"]) == entrants):
             return t["id"], True
     planned = planned_games(len(entrants), games_per_pair)
     tid = registry.create_tournament(name or f"{team_size}v{team_size} round robin", team_size, seed, games_per_pair,
@@ -80,35 +75,6 @@ def pending_games(registry: Registry, tid: int) -> list[ScheduledGame]:
     done = {row["schedule_index"] for row in registry.db.query(
         "SELECT schedule_index FROM games WHERE tournament_id = ?", [tid])}
     return [g for g in schedule if g.index not in done]
-
-
-def _worker_main(games: list[ScheduledGame], agents: dict[str, Agent], spec: GameSpec, home_root: str,
-                 replay_dir: str, arenas: int, meta: dict, results) -> None:
-    detach_worker_signals()
-    torch.set_num_threads(1)  # one process per core: tiny per-step batches gain nothing from more
-    try:
-        policies = {name: load_policy(agent, home_root=Path(home_root)) for name, agent in agents.items()}
-        player = GamePlayer(spec, policies, Path(home_root), replay_dir, arenas, meta)
-        try:
-            for outcome in player.play(games):
-                results.put(("game", outcome))
-        finally:
-            player.close()
-        results.put(("done", None))
-    except (LeagueError, OSError) as exc:  # a bad file or a full disk: one sentence for the person
-        results.put(("refused", _one_sentence(exc)))
-    except BaseException:  # a bug: the whole traceback
-        results.put(("error", traceback.format_exc()))
-
-
-def _one_sentence(exc: LeagueError | OSError) -> str:
-    if isinstance(exc, OSError) and exc.strerror:
-        return f"cannot write {exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
-    return str(exc).rstrip(".")
-
-
-def _split(games: list[ScheduledGame], workers: int) -> list[list[ScheduledGame]]:
-    return [games[w::workers] for w in range(workers) if games[w::workers]]
 
 
 def claim_tournament(registry: Registry, home: LeagueHome, tid: int) -> Ownership:
@@ -157,6 +123,7 @@ def start_or_resume_tournament(registry: Registry, home: LeagueHome, cfg: Config
 
         check_address(address)
     if resume is not None:
+        refuse_match(registry, resume, "resume")
         tid, resumed = resume, True
     else:
         team_size = cfg.game.team_size
@@ -173,8 +140,17 @@ def start_or_resume_tournament(registry: Registry, home: LeagueHome, cfg: Config
 
 def abandon_tournament(registry: Registry, home: LeagueHome, tid: int, reason: str) -> dict:
     """End unfinished tournament `tid` for good, unless another process is playing it; its games stay recorded."""
+    refuse_match(registry, tid, "abandon")
     with claim_tournament(registry, home, tid):
         return registry.abandon_tournament(tid, reason)
+
+
+def refuse_match(registry: Registry, tid: int, verb: str) -> None:
+    """A LeagueError if tournament `tid` is a match's: only `league match` plays or ends it."""
+    match = registry.match_store.for_tournament(tid)
+    if match is not None:
+        raise LeagueError(f"Tournament {tid} is match {match['id']} ({match['a']} vs {match['b']}); "
+                          f"{verb} it with `league match --{verb} {match['id']}`.")
 
 
 def run_tournament(registry: Registry, home: LeagueHome, tid: int, workers: int,
@@ -217,56 +193,28 @@ def _play(registry: Registry, home: LeagueHome, tid: int, workers: int, game_sec
         try:
             for outcome in run_on_ray(todo, agents, spec, home, tid, workers, address):
                 write_replay(home.root / outcome.replay_path, outcome.replay_bytes)
-                yield _record(registry, tid, outcome)
+                yield record_outcome(registry, tid, outcome)
         except BaseException:
             registry.set_tournament_status(tid, "interrupted")
             raise
         registry.set_tournament_status(tid, "finished" if not pending_games(registry, tid) else "interrupted")
         return
-    chunks = _split(todo, max(1, min(workers, len(todo))))
-    ctx = mp.get_context("spawn")
-    results = ctx.Queue()
-    meta = {"tournament_id": tid}
-    procs = []
-    for chunk in chunks:
-        arenas = min(max_arenas, len(chunk))
-        arenas = math.ceil(len(chunk) / math.ceil(len(chunk) / arenas))  # equal rounds, few idle arenas
-        p = ctx.Process(target=_worker_main, daemon=True,
-                        args=(chunk, agents, spec, str(home.root), f"replays/tournament-{tid}", arenas, meta, results))
-        p.start()
-        procs.append(p)
-    running = len(procs)
+    hands = split(todo, max(1, min(workers, len(todo))))
+    arenas = min(max_arenas, len(hands[0]))
+    arenas = math.ceil(len(hands[0]) / math.ceil(len(hands[0]) / arenas))  # equal rounds, few idle arenas
     try:
-        while running:
-            try:
-                kind, payload = results.get(timeout=1.0)
-            except queue.Empty:
-                dead = [p for p in procs if p.exitcode not in (None, 0)]
-                if dead:
-                    raise LeagueError(f"A tournament worker died (exit code {dead[0].exitcode}); "
-                                      f"run the same command again to resume tournament {tid}.") from None
-                continue
-            if kind == "game":
-                yield _record(registry, tid, payload)
-            elif kind == "done":
-                running -= 1
-            elif kind == "refused":
-                raise LeagueError(f"A tournament worker stopped ({payload}); the games played so far are "
-                                  f"recorded: run the same command again to resume tournament {tid}.")
-            else:
-                raise LeagueError(f"A tournament worker failed:\n{payload}")
+        with WorkerPool(agents, spec, home.root, f"replays/tournament-{tid}", {"tournament_id": tid}, len(hands),
+                        arenas, f"run the same command again to resume tournament {tid}") as pool:
+            for outcome in pool.play(todo):
+                yield record_outcome(registry, tid, outcome)
     except BaseException:
         registry.set_tournament_status(tid, "interrupted")
         raise
-    finally:
-        for p in procs:
-            if p.is_alive():
-                p.terminate()
-            p.join(5)
     registry.set_tournament_status(tid, "finished" if not pending_games(registry, tid) else "interrupted")
 
 
-def _record(registry: Registry, tid: int, outcome: GameOutcome) -> GameOutcome:
+def record_outcome(registry: Registry, tid: int, outcome: GameOutcome) -> GameOutcome:
+    """Record a game of tournament `tid` (its replay written) and its rating updates, in one transaction."""
     g = outcome.game
     registry.record_game(GameRecord(
         blue=g.blue, orange=g.orange, team_size=registry.tournament(tid)["team_size"], seed=g.seed,

@@ -2,6 +2,7 @@
 
     reg = Registry.open(home.db_path, cfg.ratings)
     reg.agent_store.get("rule"); reg.game_store.rating("rule", 1).elo; reg.tournament_store.all()
+    reg.match_store.get(3)
 
 The stores (league/stores/) share one connection and one `transaction()`. The methods below are
 a thin facade over them for callers that use several parts at once; each is one call.
@@ -23,11 +24,13 @@ from league.stores.curricula import CurriculumStore
 from league.stores.database import Database, connect, open_league_db, require_writable, utc_now
 from league.stores.exports import ExportRecord, ExportStore
 from league.stores.games import GameRecord, GameStore, Rating
+from league.stores.matches import MatchSettings, MatchStats, MatchStore
 from league.stores.payoff import PayoffStore
 from league.stores.runs import RunStore
 from league.stores.tournaments import TournamentStore
 
-__all__ = ["BASELINES", "Agent", "ExportRecord", "GameRecord", "Rating", "Registry", "connect", "utc_now"]
+__all__ = ["BASELINES", "Agent", "ExportRecord", "GameRecord", "MatchSettings", "MatchStats", "Rating", "Registry",
+           "connect", "utc_now"]
 
 
 class Registry:
@@ -45,6 +48,7 @@ class Registry:
         self.curriculum_store = CurriculumStore(self.database, self.agent_store)
         self.tournament_store = TournamentStore(self.database)
         self.export_store = ExportStore(self.database, self.agent_store)
+        self.match_store = MatchStore(self.database, self.agent_store, self.tournament_store)
 
     # ------------------------------------------------------------------ lifecycle
 

@@ -1,11 +1,12 @@
 """The `league` command: one module per command group, registered here.
 
     common.py      consoles, options, handles_errors (LeagueError -> one sentence, exit 2), open_league
-    agents.py      init, agents, show, promote, retire, reactivate, leaderboard, lineage
-    io.py          import, export
+    agents.py      init, agents, show, promote, retire, reactivate, prune, leaderboard, lineage
+    io.py          import, export (a checkpoint, or an RLBot bot folder)
     train.py       train (one self-play run, or --curriculum)
     curriculum.py  curriculum status, and the progress display of train --curriculum
     tournament.py  tournament
+    match.py       match (mirrored pairs until an SPRT decides)
     bench.py       bench env, bench tournament, bench train
     diagnose.py    diagnose
     dashboard.py   dashboard
@@ -23,7 +24,7 @@ import sys
 
 import typer
 
-from league.cli import agents, bench, curriculum, dashboard, diagnose, io, tournament, train
+from league.cli import agents, bench, curriculum, dashboard, diagnose, io, match, tournament, train
 
 app = typer.Typer(
     name="league",
@@ -45,6 +46,7 @@ app.command("leaderboard")(agents.leaderboard)
 app.command("lineage")(agents.lineage)
 app.command("train")(train.train_command)
 app.command("tournament")(tournament.tournament_command)
+app.command("match")(match.match_command)
 app.command("dashboard")(dashboard.dashboard_command)
 app.command("import")(io.import_agent)
 app.command("export")(io.export_agent)

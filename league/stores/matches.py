@@ -1,0 +1,137 @@
+"""Matches: head-to-heads between two agents (`league match A B`), each played as a two-entrant
+tournament whose games are that tournament's, with where its statistics stand."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from league.errors import LeagueError
+from league.stores.agents import AgentStore
+from league.stores.database import Database, Store, utc_now
+from league.stores.tournaments import TournamentStore
+
+_SELECT = """SELECT m.*, a.name AS a, b.name AS b, t.seed AS seed, t.message AS message
+             FROM matches m JOIN agents a ON a.id = m.a_agent_id JOIN agents b ON b.id = m.b_agent_id
+             JOIN tournaments t ON t.id = m.tournament_id"""
+
+
+@dataclass(frozen=True)
+class MatchSettings:
+    """What a match plays; two requests with equal settings are the same match."""
+
+    a: str
+    b: str
+    team_size: int
+    mode: str  # "sprt" or "fixed"
+    params_json: str | None  # the SPRT parameters (canonical JSON); None for a fixed match
+    max_games: int
+    game_seconds: float
+    seed: int
+
+
+@dataclass(frozen=True)
+class MatchStats:
+    """The statistics of a match's complete pairs (A's view): pentanomial counts, Elo, LOS, LLR."""
+
+    counts: tuple[int, ...]
+    games: int
+    llr: float | None
+    elo: float
+    elo_lo: float
+    elo_hi: float
+    nelo: float
+    nelo_lo: float
+    nelo_hi: float
+    los: float
+
+
+class MatchStore(Store):
+    def __init__(self, database: Database, agents: AgentStore, tournaments: TournamentStore):
+        super().__init__(database)
+        self.agents = agents
+        self.tournaments = tournaments
+
+    def open(self, settings: MatchSettings, batch_pairs: int, config: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+        """The newest match with these settings that is not abandoned (to resume, or finished), or a
+        new one with its tournament; and whether it was created. One transaction, so two commands
+        asking at once get the same match."""
+        s = settings
+        with self.transaction():
+            a_id, b_id = self.agents.get(s.a).id, self.agents.get(s.b).id
+            rows = list(self.db.query(
+                f"""{_SELECT} WHERE m.a_agent_id = ? AND m.b_agent_id = ? AND m.team_size = ? AND m.mode = ?
+                        AND m.params_json IS ? AND m.max_games = ? AND m.game_seconds = ? AND t.seed = ?
+                    ORDER BY m.id DESC LIMIT 1""",
+                [a_id, b_id, s.team_size, s.mode, s.params_json, s.max_games, s.game_seconds, s.seed]))
+            if rows and rows[0]["status"] == "abandoned":
+                raise LeagueError(f"Match {rows[0]['id']} with these settings was abandoned; give another --seed "
+                                  "to play a new one.")
+            if rows:
+                return rows[0], False
+            kind = "SPRT" if s.mode == "sprt" else f"{s.max_games} games"
+            tid = self.tournaments.create(f"match {s.a} vs {s.b} ({kind})", s.team_size, s.seed, s.max_games,
+                                          s.max_games, [s.a, s.b], config)
+            cur = self.db.execute(
+                """INSERT INTO matches (tournament_id, a_agent_id, b_agent_id, team_size, mode, params_json,
+                       max_games, batch_pairs, game_seconds, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                [tid, a_id, b_id, s.team_size, s.mode, s.params_json, s.max_games, batch_pairs, s.game_seconds,
+                 utc_now()])
+            return self.get(int(cur.lastrowid)), True
+
+    def get(self, match_id: int) -> dict[str, Any]:
+        rows = list(self.db.query(f"{_SELECT} WHERE m.id = ?", [match_id]))
+        if not rows:
+            raise LeagueError(f"No match with id {match_id}.")
+        return rows[0]
+
+    def all(self) -> list[dict[str, Any]]:
+        return list(self.db.query(f"{_SELECT} ORDER BY m.id"))
+
+    def for_tournament(self, tournament_id: int) -> dict[str, Any] | None:
+        """The match that tournament `tournament_id` is, if it is one."""
+        rows = list(self.db.query(f"{_SELECT} WHERE m.tournament_id = ?", [tournament_id]))
+        return rows[0] if rows else None
+
+    def tournament_ids(self) -> set[int]:
+        return {row["tournament_id"] for row in self.db.query("SELECT tournament_id FROM matches")}
+
+    def set_status(self, match_id: int, status: str) -> None:
+        """'running' or 'interrupted', for the match and its tournament together."""
+        with self.transaction():
+            m = self.get(match_id)
+            self.db.execute("UPDATE matches SET status = ? WHERE id = ?", [status, match_id])
+            self.tournaments.set_status(m["tournament_id"], status)
+
+    def save_stats(self, match_id: int, stats: MatchStats) -> None:
+        with self.transaction():
+            self.db.execute(
+                """UPDATE matches SET counts_json = ?, games = ?, llr = ?, elo = ?, elo_lo = ?, elo_hi = ?,
+                       nelo = ?, nelo_lo = ?, nelo_hi = ?, los = ? WHERE id = ?""",
+                [json.dumps(list(stats.counts)), stats.games, stats.llr, stats.elo, stats.elo_lo, stats.elo_hi,
+                 stats.nelo, stats.nelo_lo, stats.nelo_hi, stats.los, match_id])
+
+    def finish(self, match_id: int, decision: str | None, stats: MatchStats, message: str) -> dict[str, Any]:
+        """End the match with its final statistics, and its tournament as finished with `message`;
+        a tournament stopped early by the SPRT has its plan cut to the games played."""
+        with self.transaction():
+            m = self.get(match_id)
+            self.save_stats(match_id, stats)
+            self.db.execute("UPDATE matches SET status = 'finished', decision = ?, finished = ? WHERE id = ?",
+                            [decision, utc_now(), match_id])
+            self.tournaments.set_status(m["tournament_id"], "finished")
+            self.db.execute("UPDATE tournaments SET message = ?, planned_games = finished_games WHERE id = ?",
+                            [message, m["tournament_id"]])
+        return self.get(match_id)
+
+    def abandon(self, match_id: int, reason: str) -> dict[str, Any]:
+        """End an unfinished match for good (never resumed); its games stay recorded and rated."""
+        with self.transaction():
+            m = self.get(match_id)
+            if m["status"] in ("finished", "abandoned"):
+                raise LeagueError(f"Match {match_id} is already {m['status']}.")
+            self.db.execute("UPDATE matches SET status = 'abandoned', finished = ? WHERE id = ?",
+                            [utc_now(), match_id])
+            self.tournaments.abandon(m["tournament_id"], reason)
+        return self.get(match_id)
