@@ -107,15 +107,17 @@ def check_max_games(max_games: int) -> None:
                           f"{MAX_GAMES_PER_PAIR:,}, not {max_games:,}.")
 
 
-def check_agents(registry: Registry, a: str, b: str, team_size: int) -> None:
-    """Both agents exist, differ, play this team size and are not retired."""
+def check_agents(registry: Registry, a: str, b: str, team_size: int, b_any_stage: bool = False) -> None:
+    """Both agents exist, differ, play this team size and are not retired. `b_any_stage`: B may
+    be another team size's agent (a curriculum gate's previous-stage agent; the observation
+    layout is the same for every team size, and its games are rated in this one)."""
     if a == b:
         raise LeagueError(f"A match needs two different agents, not {a!r} twice.")
     for name in (a, b):
         agent = registry.agent(name)
         if agent.status == "retired":
             raise LeagueError(f"{name!r} is retired; reactivate it to play a match.")
-        if agent.team_size not in (None, team_size):
+        if agent.team_size not in (None, team_size) and not (b_any_stage and name == b):
             raise LeagueError(f"{name!r} is a {agent.stage} agent, not {team_size}v{team_size}.")
 
 
@@ -153,12 +155,14 @@ def abandon_match(registry: Registry, home: LeagueHome, match_id: int, reason: s
 def start_or_resume_match(registry: Registry, home: LeagueHome, cfg: Config, a: str | None = None,
                           b: str | None = None, *, params: SprtParams | None = None,
                           max_games: int = DEFAULT_MAX_GAMES, batch_pairs: int | None = None, workers: int = 1,
-                          resume: int | None = None, max_arenas: int = MAX_ARENAS_PER_WORKER) -> MatchRun:
+                          resume: int | None = None, max_arenas: int = MAX_ARENAS_PER_WORKER,
+                          b_any_stage: bool = False) -> MatchRun:
     """Match `resume`; else the match these settings describe (A, B, team size, SPRT parameters or
     none, `max_games`, game clock and seed, the last three from `cfg`), resumed if unfinished and
     returned as it ended if finished; else a new one. An unfinished match is claimed before this
     returns. `params`: the SPRT (stops at a decision); None plays `max_games` games. `batch_pairs`
-    (default: PAIRS_PER_WORKER per worker) is kept by the match: a resumed one uses its own."""
+    (default: PAIRS_PER_WORKER per worker) is kept by the match: a resumed one uses its own.
+    `b_any_stage`: B may be another team size's agent (see `check_agents`)."""
     if workers < 1:
         raise LeagueError(f"--workers must be at least 1, not {workers}.")
     if resume is not None:
@@ -169,7 +173,7 @@ def start_or_resume_match(registry: Registry, home: LeagueHome, cfg: Config, a: 
         if a is None or b is None:
             raise LeagueError("Name the two agents of the match (or give --resume ID).")
         team_size = cfg.game.team_size
-        check_agents(registry, a, b, team_size)
+        check_agents(registry, a, b, team_size, b_any_stage)
         check_max_games(max_games)
         if batch_pairs is None:
             batch_pairs = PAIRS_PER_WORKER * workers
@@ -191,10 +195,11 @@ def start_or_resume_match(registry: Registry, home: LeagueHome, cfg: Config, a: 
 
 def play_match(home: LeagueHome, registry: Registry, cfg: Config, a: str, b: str, params: SprtParams | None,
                max_games: int = DEFAULT_MAX_GAMES, *, batch_pairs: int | None = None, workers: int = 1,
-               max_arenas: int = MAX_ARENAS_PER_WORKER) -> MatchOutcome:
+               max_arenas: int = MAX_ARENAS_PER_WORKER, b_any_stage: bool = False) -> MatchOutcome:
     """Play (or resume, or look up) the match to its end; see `start_or_resume_match`."""
     run = start_or_resume_match(registry, home, cfg, a, b, params=params, max_games=max_games,
-                                batch_pairs=batch_pairs, workers=workers, max_arenas=max_arenas)
+                                batch_pairs=batch_pairs, workers=workers, max_arenas=max_arenas,
+                                b_any_stage=b_any_stage)
     for _ in run.batches:
         pass
     return match_outcome(registry, run.id)

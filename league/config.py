@@ -26,7 +26,8 @@ from league.config_tree import (
     show,
     validate,
 )
-from league.errors import ConfigError
+from league.errors import ConfigError, LeagueError
+from league.sprt_params import SprtParams
 
 STAGES = ("1v1", "2v2", "3v3")
 
@@ -208,6 +209,39 @@ class TrainingConfig:
                                  min=0, max=THREADS_MAX)
 
 
+def sprt_problem(text: str) -> str | None:
+    """What is wrong with an SPRT text such as "elo0=0,elo1=30,alpha=0.05,beta=0.05" (None: nothing),
+    as the end of a config error sentence."""
+    try:
+        SprtParams.parse(text)
+    except LeagueError as exc:
+        return f"is not a valid SPRT ({show(text)}): {exc}"
+    return None
+
+
+def even_games_problem(games: int) -> str | None:
+    """A match's cap is whole mirrored pairs: an even number of games."""
+    return None if games % 2 == 0 else f"must be an even number of games (whole mirrored pairs), got {games}."
+
+
+@dataclass
+class PromotionConfig:
+    sprt: str = param("elo0=0,elo1=30,alpha=0.05,beta=0.05",
+                      "The SPRT a candidate must pass to be promoted (`league promote NAME --sprt`, and training): "
+                      "H1, at least elo1 better than the stage's champion (rule when it has none), promotes; keys "
+                      "as `league match --sprt` (elo0, elo1, alpha, beta, model).", check=sprt_problem)
+    max_games: int = param(400, "The SPRT's cap for `league promote --sprt`: an even number of games; undecided there, "
+                                "the champion stays.", min=2, max=10_000, check=even_games_problem)
+    game_seconds: float = param(60.0, "Game clock of a promotion match game.", min=1, max=3600)
+    during_training: bool = param(False, "During `league train`, test each evaluated snapshot against the stage's "
+                                         "champion right after its evaluation, and promote it on H1.")
+    training_max_games: int = param(40, "The SPRT's cap during training (the run waits for it): an even number of "
+                                        "games.", min=2, max=10_000, check=even_games_problem)
+    training_min_score: float = param(
+        0.5, "During training, test only a snapshot whose evaluation score rate against the champion (rule when "
+             "there is none) is at least this (0: every evaluated snapshot).", min=0, max=1)
+
+
 @dataclass
 class Config:
     """The whole configuration of one command."""
@@ -221,6 +255,8 @@ class Config:
     ppo: PpoConfig = section(PpoConfig, "The PPO learner.")
     rewards: RewardsConfig = section(RewardsConfig, "Training rewards.")
     training: TrainingConfig = section(TrainingConfig, "The self-play training loop.")
+    promotion: PromotionConfig = section(PromotionConfig, "Gated promotion: an SPRT against the champion decides "
+                                                          "(docs/match.md).")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

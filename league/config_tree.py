@@ -14,6 +14,7 @@ import re
 import reprlib
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import field
 from pathlib import Path
 from typing import Any, Literal
@@ -32,9 +33,12 @@ MAX_YAML_VALUES = 100_000
 SHOWN_CHARS = 80  # the longest quoted value or flag in a message
 
 
-def param(default: Any, help: str, *, min: float | None = None, max: float | None = None):
-    """A config field with a one-line description and an optional numeric range."""
-    meta = {"help": help, "min": min, "max": max}
+def param(default: Any, help: str, *, min: float | None = None, max: float | None = None,
+          check: Callable[[Any], str | None] | None = None):
+    """A config field with a one-line description, an optional numeric range, and an optional
+    `check` of a value that has the right type and range: None when it is fine, else what is
+    wrong with it, as the end of a sentence ("is not a valid SPRT: ...")."""
+    meta = {"help": help, "min": min, "max": max, "check": check}
     if isinstance(default, (list, dict)):
         return field(default_factory=lambda: type(default)(default), metadata=meta)
     return field(default=default, metadata=meta)
@@ -155,6 +159,10 @@ def validate(cls: type, data: Any, source: str, prefix: str = "") -> None:
                    if isinstance(v, (int, float)) and not isinstance(v, bool)]
         if not _fits(value, tp) or not all(_in_range(v, lo, hi) for v in numbers):
             raise ConfigError(f"{source}: key {name!r} must be {_expected(f, tp)}, got {show(value)}.")
+        check = f.metadata.get("check")
+        problem = check(value) if check is not None and value is not None else None
+        if problem:
+            raise ConfigError(f"{source}: key {name!r} {problem}")
 
 
 def build(cls: type, data: dict[str, Any]):

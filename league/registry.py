@@ -2,7 +2,7 @@
 
     reg = Registry.open(home.db_path, cfg.ratings)
     reg.agent_store.get("rule"); reg.game_store.rating("rule", 1).elo; reg.tournament_store.all()
-    reg.match_store.get(3)
+    reg.match_store.get(3); reg.promotion_store.for_stage(1)
 
 The stores (league/stores/) share one connection and one `transaction()`. The methods below are
 a thin facade over them for callers that use several parts at once; each is one call.
@@ -26,11 +26,12 @@ from league.stores.exports import ExportRecord, ExportStore
 from league.stores.games import GameRecord, GameStore, Rating
 from league.stores.matches import MatchSettings, MatchStats, MatchStore
 from league.stores.payoff import PayoffStore
+from league.stores.promotions import Promotion, PromotionStore, SprtTest
 from league.stores.runs import RunStore
 from league.stores.tournaments import TournamentStore
 
-__all__ = ["BASELINES", "Agent", "ExportRecord", "GameRecord", "MatchSettings", "MatchStats", "Rating", "Registry",
-           "connect", "utc_now"]
+__all__ = ["BASELINES", "Agent", "ExportRecord", "GameRecord", "MatchSettings", "MatchStats", "Promotion", "Rating",
+           "Registry", "SprtTest", "connect", "utc_now"]
 
 
 class Registry:
@@ -49,6 +50,7 @@ class Registry:
         self.tournament_store = TournamentStore(self.database)
         self.export_store = ExportStore(self.database, self.agent_store)
         self.match_store = MatchStore(self.database, self.agent_store, self.tournament_store)
+        self.promotion_store = PromotionStore(self.database, self.agent_store)
 
     # ------------------------------------------------------------------ lifecycle
 

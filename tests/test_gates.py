@@ -6,9 +6,11 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from league.sprt import SprtParams
 from training.gates import (
     Evidence,
     GateSpec,
+    SprtOutcome,
     check_gate,
     wilson_lower_bound,
     wilson_upper_bound,
@@ -77,13 +79,18 @@ def test_known_value_and_no_games():
 
 optional_rate = st.none() | st.floats(min_value=0, max_value=1, allow_nan=False)
 optional_rating = st.none() | st.floats(min_value=0, max_value=3000, allow_nan=False)
+optional_sprt = st.none() | st.sampled_from(["elo0=-30,elo1=0", "elo0=0,elo1=30,alpha=0.1,beta=0.1"])
+sprt_outcomes = st.none() | st.builds(
+    SprtOutcome, decision=st.sampled_from(["H1", "H0", "inconclusive"]),
+    llr=st.floats(min_value=-10, max_value=10, allow_nan=False), elo=st.floats(min_value=-1200, max_value=1200),
+    games=st.integers(0, 400).map(lambda n: 2 * n), match_id=st.none() | st.integers(1, 1000))
 
 
 @st.composite
 def specs(draw):
     return GateSpec(min_games=draw(st.integers(1, 50)), win_rate_vs_rule=draw(optional_rate),
                     win_rate_vs_random=draw(optional_rate), confidence=draw(z_st), min_elo=draw(optional_rating), min_trueskill=draw(optional_rating),
-                    not_worse_than_previous=draw(st.booleans()))
+                    not_worse_than_previous=draw(st.booleans()), sprt_vs_previous=draw(optional_sprt))
 
 
 @st.composite
@@ -94,7 +101,7 @@ def evidence(draw):
     return Evidence(rule_score=rule_score, rule_games=rule_games, random_score=random_score,
                     random_games=random_games, elo=draw(optional_rating),
                     trueskill=draw(optional_rating), previous_score=prev_score, previous_games=prev_games,
-                    has_previous=draw(st.booleans()))
+                    has_previous=draw(st.booleans()), previous_sprt=draw(sprt_outcomes))
 
 
 @given(specs(), evidence())
@@ -103,7 +110,8 @@ def test_gate_passes_iff_every_configured_criterion_passes(spec, ev):
     configured = {"win_rate_vs_rule": spec.win_rate_vs_rule is not None,
                   "win_rate_vs_random": spec.win_rate_vs_random is not None, "min_elo": spec.min_elo is not None,
                   "min_trueskill": spec.min_trueskill is not None,
-                  "not_worse_than_previous": spec.not_worse_than_previous}
+                  "not_worse_than_previous": spec.not_worse_than_previous,
+                  "sprt_vs_previous": spec.sprt_vs_previous is not None}
     assert {c.name for c in result.criteria} == {k for k, on in configured.items() if on}
     assert result.passed == all(c.passed for c in result.criteria)
     assert all(c.reason for c in result.criteria) and result.reason
@@ -120,6 +128,12 @@ def test_gate_passes_iff_every_configured_criterion_passes(spec, ev):
     if spec.min_elo is not None:
         (c,) = [c for c in result.criteria if c.name == "min_elo"]
         assert c.passed == (ev.elo is not None and ev.elo >= spec.min_elo)
+    if spec.sprt_vs_previous is not None:  # the match is played by the caller; only its outcome counts
+        (c,) = [c for c in result.criteria if c.name == "sprt_vs_previous"]
+        played = ev.previous_sprt
+        assert c.passed == (not ev.has_previous or (played is not None and played.decision == "H1"))
+        assert c.threshold == SprtParams.parse(spec.sprt_vs_previous).bounds[1]
+        assert c.value == (played.llr if ev.has_previous and played is not None else None)
 
 
 @given(specs(), evidence())
@@ -132,8 +146,9 @@ def test_a_better_record_against_rule_never_closes_an_open_gate(spec, ev):
 @given(specs(), evidence())
 def test_the_first_stage_is_never_held_back_by_the_comparison_with_a_previous_agent(spec, ev):
     ev = Evidence(**{**ev.__dict__, "has_previous": False, "previous_games": 0})
-    (prev,) = [c for c in check_gate(spec, ev).criteria if c.name == "not_worse_than_previous"] or [None]
-    assert prev is None or prev.passed
+    for name in ("not_worse_than_previous", "sprt_vs_previous"):
+        (prev,) = [c for c in check_gate(spec, ev).criteria if c.name == name] or [None]
+        assert prev is None or prev.passed
 
 
 @given(evidence())
@@ -150,3 +165,20 @@ def test_reasons_say_what_failed_and_why():
     assert not lucky.passed and "Wilson lower bound 47% < 55%" in lucky.reason
     strong = check_gate(spec, Evidence(rule_score=18, rule_games=20, elo=1650))
     assert strong.passed and strong.reason.startswith("ok:")
+
+
+def test_the_sprt_criterion_passes_on_h1_only_and_says_how_the_match_ended():
+    spec = GateSpec(sprt_vs_previous="elo0=-30,elo1=0", sprt_max_games=200)
+    upper = SprtParams(elo0=-30, elo1=0).bounds[1]
+    cases = {"H1": (3.1, True, "H1 accepted, LLR +3.10"), "H0": (-3.0, False, "H0 accepted, LLR -3.00"),
+             "inconclusive": (1.2, False, "no decision within 200 games, LLR +1.20")}
+    for decision, (llr, passed, words) in cases.items():
+        result = check_gate(spec, Evidence(has_previous=True, previous_sprt=SprtOutcome(decision, llr, 40.0, 24, 7)))
+        (c,) = result.criteria
+        assert (result.passed, c.passed, c.value, c.threshold) == (passed, passed, llr, upper)
+        assert words in c.reason and "match 7" in c.reason and "24 games" in c.reason
+        assert c.to_json()["name"] == "sprt_vs_previous"
+    missing = check_gate(spec, Evidence(has_previous=True))
+    assert not missing.passed and "was not played" in missing.reason
+    assert check_gate(spec, Evidence(has_previous=False)).passed  # the first stage has nobody to test against
+

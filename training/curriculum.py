@@ -5,8 +5,9 @@ self-play trainer (its run `<curriculum>-<stage>` resumes from its latest snapsh
 chunk of a later stage starts from the previous stage's final agent, which becomes the parent
 of its first version, so the lineage runs through every stage). After each chunk the gate is
 checked: the latest snapshot plays the gate's evaluation games (recorded and rated like any
-evaluation game), the evidence goes through training.gates.check_gate, and the check is kept in
-the registry. A stage ends when it has trained `min_steps` and its gate passes, or when
+evaluation game) and, with `sprt_vs_previous`, an SPRT match against the previous stage's final
+agent; the evidence goes through training.gates.check_gate, and the check is kept in the
+registry. A stage ends when it has trained `min_steps` and its gate passes, or when
 `max_steps` is spent: then the curriculum stops with a report, or advances if the stage says
 `on_gate_fail: advance`.
 
@@ -17,21 +18,25 @@ the same stage from its latest snapshot when the same command is run again.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agents.loading import load_policy
+from arena.match import run_sprt_match
+from arena.vector import default_workers
 from league.config import Config, team_size_of
 from league.errors import LeagueError
 from league.home import LeagueHome
 from league.locks import claim
 from league.ratings import conservative
 from league.registry import Registry, utc_now
+from league.sprt import SprtParams
 from training.curriculum_spec import CurriculumSpec, stage_config
 from training.evaluation import Player, play_recorded, score_rate
-from training.gates import Criterion, Evidence, GateResult, check_gate
+from training.gates import Criterion, Evidence, GateResult, SprtOutcome, check_gate
 from training.progress import (
     Finished,
     GateChecked,
@@ -266,6 +271,8 @@ class CurriculumTrainer:
                                    derived_seed(cfg.seed, "gate", n_checks), cfg.game.tick_skip, workers)
             for key, goals in zip(opponents, played):
                 ev.update({f"{key}_score": score_rate(goals) * len(goals), f"{key}_games": len(goals)})
+        if gate.sprt_vs_previous is not None and previous:
+            ev["previous_sprt"] = self._gate_sprt(index, agent, previous, n_checks)
         rating = reg.rating(agent, team_size)
         result = check_gate(gate, Evidence(elo=rating.elo if rating.games else None,
                                            trueskill=conservative(rating.mu, rating.sigma) if rating.games
@@ -274,6 +281,19 @@ class CurriculumTrainer:
         reg.record_gate_check(spec.name, index, agent, steps, result.passed, result.to_json())
         self.on_event(GateChecked(index, agent, steps, result.passed, result.reason, stage.min_steps))
         return result
+
+
+    def _gate_sprt(self, index: int, agent: str, previous: str, n_checks: int) -> SprtOutcome:
+        """The gate's sprt_vs_previous: an SPRT match (arena/match.py: recorded, rated, resumable) of
+        `agent` against the previous stage's final agent, at this stage's team size and the gate's
+        game clock, seeded by the check (a check interrupted in its match resumes it)."""
+        gate, cfg = self.spec.stages[index].gate, self.configs[index]
+        params = SprtParams.parse(gate.sprt_vs_previous)
+        match_cfg = dataclasses.replace(cfg, seed=derived_seed(cfg.seed, "gate-sprt", n_checks),
+                                        game=dataclasses.replace(cfg.game, game_seconds=gate.game_seconds))
+        m = run_sprt_match(self.home, self.registry, match_cfg, agent, previous, params, gate.sprt_max_games,
+                           workers=cfg.runner.workers or default_workers(), b_any_stage=True)
+        return SprtOutcome(m.decision or "inconclusive", m.stats.llr or 0.0, m.stats.elo, m.stats.games, m.id)
 
 
 def _result_from_json(passed: bool, criteria: list[dict[str, Any]]) -> GateResult:

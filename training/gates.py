@@ -3,7 +3,8 @@
 A gate is a set of criteria (`GateSpec`, one curriculum stage's `gate:` mapping); each
 configured criterion is checked against the `Evidence` gathered by the stage's evaluation
 games, and the gate passes exactly when every configured criterion passes. Nothing here plays
-games or touches the registry (training.curriculum does that), so the logic is tested with
+games or touches the registry (training.curriculum does that, and plays the SPRT match of
+`sprt_vs_previous`, handing in how it ended as an `SprtOutcome`), so the logic is tested with
 hypothesis (tests/test_gates.py).
 
 Results count a draw as half a win, as the ratings do.
@@ -15,7 +16,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from league.config import even_games_problem, sprt_problem
 from league.config_tree import param
+from league.sprt_params import SprtParams
 
 NOT_WORSE_SCORE = 0.5  # "not worse than the previous agent": an even score cannot be ruled out
 
@@ -40,11 +43,28 @@ class GateSpec:
     not_worse_than_previous: bool = param(
         False, "Pass only if the agent is not significantly worse than the previous stage's final agent "
                "(Wilson upper bound of its score against it at least 0.5).")
+    sprt_vs_previous: str | None = param(
+        None, "Pass only if an SPRT match of the agent against the previous stage's final agent accepts H1; the "
+              "SPRT as `league match --sprt` takes it: \"elo0=-30,elo1=0\" (not worse) or \"elo0=0,elo1=30\" "
+              "(better) (null: off).", check=sprt_problem)
+    sprt_max_games: int = param(200, "Cap of the sprt_vs_previous match (an even number of games); undecided there, "
+                                     "the criterion fails.", min=2, max=10_000, check=even_games_problem)
     game_seconds: float = param(60.0, "Game clock of a gate evaluation game.", min=1)
 
     def plays_rule(self) -> bool:
         """Whether a check plays games against rule (the win rate needs them; Elo and TrueSkill move with them)."""
         return self.win_rate_vs_rule is not None or self.min_elo is not None or self.min_trueskill is not None
+
+
+@dataclass(frozen=True)
+class SprtOutcome:
+    """How an SPRT match of the agent (A) against an opponent ended; the caller plays it."""
+
+    decision: str  # "H1" (A is at least elo1 better), "H0" (no better than elo0) or "inconclusive" (the cap)
+    llr: float
+    elo: float  # A's logistic Elo difference
+    games: int
+    match_id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -60,6 +80,7 @@ class Evidence:
     previous_score: float = 0.0  # wins + draws / 2 against the previous stage's final agent
     previous_games: int = 0
     has_previous: bool = False  # False in the first stage: there is nothing to compare with
+    previous_sprt: SprtOutcome | None = None  # the sprt_vs_previous match, as it ended
 
 
 @dataclass(frozen=True)
@@ -160,6 +181,22 @@ def _previous_criterion(spec: GateSpec, ev: Evidence) -> Criterion:
                      f"{_pct(upper)} {'≥' if passed else '<'} {_pct(NOT_WORSE_SCORE)}")
 
 
+def _sprt_criterion(spec: GateSpec, ev: Evidence) -> Criterion:
+    """The sprt_vs_previous match accepted H1; its LLR against the bound of H1."""
+    name, upper = "sprt_vs_previous", SprtParams.parse(spec.sprt_vs_previous).bounds[1]
+    if not ev.has_previous:
+        return Criterion(name, True, None, upper, "first stage: no previous agent to test against")
+    o = ev.previous_sprt
+    if o is None:
+        return Criterion(name, False, None, upper, "the SPRT match against the previous agent was not played")
+    verdict = {"H1": "H1 accepted", "H0": "H0 accepted"}.get(o.decision,
+                                                           f"no decision within {spec.sprt_max_games} games")
+    match = f", match {o.match_id}" if o.match_id is not None else ""
+    return Criterion(name, o.decision == "H1", o.llr, upper,
+                     f"SPRT vs previous agent ({spec.sprt_vs_previous}): {verdict}, LLR {o.llr:+.2f} (H1 at "
+                     f"{upper:+.2f}), Elo {o.elo:+.0f} in {o.games} games{match}")
+
+
 def check_gate(spec: GateSpec, ev: Evidence) -> GateResult:
     """Check every configured criterion; the gate passes iff all of them pass (vacuously with none)."""
     criteria: list[Criterion] = []
@@ -175,4 +212,6 @@ def check_gate(spec: GateSpec, ev: Evidence) -> GateResult:
                                              float(spec.min_trueskill)))
     if spec.not_worse_than_previous:
         criteria.append(_previous_criterion(spec, ev))
+    if spec.sprt_vs_previous is not None:
+        criteria.append(_sprt_criterion(spec, ev))
     return GateResult(all(c.passed for c in criteria), tuple(criteria))

@@ -3,7 +3,8 @@
     games (VecGame, shared memory) -> one batched forward for the learner's rows and one per
     opponent policy -> rollout buffer -> PPO update -> every `snapshot_every_steps` a checkpoint
     and a new registry version (parent = previous version) -> every K snapshots evaluation games
-    that update the ratings.
+    that update the ratings (and, with promotion.during_training, an SPRT match against the
+    champion that promotes the snapshot on H1: training.promotion).
 
 A fixed share of the envs (`training.opponents.latest`, see training.opponents.lay_out) is
 pure self-play: the learner drives both teams there, and every car's experience is training
@@ -47,6 +48,7 @@ from training.metrics import MetricsLog
 from training.opponents import LATEST, Layout, OpponentPool, draw_pool, lay_out
 from training.ppo import PpoLearner
 from training.progress import Note, OnProgress, UpdateDone, ignore
+from training.promotion import promote_after_evaluation
 from training.rewards import build_reward, rescale_shaping, shaping_scale
 from training.seeds import derived_seed
 from training.snapshots import next_version, run_versions, write_checkpoint
@@ -232,6 +234,10 @@ class SelfPlayTrainer:
                               accel.notes)
         for note in accel.notes:
             self.on_progress(Note(note))
+        if cfg.promotion.during_training and not (tcfg.eval_every_snapshots and tcfg.eval_games):
+            self.on_progress(Note("promotion.during_training is on but evaluation is off (training.eval_games or "
+                                  "eval_every_snapshots is 0): the promotion test follows an evaluation, so no "
+                                  "snapshot will be tested"))
         teacher = self._teacher()
         teacher_state = teacher.initial_state(slots) if teacher else None
         if teacher is not None:
@@ -327,6 +333,9 @@ class SelfPlayTrainer:
             row = {f"eval/win_rate/{k}": v for k, v in rates.items()}
             row["eval/elo"] = self.registry.rating(name, self.team_size).elo
             self._record_metrics(run, row, kept=row)
+            if self.cfg.promotion.during_training:
+                with run.timed("evaluation"):  # the promotion test is part of the evaluation step
+                    self._promote(run, name, rates)
         run.pool = self._draw_pool(run.layout, run.rng, refresh=run.snapshots)
         run.stats.set_pool(run.pool)
 
@@ -338,6 +347,15 @@ class SelfPlayTrainer:
                                   seed, self.home.root, self.cfg.game.tick_skip, workers=self.workers)
         self.net.train()  # NetworkPolicy put the shared network in eval mode
         return rates
+
+    def _promote(self, run: _Run, name: str, rates: dict[str, float]) -> None:
+        """promotion.during_training: snapshot `name` just evaluated plays an SPRT match against the
+        stage's champion when its evaluation was promising, and is promoted on H1 (training.promotion)."""
+        attempt = promote_after_evaluation(self.home, self.registry, self.cfg, name, rates,
+                                           derived_seed(self.cfg.seed, "promotion", run.snapshots), self.workers)
+        self.on_progress(Note(attempt.note))
+        if attempt.metrics():
+            self._record_metrics(run, attempt.metrics(), kept=attempt.metrics())
 
     def _record_metrics(self, run: _Run, row: dict[str, float], kept: dict[str, float]) -> None:
         """`row` into the run's metrics log, `kept` of it into the registry (the league's view of runs)."""

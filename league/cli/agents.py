@@ -1,10 +1,11 @@
 """`league init`, `agents`, `show`, `promote`, `retire`, `reactivate`, `prune`, `leaderboard`,
-`lineage`: the league and its agents. Light: none of these imports torch, RocketSim or streamlit."""
+`lineage`: the league and its agents. Light: none of these imports torch, RocketSim or streamlit
+(but `promote --sprt`, which plays a match, once it is asked for)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 from rich.markup import escape
@@ -110,13 +111,121 @@ def _set_status(name: str, status: str, home: Path | None) -> None:
     out.print(f"{agent.name} is now {agent.status}", highlight=False)
 
 
+NOT_PROMOTED = 1  # `league promote --sprt`: the test ran and the champion stays (2 stays the usage error)
+
+
 @handles_errors
-def promote(name: NameArg, home: HomeOpt = None) -> None:
+def promote(
+    name: NameArg,
+    sprt: Annotated[bool, typer.Option("--sprt", help="Promote only if an SPRT match against the stage's champion "
+                                       "(rule when it has none) accepts H1; exit 1 when it does not.")] = False,
+    sprt_params: Annotated[Optional[str], typer.Option("--sprt-params", help="elo0=0,elo1=30,alpha=0.05,beta=0.05"
+                                                       "[,model=...] (default: promotion.sprt).",
+                                                       show_default=False)] = None,
+    max_games: Annotated[Optional[int], typer.Option("--max-games", help="The SPRT's cap, an even number (default: "
+                                                     "promotion.max_games).", show_default=False)] = None,
+    game_seconds: Annotated[Optional[float], typer.Option("--game-seconds", help="Game clock per game (default: "
+                                                          "promotion.game_seconds).", show_default=False)] = None,
+    batch_pairs: Annotated[Optional[int], typer.Option("--batch-pairs", help="Pairs per batch, the SPRT checked "
+                                                       "after each (default: 4 per worker).", show_default=False)] = None,
+    seed: Annotated[Optional[int], typer.Option("--seed", help="Match seed (default from config).",
+                                                show_default=False)] = None,
+    workers: Annotated[Optional[int], typer.Option("--workers", help="Worker processes (default: one per core).",
+                                                   show_default=False)] = None,
+    config: ConfigOpt = None,
+    home: HomeOpt = None,
+) -> None:
     """Make an agent the champion of its stage (the previous champion goes back to active).
 
+    With --sprt the agent must earn it: it plays an SPRT match against the stage's champion (the
+    rule bot while the stage has none), recorded and rated like `league match`, and is promoted
+    only when H1 (at least elo1 better) is accepted. H0 or no decision within the cap: the
+    champion stays and the command exits 1. Exit 0 means the agent is the champion when the
+    command ends. Every promotion, and every test that failed, is recorded (docs/match.md,
+    "Gated promotion"). Interrupted? Run the same command again to resume the match.
+
     Example: league promote ppo-1v1-v12
+
+    Example: league promote ppo-1v1-v13 --sprt --sprt-params elo0=0,elo1=20 --max-games 200
     """
-    _set_status(name, "champion", home)
+    if not sprt:
+        given = [flag for flag, value in (("--sprt-params", sprt_params), ("--max-games", max_games),
+                                          ("--game-seconds", game_seconds), ("--batch-pairs", batch_pairs),
+                                          ("--seed", seed), ("--workers", workers), ("--config", config))
+                 if value is not None]
+        if given:
+            raise LeagueError(f"{given[0]} goes with --sprt (a plain promote plays no match).")
+        _, reg = open_league(home)
+        promotion = reg.promotion_store.promote_manually(name)
+        agent = reg.agent(name)
+        out.print(f"{agent.name} is {'now' if promotion else 'already'} champion", highlight=False)
+        return
+    if not _promote_by_sprt(name, sprt_params, max_games, game_seconds, batch_pairs, seed, workers, config, home):
+        raise typer.Exit(NOT_PROMOTED)
+
+
+def _promote_by_sprt(name: str, sprt_params: str | None, max_games: int | None, game_seconds: float | None,
+                     batch_pairs: int | None, seed: int | None, workers: int | None, config: Path | None,
+                     home: Path | None) -> bool:
+    """`league promote NAME --sprt`: the test, its match's statistics and the decision; whether NAME is champion."""
+    import time
+
+    from arena.promotion import REFERENCE_WITHOUT_CHAMPION, promote_by_sprt
+    from arena.vector import default_workers
+    from league.cli.match import match_settings_text, play_with_progress, print_match_result
+    from league.config import load_config
+    from league.home import resolve_home
+    from league.registry import Registry
+    from league.sprt import SprtParams
+
+    params = SprtParams.parse(sprt_params) if sprt_params is not None else None
+    league_home = resolve_home(home).require()
+    first = Registry.open(league_home.db_path, readonly=True)  # the agent's stage chooses the config
+    try:
+        stage = first.agent(name).stage
+    finally:
+        first.close()
+    if stage == "any":
+        raise LeagueError(f"{name!r} is a baseline that plays every stage; only a stage's own agents can be champion.")
+    cfg = load_config(stage=stage, user_file=config, home_file=league_home.config_path,
+                      overrides={"seed": seed, "promotion.game_seconds": game_seconds})
+    registry = Registry.open(league_home.db_path, cfg.ratings)
+    started, played = time.perf_counter(), 0
+
+    def play(run) -> None:
+        nonlocal played
+        m = run.match
+        against = (f"the {stage} champion {m.b}" if m.b != REFERENCE_WITHOUT_CHAMPION else
+                   f"{m.b} (the {stage} stage has no champion yet: a first champion must beat the {m.b} bot)")
+        if run.already_finished:
+            out.print(f"Match {m.id} ({m.a} vs {m.b}, {match_settings_text(m)}) already decided this test "
+                      f"{m.finished[:19].replace('T', ' ')} UTC; give another --seed to test again.",
+                      highlight=False, soft_wrap=True)
+            return
+        verb = "Resuming" if run.resumed else "Testing"
+        out.print(f"{verb} {name} against {against} in match {m.id}: {match_settings_text(m)}, batches of "
+                  f"{m.batch_pairs} pairs, {m.game_seconds:g} s games", highlight=False, soft_wrap=True)
+        played = play_with_progress(run, f"Run the same command to finish the test (match {m.id}).")
+
+    result = promote_by_sprt(league_home, registry, cfg, name, params, max_games, batch_pairs=batch_pairs,
+                             workers=workers or default_workers(), play=play)
+    if result.already_champion:
+        out.print(f"{name} is already the {stage} champion; nothing to test.", highlight=False)
+        return True
+    m = result.match
+    print_match_result(m, None if result.already_recorded else time.perf_counter() - started, played)
+    p = m.params
+    if result.is_champion:
+        was = f" (was {result.champion_before})" if result.champion_before else ""
+        out.print(f"promoted: {name} is now the {stage} champion{was}.", highlight=False)
+        return True
+    why = {"H0": f"H0 accepted ({name} is no more than {p.elo0:g} {p.model} Elo better than {m.b})",
+           "H1": f"H1 was accepted in match {m.id}, but {name} is no longer the champion",
+           "inconclusive": f"no decision within {m.max_games} games"}[m.decision]
+    stays = (f"{result.champion_before} stays the {stage} champion" if result.champion_before
+             else f"the {stage} stage still has no champion")
+    out.print(f"not promoted: {why}; {stays}.", highlight=False, soft_wrap=True)
+    return False
 
 
 @handles_errors

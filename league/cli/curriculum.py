@@ -130,6 +130,8 @@ def _stages_table(cur: dict[str, Any], checks: list[dict[str, Any]]) -> Table:
                   if gate.get(k) is not None]
         if gate.get("not_worse_than_previous"):
             wanted.append("not worse than previous")
+        if gate.get("sprt_vs_previous"):
+            wanted.append(f"SPRT vs previous {gate['sprt_vs_previous']} (at most {gate['sprt_max_games']} games)")
         wanted_text = (", ".join(wanted) or "none") + f" ({gate['min_games']} games, z={gate['confidence']:g})"
         if mine:
             last = mine[-1]

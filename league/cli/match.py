@@ -69,21 +69,23 @@ def match_command(
                                 max_arenas=arenas)
     m = run.match
     if run.already_finished:
-        out.print(f"Match {m.id} ({m.a} vs {m.b}, {_what(m)}) already finished {m.finished[:19].replace('T', ' ')} "
-                  "UTC; give another --seed to play a new one.", highlight=False, soft_wrap=True)
-        _print_result(m, None, 0)
+        out.print(f"Match {m.id} ({m.a} vs {m.b}, {match_settings_text(m)}) already finished "
+                  f"{m.finished[:19].replace('T', ' ')} UTC; give another --seed to play a new one.", highlight=False,
+                  soft_wrap=True)
+        print_match_result(m, None, 0)
         return
     recorded = f", {run.recorded} games recorded" if run.resumed else ""
     out.print(f"{'Resuming' if run.resumed else 'Starting'} match {m.id} (tournament {m.tournament_id}): {m.a} vs "
-              f"{m.b}, {m.team_size}v{m.team_size}, {_what(m)}, batches of {m.batch_pairs} pairs, "
+              f"{m.b}, {m.team_size}v{m.team_size}, {match_settings_text(m)}, batches of {m.batch_pairs} pairs, "
               f"{m.game_seconds:g} s games{recorded}", highlight=False, soft_wrap=True)
-    played = _play_with_progress(run)
+    played = play_with_progress(run)
     from arena.match import match_outcome
 
-    _print_result(match_outcome(registry, m.id), time.perf_counter() - started, played)
+    print_match_result(match_outcome(registry, m.id), time.perf_counter() - started, played)
 
 
-def _what(m) -> str:
+def match_settings_text(m) -> str:
+    """What a match plays: "SPRT elo0=0 elo1=30 ... at most 400 games" or "fixed 20 games"."""
     if m.params is None:
         return f"fixed {m.max_games} games"
     p = m.params
@@ -91,15 +93,18 @@ def _what(m) -> str:
             f"at most {m.max_games} games")
 
 
-def _progress_line(p, max_games: int) -> str:
+def progress_line(p, max_games: int) -> str:
+    """One batch of a match (arena.match.MatchProgress) as a line."""
     s = p.stats
     llr = "" if s.llr is None else f", LLR {s.llr:+.2f}"
     return (f"batch {p.batch}/{p.batches}: {s.games}/{max_games} games, pairs {list(s.counts)}{llr}, "
             f"Elo {s.elo:+.0f} [{s.elo_lo:+.0f}, {s.elo_hi:+.0f}], {p.elapsed_seconds:.0f} s")
 
 
-def _play_with_progress(run) -> int:
-    """Plays the match's batches, a progress bar on a terminal, a line per batch otherwise; the games played."""
+def play_with_progress(run, resume_hint: str | None = None) -> int:
+    """Plays the match's batches (arena.match.MatchRun), a progress bar on a terminal, a line per batch
+    otherwise; the games played. Ctrl-C: one sentence saying how to finish the match (`resume_hint`:
+    how, by default the same command or --resume ID)."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     m = run.match
@@ -108,7 +113,7 @@ def _play_with_progress(run) -> int:
         if not out.is_terminal:
             for p in run.batches:
                 played += p.played
-                out.print(_progress_line(p, m.max_games), highlight=False, soft_wrap=True)
+                out.print(progress_line(p, m.max_games), highlight=False, soft_wrap=True)
             return played
         with Progress(TextColumn("[bold]match[/]"), BarColumn(), TextColumn("{task.completed}/{task.total} games"),
                       TextColumn("{task.fields[status]}"), TimeElapsedColumn(), console=out) as bar:
@@ -119,8 +124,8 @@ def _play_with_progress(run) -> int:
                 bar.update(task, completed=p.stats.games, status=f"{llr}Elo {p.stats.elo:+.0f} {list(p.stats.counts)}")
         return played
     except KeyboardInterrupt:
-        raise LeagueError(f"Interrupted; {played} games recorded in this run. Run the same command "
-                          f"(or --resume {m.id}) to finish match {m.id}.") from None
+        hint = resume_hint or f"Run the same command (or --resume {m.id}) to finish match {m.id}."
+        raise LeagueError(f"Interrupted; {played} games recorded in this run. {hint}") from None
 
 
 def _verdict(m) -> str:
@@ -134,7 +139,8 @@ def _verdict(m) -> str:
     return f"Fixed match: {m.stats.games} games of {m.a} against {m.b} (no SPRT)."
 
 
-def _print_result(m, wall_seconds: float | None, played: int) -> None:
+def print_match_result(m, wall_seconds: float | None, played: int) -> None:
+    """A finished match (arena.match.MatchOutcome): its verdict and statistics (also `league promote --sprt`)."""
     s = m.stats
     rows = [("pairs " + PAIR_LABELS, " ".join(str(c) for c in s.counts)),
             ("Elo (logistic)", f"{s.elo:+.1f}  95% [{s.elo_lo:+.1f}, {s.elo_hi:+.1f}]"),

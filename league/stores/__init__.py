@@ -7,6 +7,9 @@
     runs.py         training runs' headline metrics
     curricula.py    curricula, their stages and gate checks
     tournaments.py  tournaments
+    exports.py      exports made (RLBot bot folders)
+    matches.py      head-to-head matches (a tournament of two) and their SPRT statistics
+    promotions.py   champion changes, by hand or decided by an SPRT match, and the tests that failed
 
 league.registry.Registry opens a league and holds one of each; the schema is league/schema.py
 (documented in docs/schema.md). Read models over several tables (standings) live in
