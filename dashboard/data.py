@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import pandas as pd
 import streamlit as st
 
-from dashboard import queries
+from dashboard import match_queries, queries
 from dashboard.replay_view import ball_timeline, events_table, player_payload
 from dashboard.training_runs import Metrics, RunFile, list_runs, read_metrics, read_run_info
 from league.config import RatingsConfig, load_config
@@ -174,6 +174,53 @@ def agents_in_games(root: str, tournament_id: int | None, outside_tournaments: b
 
 def game(root: str, game_id: int) -> dict[str, Any] | None:
     return open_league(root).run(queries.game, game_id)
+
+
+# --------------------------------------------------------------------------- matches and promotions
+
+
+@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
+def matches(root: str) -> pd.DataFrame:
+    return open_league(root).run(match_queries.matches)
+
+
+@dataclass
+class MatchView:
+    """One match as the Matches page shows it: its row (match_queries.match), pairs, the
+    statistics after each complete pair, and the promotions that cite it."""
+
+    match: dict[str, Any]
+    pairs: pd.DataFrame
+    path: pd.DataFrame
+    promotions: pd.DataFrame
+
+
+@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
+def match(root: str, match_id: int) -> MatchView | None:
+    """One match read together (None if there is no such match)."""
+    league = open_league(root)
+    with league.lock:
+        db = league.registry.db
+        row = match_queries.match(db, match_id)
+        if row is None:
+            return None
+        pairs = match_queries.match_pairs(db, match_id)
+        promotions = match_queries.promotions(db, match_id)
+    path = statistics_path(pairs, row["params_json"], int(row["batch_pairs"]), int(row["max_games"]))
+    return MatchView(row, pairs, path, promotions)
+
+
+@st.cache_data(ttl=600, max_entries=32, show_spinner=False)
+def statistics_path(pairs: pd.DataFrame, params_json: str | None, batch_pairs: int, max_games: int) -> pd.DataFrame:
+    """match_queries.statistics_path, kept while the pairs stay the same (an LLR per pair costs about
+    a millisecond: seconds for a long match, so a finished match is not recomputed every TTL_SECONDS)."""
+    return match_queries.statistics_path(pairs, match_queries.match_params(params_json), batch_pairs, max_games)
+
+
+@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
+def sprt_promoted(root: str, team_size: int) -> pd.DataFrame:
+    """The agents promoted at this team size by an SPRT (match_queries.sprt_promoted)."""
+    return open_league(root).run(match_queries.sprt_promoted, team_size)
 
 
 # --------------------------------------------------------------------------- curricula and the climb

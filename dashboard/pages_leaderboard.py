@@ -14,6 +14,11 @@ RANK_KEYS = {"Elo": "elo", "MLE Elo": "mle", "TrueSkill (mu - 3 sigma)": "truesk
 COLUMNS = {
     "rank": st.column_config.NumberColumn("#", format="%d", width="small"),
     "name": st.column_config.TextColumn("Agent"),
+    "sprt": st.column_config.LinkColumn(
+        "SPRT", display_text="\u2713 SPRT", width="small",
+        help="Promoted to champion on an SPRT match's verdict (H1: at least elo1 better than the champion it "
+             "replaced), by `league promote NAME --sprt` or by `league train`; click for the match. "
+             "Agents promoted by hand have no mark."),
     "status": st.column_config.TextColumn("Status"),
     "elo": st.column_config.NumberColumn("Elo", format="%.0f", help="Incremental Elo after the latest game"),
     "mle": st.column_config.NumberColumn("MLE Elo", format="%.0f",
@@ -42,13 +47,17 @@ def render(root: str) -> None:
     if not int(ranked["games"].sum()):
         st.info(f"No rated games in {ui.stage_label(team_size)} yet: agents are shown at their initial ratings. "
                 "Play some with `league tournament`.")
+    marks = sprt_marks(data.sprt_promoted(root, team_size))
     table = ranked.assign(mle_ci=[f"{lo:.0f} to {hi:.0f}" if pd.notna(lo) else "" for lo, hi in
-                                  zip(ranked["mle_low"], ranked["mle_high"])])[list(COLUMNS)]
+                                  zip(ranked["mle_low"], ranked["mle_high"])],
+                          sprt=[marks.get(name, "") for name in ranked["name"]])[list(COLUMNS)]
     table["last_played"] = pd.to_datetime(table["last_played"], utc=True, format="ISO8601")
     st.dataframe(table, hide_index=True, column_config=COLUMNS, width="stretch",
                  height=min(35 * (len(table) + 1) + 3, 640))
     st.caption("Click a column header to sort. Elo is updated game by game; MLE Elo is fitted to every game at "
-               "once, with its 95% interval; TrueSkill's conservative rating is mu - 3 sigma.")
+               "once, with its 95% interval; TrueSkill's conservative rating is mu - 3 sigma."
+               + (" \u2713 SPRT: promoted to champion because an SPRT match showed it at least elo1 better than "
+                  "the champion before it (H1 accepted); the mark opens that match." if marks else ""))
 
     played = ranked[ranked["games"] > 0]
     if played.empty:
@@ -57,6 +66,12 @@ def render(root: str) -> None:
     top = st.slider("Agents in the chart", 1, len(played), min(CHART_TOP_DEFAULT, len(played))) \
         if len(played) > 1 else 1
     st.altair_chart(rating_chart(played.head(top), RANK_KEYS[rank_label]), width="stretch")
+
+
+def sprt_marks(promoted: pd.DataFrame) -> dict[str, str]:
+    """Agent -> the link its SPRT mark opens: the match that promoted it (the Matches page if none is cited)."""
+    return {row.agent: f"?page=matches&match={int(row.match_id)}" if pd.notna(row.match_id) else "?page=matches"
+            for row in promoted.itertuples()}
 
 
 def rating_chart(rows: pd.DataFrame, key: str) -> alt.LayerChart:

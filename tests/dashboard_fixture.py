@@ -3,7 +3,9 @@
 - `build_fixture_league(root)`: a small league with lineage, statuses, two stages, a finished
   and a running tournament, evaluation games, replay files with synthetic but plausible motion,
   one game whose replay file is missing, two training runs' metrics, and a curriculum ("climb",
-  see `add_climb`) whose versions' evaluation games against the baselines have fixed results.
+  see `add_climb`) whose versions' evaluation games against the baselines have fixed results, and
+  three 3v3 matches with fixed results (`add_matches`: an SPRT that accepted H1 and promoted its
+  agent, a fixed match, an interrupted SPRT with a half-recorded pair) and their promotions.
 - `build_empty_league(root)`: a freshly initialised league (only the baselines).
 - `build_scaled_league(root, agents=200, games=20000)`: the size the dashboard must stay
   responsive at, written with bulk inserts in one transaction (same rating math as the registry).
@@ -24,7 +26,8 @@ from arena.replay import EVENT_KINDS, Replay, write_replay
 from league import ratings as rating_math
 from league.config import RatingsConfig
 from league.home import LeagueHome
-from league.registry import GameRecord, Registry, utc_now
+from league.registry import GameRecord, MatchSettings, MatchStats, Registry, utc_now
+from league.sprt import SprtParams, elo_estimate, pair_score, sprt_result
 from training.gates import Evidence, GateSpec, check_gate
 
 TICK_SKIP = 8
@@ -260,10 +263,12 @@ class FixtureLeague:
     no_replay_game: int  # an evaluation game that recorded no replay
     runs: list[str] = field(default_factory=list)
     curriculum: str = ""  # the curriculum with fixed results (add_climb)
+    matches: dict[str, int] = field(default_factory=dict)  # "sprt", "fixed", "interrupted" -> match id (add_matches)
 
 
 STRENGTH = {"random": -1.5, "rule": 0.0, "ppo-1v1-v1": 0.3, "ppo-1v1-v2": 0.8, "ppo-1v1-v3": 1.2,
-            "ppo-1v1-v4": 1.8, "lstm-1v1-v1": 1.0, "ppo-2v2-v1": 0.9, "ppo-2v2-v2": 1.6}
+            "ppo-1v1-v4": 1.8, "lstm-1v1-v1": 1.0, "ppo-2v2-v1": 0.9, "ppo-2v2-v2": 1.6, "ppo-3v3-v1": 1.2,
+            "ppo-3v3-v2": 1.5}
 
 
 def build_fixture_league(root: Path, seed: int = 7) -> FixtureLeague:
@@ -325,8 +330,10 @@ def build_fixture_league(root: Path, seed: int = 7) -> FixtureLeague:
                 missing = gid
         reg.set_status("ppo-2v2-v2", "champion")
         add_climb(reg)
+        matches = add_matches(reg, home)
         _spread_times(reg.db, START, timedelta(minutes=7))
         _climb_times(reg.db)
+        _match_times(reg.db)
         reg.db.conn.commit()
     finally:
         reg.close()
@@ -335,7 +342,7 @@ def build_fixture_league(root: Path, seed: int = 7) -> FixtureLeague:
     runs = write_training_runs(home)
     return FixtureLeague(home=home, agents=list(STRENGTH), finished_tournament=finished, running_tournament=running,
                          replay_game=replay_game, missing_replay_game=missing, no_replay_game=no_replay, runs=runs,
-                         curriculum=CLIMB)
+                         curriculum=CLIMB, matches=matches)
 
 
 # --------------------------------------------------------------------------- the curriculum (fixed results)
@@ -442,6 +449,136 @@ def _climb_times(db) -> None:
                                                     WHERE s.curriculum = curricula.name),
                                          updated = (SELECT MAX(checked) FROM gate_checks c
                                                     WHERE c.curriculum = curricula.name)""")
+
+
+# --------------------------------------------------------------------------- matches (fixed results)
+
+# Each pair: A's game on blue, then B's (the mirror), as (A's goals, B's goals). The SPRT match
+# (elo0=0, elo1=100 normalized, 4 pairs a batch) crosses the upper bound at its 15th pair and is
+# decided at the end of that batch, after 16 pairs (32 games): H1, and its A is promoted champion
+# of 3v3 on it.
+WW, WD, WL, DD, LD, LL = ((2, 0), (1, 0)), ((1, 0), (1, 1)), ((2, 1), (0, 1)), ((0, 0), (1, 1)), ((0, 1), (0, 0)), \
+    ((0, 2), (1, 2))
+SPRT_PAIRS = [WW, WL, WD, WW, LD, WW, LL, WW, WW, DD, WW, WW, WW, WW, WW, WD]
+SPRT_PARAMS = SprtParams(elo0=0, elo1=100)
+FIXED_PAIRS = [WW, WD, WL, WW]
+INTERRUPTED_PAIRS = [WD, LL, WW]  # the third pair's mirror game was never played
+INTERRUPTED_PARAMS = SprtParams(elo0=0, elo1=200, model="logistic")
+MATCH_GAME_SECONDS = 40.0
+
+
+def _match_stats(counts: list[int], params: SprtParams | None) -> MatchStats:
+    """What arena.match.match_stats saves for these pentanomial counts (league.sprt's arithmetic)."""
+    if params is not None:
+        r = sprt_result(counts, params)
+        return MatchStats(tuple(counts), r.games, r.llr, r.elo, *r.elo_95, r.nelo, *r.nelo_95, r.los)
+    e = elo_estimate(counts)
+    return MatchStats(tuple(counts), 2 * sum(counts), None, e.elo, *e.elo_95, e.nelo, *e.nelo_95, e.los)
+
+
+def play_fixture_match(reg: Registry, home: LeagueHome, a: str, b: str, team_size: int, pairs: list,
+                       params: SprtParams | None, max_games: int, batch_pairs: int, seed: int,
+                       games: int | None = None) -> int:
+    """A match written through the registry as arena.match writes it: the match and its tournament
+    (MatchStore.open), each pair's two games with the same seed (A on blue, then B) and their
+    replays, the statistics saved after each batch, and the match finished at a decision or the cap,
+    or left interrupted after `games` games (recorded in schedule order)."""
+    store = reg.match_store
+    settings = MatchSettings(a, b, team_size, "sprt" if params else "fixed",
+                             json.dumps(vars(params), sort_keys=True) if params else None, max_games,
+                             MATCH_GAME_SECONDS, seed)
+    m, _ = store.open(settings, batch_pairs, {"game": {"tick_skip": TICK_SKIP}})
+    tid = m["tournament_id"]
+    store.set_status(m["id"], "running")
+    schedule = [(2 * p + side, pair[side]) for p, pair in enumerate(pairs) for side in (0, 1)]
+    if games is not None:
+        schedule = schedule[:games]
+    scores: dict[int, float] = {}
+    counts = [0] * 5
+    for index, (mine, theirs) in schedule:
+        p = index // 2
+        blue, orange, bg, og = (a, b, mine, theirs) if index % 2 == 0 else (b, a, theirs, mine)
+        game_seed = seed * 1000 + p  # a pair's two games share their seed
+        rel = f"replays/tournament-{tid}/{index:05d}-{game_seed}.replay"
+        write_replay(home.root / rel, synthetic_replay(game_seed + index, blue, orange, team_size, bg, og,
+                                                       MATCH_GAME_SECONDS))
+        reg.record_game(GameRecord(blue=blue, orange=orange, team_size=team_size, seed=game_seed, blue_goals=bg,
+                                   orange_goals=og, length_seconds=MATCH_GAME_SECONDS, origin="tournament",
+                                   tournament_id=tid, schedule_index=index, replay_path=rel))
+        scores[index] = 1.0 if mine > theirs else 0.5 if mine == theirs else 0.0
+        if index % 2 == 1:
+            counts[pair_score(scores[index - 1], scores[index])] += 1
+            if (p + 1) % batch_pairs == 0 or p + 1 == max_games // 2:  # the end of a batch: the runner checks
+                stats = _match_stats(counts, params)
+                store.save_stats(m["id"], stats)
+                decision = None if params is None else "H1" if stats.llr >= params.bounds[1] else \
+                    "H0" if stats.llr <= params.bounds[0] else None
+                if decision:
+                    store.finish(m["id"], decision, stats, f"SPRT accepted {decision} after {stats.games} games "
+                                                           f"(LLR {stats.llr:.2f}).")
+                    return m["id"]
+    if games is not None:
+        store.set_status(m["id"], "interrupted")
+        return m["id"]
+    stats = _match_stats(counts, params)
+    message = (f"SPRT inconclusive at the cap of {max_games} games (LLR {stats.llr:.2f})." if params
+               else f"Fixed match of {max_games} games.")
+    store.finish(m["id"], "inconclusive" if params else None, stats, message)
+    return m["id"]
+
+
+def add_promotion(reg: Registry, agent: str, team_size: int, method: str, promoted: bool,
+                  previous: str | None = None, match_id: int | None = None) -> None:
+    """A row of `promotions` (migration 0008), as `league promote` records it; the table is created
+    here when the schema does not have it yet (the dashboard reads it where it exists)."""
+    db = reg.db
+    if "promotions" not in db.table_names():
+        db.execute("""CREATE TABLE promotions (
+                          id INTEGER PRIMARY KEY, agent_id INTEGER NOT NULL REFERENCES agents(id),
+                          team_size INTEGER NOT NULL, previous_champion_id INTEGER REFERENCES agents(id),
+                          method TEXT NOT NULL, promoted INTEGER NOT NULL, match_id INTEGER REFERENCES matches(id),
+                          decision TEXT, llr REAL, elo REAL, elo_lo REAL, elo_hi REAL, los REAL, games INTEGER,
+                          created TEXT NOT NULL)""")
+    m = reg.match_store.get(match_id) if match_id is not None else {}
+    db.execute("""INSERT INTO promotions (agent_id, team_size, previous_champion_id, method, promoted, match_id,
+                      decision, llr, elo, elo_lo, elo_hi, los, games, created)
+                  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+               [reg.agent(agent).id, team_size, reg.agent(previous).id if previous else None, method, int(promoted),
+                match_id, m.get("decision"), m.get("llr"), m.get("elo"), m.get("elo_lo"), m.get("elo_hi"),
+                m.get("los"), m.get("games"), utc_now()])
+    if promoted:
+        if previous:
+            reg.set_status(previous, "active")
+        reg.set_status(agent, "champion")
+
+
+def add_matches(reg: Registry, home: LeagueHome) -> dict[str, int]:
+    """3v3: ppo-3v3-v1 promoted by hand, then ppo-3v3-v2 promoted on an SPRT match against it;
+    a fixed match of ppo-3v3-v2 against rule; an interrupted SPRT of ppo-3v3-v1 against rule."""
+    reg.add_agent("ppo-3v3-v1", "mlp", 3, parent="ppo-2v2-v2", steps_trained=7_000_000)
+    reg.add_agent("ppo-3v3-v2", "mlp", 3, parent="ppo-3v3-v1", steps_trained=8_000_000)
+    add_promotion(reg, "ppo-3v3-v1", 3, "manual", True)
+    sprt = play_fixture_match(reg, home, "ppo-3v3-v2", "ppo-3v3-v1", 3, SPRT_PAIRS, SPRT_PARAMS, 40, 4, 31)
+    add_promotion(reg, "ppo-3v3-v2", 3, "sprt", True, previous="ppo-3v3-v1", match_id=sprt)
+    fixed = play_fixture_match(reg, home, "ppo-3v3-v2", "rule", 3, FIXED_PAIRS, None, 8, 4, 32)
+    interrupted = play_fixture_match(reg, home, "ppo-3v3-v1", "rule", 3, INTERRUPTED_PAIRS, INTERRUPTED_PARAMS, 20,
+                                     2, 33, games=5)
+    return {"sprt": sprt, "fixed": fixed, "interrupted": interrupted}
+
+
+def _match_times(db) -> None:
+    """Times that follow the games (after _spread_times): a match created at its first game and
+    finished at its last; an SPRT promotion when its match finished, a manual one before the stage's
+    first game."""
+    conn = db.conn
+    conn.execute("""UPDATE matches SET created = (SELECT MIN(played) FROM games g
+                                                  WHERE g.tournament_id = matches.tournament_id)""")
+    conn.execute("""UPDATE matches SET finished = (SELECT MAX(played) FROM games g
+                                                   WHERE g.tournament_id = matches.tournament_id)
+                    WHERE finished IS NOT NULL""")
+    conn.execute("""UPDATE promotions SET created = COALESCE(
+                        (SELECT finished FROM matches m WHERE m.id = promotions.match_id),
+                        (SELECT MIN(played) FROM games g WHERE g.team_size = promotions.team_size))""")
 
 
 def write_climb_runs(home: LeagueHome) -> None:

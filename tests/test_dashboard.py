@@ -77,7 +77,7 @@ def test_leaderboard_ranks_the_stage_by_elo_with_mle_intervals(monkeypatch, leag
     at = no_problems(page(monkeypatch, league.home.root, "leaderboard"))
     assert at.header[0].value == "Leaderboard"
     board = at.dataframe[0].value
-    assert list(board.columns[:4]) == ["rank", "name", "status", "elo"]
+    assert list(board.columns[:5]) == ["rank", "name", "sprt", "status", "elo"]
     for col in ("mle", "mle_ci", "mu", "sigma", "ts", "games", "wins", "draws", "losses", "gd",
                 "last_played"):
         assert col in board.columns
@@ -214,9 +214,11 @@ def test_lineage_layout_reads_left_to_right(league, reg):
 def test_tournaments_list_and_running_one(monkeypatch, league):
     at = no_problems(page(monkeypatch, league.home.root, "tournaments"))
     listing = at.dataframe[0].value
-    assert list(listing["name"]) == ["round-robin-2v2", "round-robin-1v1"]
-    assert list(listing["status"]) == ["running", "finished"]
-    assert list(listing["games"]) == ["5 / 12", "30 / 30"]
+    # the fixture's matches (dashboard_fixture.add_matches) are tournaments of two underneath
+    assert list(listing["name"]) == ["match ppo-3v3-v1 vs rule (SPRT)", "match ppo-3v3-v2 vs rule (8 games)",
+                                     "match ppo-3v3-v2 vs ppo-3v3-v1 (SPRT)", "round-robin-2v2", "round-robin-1v1"]
+    assert list(listing["status"]) == ["interrupted", "finished", "finished", "running", "finished"]
+    assert list(listing["games"]) == ["5 / 20", "8 / 8", "32 / 32", "5 / 12", "30 / 30"]
     assert "refresh every" in texts(at.caption)
     assert at.selectbox(key="tournament").value == league.running_tournament
     standings = at.dataframe[1].value
@@ -252,9 +254,10 @@ def test_replay_page_plays_a_game(monkeypatch, league, reg):
     assert "if (true) setPlaying(true);" in player
 
 
-def test_replay_filters_by_agent_and_result(monkeypatch, league):
+def test_replay_filters_by_agent_and_result(monkeypatch, league, reg):
     at = page(monkeypatch, league.home.root, "replays")
-    assert at.selectbox(key="replay_tournament").value == league.running_tournament  # newest first
+    newest = reg.match_store.get(league.matches["interrupted"])["tournament_id"]
+    assert at.selectbox(key="replay_tournament").value == newest  # newest first
     at.selectbox(key="replay_tournament").select(league.finished_tournament).run()
     at.selectbox(key="replay_agent").select("ppo-1v1-v4").run()
     at.selectbox(key="replay_result").select("win").run()
@@ -522,6 +525,7 @@ def test_curriculum_not_started_and_stopped(monkeypatch, tmp_path):
     ("head-to-head", "No games between different agents"),
     ("lineage", "No agent has a parent yet"),
     ("tournaments", "No tournaments yet"),
+    ("matches", "No matches yet"),
     ("replays", "No games recorded yet"),
     ("training", "No training runs yet"),
     ("curriculum", "No curricula yet"),

@@ -200,7 +200,7 @@ def test_leaderboard_in_the_browser(served, browser, shots):
     text = browser.wait_for_text(["Leaderboard", "Ratings", "MLE Elo (bars: 95% interval"])
     assert "Traceback" not in text
     rows = browser.wait_for_table("Agent")
-    assert list(rows[0]) == ["#", "Agent", "Status", "Elo", "MLE Elo", "95% interval", "TS mu", "TS sigma",
+    assert list(rows[0]) == ["#", "Agent", "SPRT", "Status", "Elo", "MLE Elo", "95% interval", "TS mu", "TS sigma",
                              "mu - 3 sigma", "Games", "W", "D", "L", "GD", "Last played"]
     assert [r["Agent"] for r in rows] == ["ppo-1v1-v4", "climb-1v1-v3", "ppo-1v1-v2", "climb-1v1-v2", "ppo-1v1-v3",
                                           "lstm-1v1-v1", "atba", "rule-pro", "climb-1v1-v1", "rule", "random"]
@@ -225,6 +225,66 @@ def test_curriculum_in_the_browser(served, browser, shots):
     assert [r["agent"] for r in checks][:3] == ["climb-1v1-v1", "climb-1v1-v2", "climb-1v1-v3"]
     time.sleep(1.0)  # let the charts finish drawing
     assert browser.screenshot(shots / "curriculum.png").stat().st_size > 10_000
+
+
+def test_match_in_the_browser(served, browser, shots):
+    base, league = served
+    match_id = league.matches["sprt"]
+    browser.goto(f"{base}/?page=matches&match={match_id}")
+    verdict = "H1 accepted: ppo-3v3-v2 is at least 100 normalized Elo better than ppo-3v3-v1."
+    text = browser.wait_for_text(["Matches", verdict, "Pair counts", "Pairs and their replays", "Watch a game"])
+    assert "Traceback" not in text
+    listing = browser.wait_for_table("A vs B")
+    assert [(r["A vs B"], r["Decision"], r["Games"]) for r in listing] == [
+        ("ppo-3v3-v1 vs rule", "", "4 / 20"), ("ppo-3v3-v2 vs rule", "", "8 / 8"),
+        ("ppo-3v3-v2 vs ppo-3v3-v1", "H1", "32 / 40")]
+    counts = browser.wait_for_table("WL+DD")
+    assert [(r["LL"], r["LD"], r["WL+DD"], r["WD"], r["WW"], r["pairs"]) for r in counts] == [
+        ("1", "1", "2", "2", "10", "16")]
+    pairs = browser.wait_for_table("Replay 1")
+    assert len(pairs) == 16 and all(r["Replay 1"].endswith("&show=watch") and r["Replay 2"].endswith("&show=watch")
+                                    for r in pairs)
+    assert [r["Class"] for r in pairs][:7] == ["WW", "WL+DD", "WD", "WW", "LD", "WW", "LL"]
+    # both charts drawn (vega-embed renders into a canvas or svg per chart)
+    wait_until(lambda: browser.evaluate("document.querySelectorAll('.vega-embed').length") >= 3, RENDER_TIMEOUT,
+               "the LLR, Elo and counts charts")
+    time.sleep(1.0)  # let the charts finish drawing
+    assert browser.screenshot(shots / "match.png").stat().st_size > 10_000
+    browser.call("Emulation.setDeviceMetricsOverride", width=1600, height=3000, deviceScaleFactor=1, mobile=False)
+    time.sleep(1.5)  # the whole page: charts, counts, pairs with their replay links
+    browser.screenshot(shots / "match-full.png")
+    browser.call("Emulation.clearDeviceMetricsOverride")
+    # a pair's replay link opens the Replays page on that game
+    first = pairs[0]["Replay 1"]
+    game = int(first.split("game=")[1].split("&")[0])
+    browser.goto(f"{base}/?page=replays&game={game}")
+    browser.wait_for_text(["Replays", f"Game #{game}", "match ppo-3v3-v2 vs ppo-3v3-v1 (SPRT)"])
+
+
+def test_leaderboard_sprt_mark_in_the_browser(served, browser, shots):
+    base, league = served
+    browser.goto(f"{base}/?page=leaderboard")
+    browser.wait_for_text(["Leaderboard", "Stage"])
+    # choose the 3v3 stage: open the Stage combobox with a real click, then click its option
+    opener = "document.querySelector('.st-key-stage button[aria-label=Open]')"
+    wait_until(lambda: browser.evaluate(f"!!{opener}"), RENDER_TIMEOUT, "the Stage selectbox")
+    x, y = browser.evaluate(f"(() => {{ const r = {opener}.getBoundingClientRect(); "
+                            "return [r.x + r.width / 2, r.y + r.height / 2]; })()")
+    for kind in ("mousePressed", "mouseReleased"):
+        browser.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)
+    wait_until(lambda: browser.evaluate(
+        "Array.from(document.querySelectorAll('[role=option]')).some(o => o.textContent.startsWith('3v3'))"),
+        RENDER_TIMEOUT, "the stage options")
+    browser.evaluate("Array.from(document.querySelectorAll('[role=option]'))"
+                     ".find(o => o.textContent.startsWith('3v3')).click()")
+    rows = wait_until(lambda: (lambda t: t if any(r["Agent"] == "ppo-3v3-v2" for r in t) else None)(
+        browser.wait_for_table("Agent")), RENDER_TIMEOUT, "the 3v3 leaderboard")
+    marks = {r["Agent"]: r["SPRT"] for r in rows}
+    assert marks["ppo-3v3-v2"].endswith(f"?page=matches&match={league.matches['sprt']}")
+    assert marks["ppo-3v3-v1"] == ""  # promoted by hand: no mark
+    browser.wait_for_text(["\u2713 SPRT: promoted to champion because an SPRT match"])
+    time.sleep(1.0)
+    assert browser.screenshot(shots / "leaderboard-3v3-sprt.png").stat().st_size > 10_000
 
 
 PLAYER = "document.querySelector('iframe[title^=\"Replay of game\"]')"
@@ -277,8 +337,9 @@ def test_running_tournament_refreshes_while_games_are_recorded(served, browser, 
     browser.goto(f"{base}/?page=tournaments")
     browser.wait_for_text(["Tournaments", "5 of 12 games played (running)"])
     listing = browser.wait_for_table("Progress")
-    assert [(r["name"], r["status"], r["games"]) for r in listing] == [
+    assert [(r["name"], r["status"], r["games"]) for r in listing][-2:] == [
         ("round-robin-2v2", "running", "5 / 12"), ("round-robin-1v1", "finished", "30 / 30")]
+    assert len(listing) == 5  # and the fixture's three matches
     reg = Registry.open(league.home.db_path)
     try:
         new_game = reg.record_game(GameRecord(

@@ -1,0 +1,216 @@
+"""The dashboard's reading of matches (`league match A B`) and promotions: read-only SQL, no Streamlit.
+
+A match is a two-entrant tournament plus a `matches` row (docs/match.md, docs/schema.md): pair p
+is the games with schedule_index 2p (A on blue) and 2p + 1 (B on blue). Its statistics after each
+complete pair are recomputed here from the recorded games with `league.sprt`, the arithmetic
+the match runner uses (arena/match.py `match_stats`, which the dashboard may not import): a game
+scores 1, 0.5 or 0 for A by its goals, a pair counts once both of its games are recorded, pairs
+in schedule order.
+
+Both tables are newer than some league homes (matches: schema version 7; promotions: version
+8), and the dashboard never migrates: a home without them has no matches and no promotions.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+import sqlite_utils
+
+from league.errors import LeagueError
+from league.sprt import SprtParams, elo_estimate, pair_score, sprt_result
+
+PAIR_LABELS = ("LL", "LD", "WL+DD", "WD", "WW")  # A's pentanomial classes: the pair's mean score 0, 1/4 .. 1
+SPRT_METHODS = ("sprt", "training")  # promotions decided by an SPRT match (by hand, or by the training loop)
+
+MATCH_COLUMNS = ["id", "tournament_id", "a", "b", "team_size", "mode", "status", "decision", "games", "max_games",
+                 "batch_pairs", "game_seconds", "llr", "elo", "elo_lo", "elo_hi", "nelo", "nelo_lo", "nelo_hi",
+                 "los", "counts_json", "params_json", "seed", "message", "created", "finished"]
+PAIR_COLUMNS = ["pair", "first_game", "first_blue_goals", "first_orange_goals", "first_replay", "second_game",
+                "second_blue_goals", "second_orange_goals", "second_replay", "a_first", "a_second", "outcome",
+                "counted"]
+PATH_COLUMNS = ["n", "pair", "games", "outcome", "n0", "n1", "n2", "n3", "n4", "llr", "elo", "elo_lo", "elo_hi",
+                "nelo", "nelo_lo", "nelo_hi", "los", "checked"]
+
+
+def has_table(db: sqlite_utils.Database, name: str) -> bool:
+    return bool(list(db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [name])))
+
+
+def _frame(db: sqlite_utils.Database, sql: str, params: Sequence[Any] = ()) -> pd.DataFrame:
+    return pd.read_sql_query(sql, db.conn, params=params)
+
+
+# --------------------------------------------------------------------------- matches
+
+_MATCHES_SQL = """
+        SELECT m.id, m.tournament_id, a.name AS a, b.name AS b, m.team_size, m.mode, m.status, m.decision, m.games,
+               m.max_games, m.batch_pairs, m.game_seconds, m.llr, m.elo, m.elo_lo, m.elo_hi, m.nelo, m.nelo_lo,
+               m.nelo_hi, m.los, m.counts_json, m.params_json, t.seed, t.message, m.created, m.finished
+        FROM matches m JOIN agents a ON a.id = m.a_agent_id JOIN agents b ON b.id = m.b_agent_id
+        JOIN tournaments t ON t.id = m.tournament_id"""
+
+
+def matches(db: sqlite_utils.Database) -> pd.DataFrame:
+    """Every match, newest first: id, tournament_id, a, b (the agents' names), team_size, mode
+    (sprt, fixed), status, decision (H1, H0, inconclusive; None unfinished or fixed), games,
+    max_games, batch_pairs, game_seconds, the statistics as the runner last saved them (llr,
+    elo, elo_lo, elo_hi, nelo, nelo_lo, nelo_hi, los), counts_json, params_json, seed, message (the
+    tournament's: how it ended), created, finished. Empty in a home without matches."""
+    if not has_table(db, "matches"):
+        return pd.DataFrame(columns=MATCH_COLUMNS)
+    return _frame(db, _MATCHES_SQL + " ORDER BY m.id DESC")
+
+
+def match(db: sqlite_utils.Database, match_id: int) -> dict[str, Any] | None:
+    """One match's row as `matches` gives it, with `params` (SprtParams, None for a fixed match or
+    unreadable parameters) and `counts` (the saved pentanomial counts); None if there is no such match."""
+    if not has_table(db, "matches"):
+        return None
+    rows = _frame(db, _MATCHES_SQL + " WHERE m.id = ?", [int(match_id)])
+    if rows.empty:
+        return None
+    row = {k: (None if _missing(v) else v) for k, v in rows.iloc[0].to_dict().items()}
+    row["params"] = match_params(row["params_json"])
+    try:
+        counts = json.loads(row["counts_json"])
+        row["counts"] = [int(c) for c in counts] if isinstance(counts, list) and len(counts) == 5 else [0] * 5
+    except (TypeError, ValueError):
+        row["counts"] = [0] * 5
+    return row
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def match_params(text: str | None) -> SprtParams | None:
+    """The SPRT parameters stored with a match (None for a fixed match, or if they cannot be read)."""
+    if not text:
+        return None
+    try:
+        return SprtParams(**json.loads(text))
+    except (TypeError, ValueError, LeagueError):  # unreadable, or out of today's range: no bounds to draw
+        return None
+
+
+def game_score(own_goals: int, other_goals: int) -> float:
+    """A game's score for the side with `own_goals`: 1 won, 0.5 drawn, 0 lost (by goals, as the runner counts)."""
+    return 1.0 if own_goals > other_goals else 0.5 if own_goals == other_goals else 0.0
+
+
+def match_pairs(db: sqlite_utils.Database, match_id: int) -> pd.DataFrame:
+    """A match's pairs that have at least one recorded game, in schedule order.
+
+    Columns: pair (p, 0-based: games 2p with A on blue and 2p + 1 with B on blue), first_game and
+    second_game (game ids; None when not recorded yet), their goals (blue, orange), first_replay and
+    second_replay (the recorded replay paths), a_first and a_second (A's score in each: 1, 0.5, 0),
+    outcome (A's pentanomial class, one of PAIR_LABELS; None for an incomplete pair) and counted
+    (both games recorded: only those enter the statistics).
+    """
+    m = match(db, match_id)
+    if m is None:
+        return pd.DataFrame(columns=PAIR_COLUMNS)
+    rows = db.query("""SELECT g.id, g.schedule_index, b.name AS blue, g.blue_goals, g.orange_goals, g.replay_path
+                       FROM games g JOIN agents b ON b.id = g.blue_agent_id
+                       WHERE g.tournament_id = ? AND g.schedule_index IS NOT NULL ORDER BY g.schedule_index""",
+                    [int(m["tournament_id"])])
+    pairs: dict[int, dict[str, Any]] = {}
+    for g in rows:
+        p, second = divmod(int(g["schedule_index"]), 2)
+        slot = "second" if second else "first"
+        pair = pairs.setdefault(p, {"pair": p})
+        a_goals, b_goals = ((g["blue_goals"], g["orange_goals"]) if g["blue"] == m["a"]
+                            else (g["orange_goals"], g["blue_goals"]))
+        pair.update({f"{slot}_game": int(g["id"]), f"{slot}_blue_goals": g["blue_goals"],
+                     f"{slot}_orange_goals": g["orange_goals"], f"{slot}_replay": g["replay_path"],
+                     f"a_{slot}": game_score(a_goals, b_goals)})
+    out = []
+    for p in sorted(pairs):
+        pair = {key: None for key in PAIR_COLUMNS} | pairs[p]
+        pair["counted"] = pair["first_game"] is not None and pair["second_game"] is not None
+        pair["outcome"] = PAIR_LABELS[pair_score(pair["a_first"], pair["a_second"])] if pair["counted"] else None
+        out.append(pair)
+    frame = pd.DataFrame(out, columns=PAIR_COLUMNS)
+    for col in ("first_game", "second_game", "first_blue_goals", "first_orange_goals", "second_blue_goals",
+                "second_orange_goals"):
+        frame[col] = frame[col].astype("Int64")
+    frame["counted"] = frame["counted"].astype(bool)
+    return frame
+
+
+def statistics_path(pairs: pd.DataFrame, params: SprtParams | None, batch_pairs: int | None = None,
+                    max_games: int | None = None) -> pd.DataFrame:
+    """The match's statistics after each complete pair, in schedule order, as the runner computes
+    them (league.sprt): one row per counted pair.
+
+    Columns: n (complete pairs so far), pair (its schedule pair p), games (2 n), outcome (its class),
+    n0..n4 (the pentanomial counts so far), llr (NaN for a fixed match: no hypothesis), elo with
+    elo_lo, elo_hi (logistic Elo and its 95% interval), nelo, nelo_lo, nelo_hi (normalized Elo), los,
+    checked (whether the runner asked the SPRT after this pair: it does at the end of each batch of
+    `batch_pairs` pairs and at the cap; False everywhere when `batch_pairs` is not given).
+    """
+    counts = [0] * 5
+    rows = []
+    cap_pairs = max_games // 2 if max_games else None
+    for n, pair in enumerate(pairs[pairs["counted"]].itertuples(), start=1):
+        counts[pair_score(pair.a_first, pair.a_second)] += 1
+        if params is not None:
+            r = sprt_result(counts, params)
+            llr, elo, (lo, hi), nelo, (nlo, nhi), los = r.llr, r.elo, r.elo_95, r.nelo, r.nelo_95, r.los
+        else:
+            e = elo_estimate(counts)
+            llr, elo, (lo, hi), nelo, (nlo, nhi), los = math.nan, e.elo, e.elo_95, e.nelo, e.nelo_95, e.los
+        p = int(pair.pair)
+        checked = bool(batch_pairs) and ((p + 1) % int(batch_pairs) == 0 or (cap_pairs is not None
+                                                                             and p + 1 == cap_pairs))
+        rows.append([n, p, 2 * n, pair.outcome, *counts, llr, elo, lo, hi, nelo, nlo, nhi, los, checked])
+    return pd.DataFrame(rows, columns=PATH_COLUMNS)
+
+
+def match_path(db: sqlite_utils.Database, match_id: int) -> pd.DataFrame:
+    """`statistics_path` of a match from its recorded games (empty if there is no such match)."""
+    m = match(db, match_id)
+    if m is None:
+        return pd.DataFrame(columns=PATH_COLUMNS)
+    return statistics_path(match_pairs(db, match_id), m["params"], m["batch_pairs"], m["max_games"])
+
+
+# --------------------------------------------------------------------------- promotions
+
+PROMOTION_COLUMNS = ["id", "agent", "team_size", "previous_champion", "method", "promoted", "match_id", "decision",
+                     "llr", "elo", "elo_lo", "elo_hi", "los", "games", "created"]
+
+
+def promotions(db: sqlite_utils.Database, match_id: int | None = None) -> pd.DataFrame:
+    """Promotion decisions, newest first (all, or those that cite match `match_id`): id, agent,
+    team_size, previous_champion, method (manual, sprt, training), promoted (bool), match_id,
+    decision, llr, elo, elo_lo, elo_hi, los, games, created. Empty in a home without the table."""
+    if not has_table(db, "promotions"):
+        return pd.DataFrame(columns=PROMOTION_COLUMNS)
+    where, params = ("WHERE p.match_id = ?", [match_id]) if match_id is not None else ("", [])
+    frame = _frame(db, f"""
+        SELECT p.id, a.name AS agent, p.team_size, c.name AS previous_champion, p.method, p.promoted, p.match_id,
+               p.decision, p.llr, p.elo, p.elo_lo, p.elo_hi, p.los, p.games, p.created
+        FROM promotions p JOIN agents a ON a.id = p.agent_id LEFT JOIN agents c ON c.id = p.previous_champion_id
+        {where} ORDER BY p.id DESC""", params)
+    frame["promoted"] = frame["promoted"].fillna(0).astype(bool)
+    for col in ("team_size", "match_id", "games"):
+        frame[col] = frame[col].astype("Int64")
+    return frame
+
+
+def sprt_promoted(db: sqlite_utils.Database, team_size: int) -> pd.DataFrame:
+    """The agents promoted at this team size by an SPRT (method sprt or training, promoted = 1),
+    one row each (its latest such promotion): agent, method, match_id, decision, llr, elo, elo_lo,
+    elo_hi, los, games, created. Manual promotions and rejected ones are left out."""
+    frame = promotions(db)
+    frame = frame[frame["promoted"] & frame["method"].isin(SPRT_METHODS)
+                  & (frame["team_size"].isna() | (frame["team_size"] == team_size))]
+    frame = frame.drop_duplicates("agent", keep="first")  # newest first: each agent's latest
+    return frame[["agent", "method", "match_id", "decision", "llr", "elo", "elo_lo", "elo_hi", "los", "games",
+                  "created"]].reset_index(drop=True)
