@@ -19,6 +19,7 @@ from pathlib import Path
 
 from agents.loading import load_policy
 from league.config import STAGES, team_size_of
+from league.errors import LeagueError
 from league.home import LeagueHome
 from league.registry import Registry
 from training.evaluation import Player, play_recorded
@@ -75,12 +76,15 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args()
     home = LeagueHome(args.home)
-    registry = Registry.open(home.db_path)
     try:
-        results = play_ladder(registry, home, args.agents, team_size_of(args.stage), args.games, args.seconds,
-                              tuple(args.opponents.split(",")))
-    finally:
-        registry.close()
+        registry = Registry.open(home.db_path)
+        try:
+            results = play_ladder(registry, home, args.agents, team_size_of(args.stage), args.games, args.seconds,
+                                  tuple(args.opponents.split(",")))
+        finally:
+            registry.close()
+    except LeagueError as exc:
+        raise SystemExit(f"Error: {exc}") from None
     if args.json:
         print(json.dumps([asdict(r) | {"win_rate": r.win_rate} for r in results], indent=2))
         return
