@@ -103,8 +103,9 @@ def test_weighted_sum_and_sparse_mode():
     dense = build_reward(RewardsConfig(weights=RewardWeights(goal=10, touch=0.5, hit=0, velocity_player_to_ball=0,
                                                              velocity_ball_to_goal=0, face_ball=0, demo=0, save=0)))
     assert rewards(dense, b).tolist() == [[-9.5, 10.0]]
-    sparse = build_reward(RewardsConfig(mode="sparse"))
-    assert rewards(sparse, b).tolist() == [[-10.0, 10.0]]
+    sparse_config = RewardsConfig(mode="sparse")
+    goal = sparse_config.weights.goal  # sparse keeps only the goal term, at its configured weight
+    assert rewards(build_reward(sparse_config), b).tolist() == [[-goal, goal]]
 
 
 def test_shaping_fades_linearly_to_its_floor():
