@@ -195,9 +195,16 @@ ActorCritic = MlpActorCritic | LstmActorCritic
 
 
 def build_network(config: PolicyConfig, obs_dim: int = OBS_DIM, n_actions: int = N_ACTIONS) -> ActorCritic:
-    """The actor-critic module PolicyConfig describes (freshly initialised)."""
-    if config.kind == "mlp":
-        return MlpActorCritic(config, obs_dim, n_actions)
-    if config.kind == "lstm":
-        return LstmActorCritic(config, obs_dim, n_actions)
-    raise LeagueError(f"Unknown policy kind {config.kind!r}; expected mlp or lstm.")
+    """The actor-critic module PolicyConfig describes (freshly initialised).
+
+    Initialised on one CPU thread: the orthogonal initialisation's QR decomposition rounds
+    differently with other thread counts, and the first weights must depend on the seed alone."""
+    if config.kind not in ("mlp", "lstm"):
+        raise LeagueError(f"Unknown policy kind {config.kind!r}; expected mlp or lstm.")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return MlpActorCritic(config, obs_dim, n_actions) if config.kind == "mlp" else LstmActorCritic(
+            config, obs_dim, n_actions)
+    finally:
+        torch.set_num_threads(threads)

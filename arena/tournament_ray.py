@@ -113,7 +113,10 @@ def _start_local_instance(ray: Any, workers: int) -> None:
     clusters = getattr(ray_constants, "ENABLE_RAY_CLUSTER", True)
     ray_constants.ENABLE_RAY_CLUSTER = False
     try:
-        ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False, _node_ip_address=LOOPBACK)
+        # address="local": a new instance even where `ray start` runs a cluster on this machine (which
+        # ray.init would otherwise join).
+        ray.init(address="local", num_cpus=workers, include_dashboard=False, log_to_driver=False,
+                 _node_ip_address=LOOPBACK)
     except Exception as exc:  # Ray's own failures (no room in /tmp, a port taken): not a bug of ours
         raise LeagueError(f"Cannot start a local Ray instance: {_first_line(exc)}.") from None
     finally:

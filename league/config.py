@@ -102,8 +102,16 @@ class RunnerConfig:
     envs_per_worker: int = param(
         0, "RocketSim arenas stepped by each worker; 0: auto (arena.vector.DEFAULT_ENVS_PER_WORKER, 32).",
         min=0, max=4096)
-    backend: Literal["multiprocessing", "serial"] = param(
-        "multiprocessing", "Run game workers in their own processes, or all in this one (debugging, tiny runs).")
+    backend: Literal["multiprocessing", "serial", "ray"] = param(
+        "multiprocessing", "Where training's games run: game worker processes on this machine, all in this process "
+                           "(debugging, tiny runs), or Ray rollout workers on a cluster (league train --backend ray).")
+    pipeline: Literal["auto", "always", "never"] = param(
+        "auto", "Collect the next rollout while the learner updates (a policy lag of one update). auto: on with a "
+                "GPU learner, on Ray, or with more cores than game workers.")
+    rollout_workers: int = param(0, "Ray rollout workers (actors, one core each); 0: one per CPU of the cluster, "
+                                    "less one for the learner.", min=0, max=4096)
+    address: str = param("", "Ray cluster to join (host:port of a head node started with `ray start --head`); "
+                             "empty: a local Ray instance on 127.0.0.1.")
 
 
 @dataclass

@@ -47,7 +47,8 @@ def test_a_goal_in_a_plain_rlgym_env_pays_the_goal_weight():
                 break
             assert set(rewards.values()) == {0.0}
         assert any(terminated.values())  # the goal ends the episode (training mode)
-        assert rewards == {"blue-0": 10.0, "blue-1": 10.0, "orange-0": -10.0, "orange-1": -10.0}
+        goal = RewardsConfig().weights.goal  # the configured goal weight
+        assert rewards == {"blue-0": goal, "blue-1": goal, "orange-0": -goal, "orange-1": -goal}
     finally:
         env.close()
 

@@ -1,6 +1,7 @@
 """The self-play loop's episode statistics: returns, lengths, goals, touches and results per
-opponent, accumulated with array operations over every env at once and flushed into each
-update's metrics row (charts/...). The results per opponent also feed the payoff table (PFSP).
+opponent, accumulated with array operations over every env at once and handed over with each
+rollout segment as a Tally (training.segment), which becomes the update's metrics row
+(charts/...). The results per opponent also feed the payoff table (PFSP).
 """
 
 from __future__ import annotations
@@ -8,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from arena.vector import StepInfo
-from training.opponents import LATEST, OpponentPool
+from training.opponents import OpponentPool
+from training.segment import Tally
 
 # The metrics kept in the registry (league runs, the dashboard), besides every win rate.
 HEADLINE = ("charts/steps_per_second", "charts/episode_reward", "charts/episode_length", "charts/goals_for",
@@ -26,6 +28,7 @@ class EpisodeStats:
 
     `slot_env` [S]: the env of each learner row; `league_envs` [E_l]: the envs with a league
     opponent (the others are pure self-play); `teams` [N]: each runner row's team, env by env.
+    `take()` hands over what was counted since the last take as a Tally (training.segment).
     """
 
     def __init__(self, n_envs: int, slot_env: np.ndarray, league_envs: np.ndarray, teams: np.ndarray):
@@ -34,31 +37,36 @@ class EpisodeStats:
         self.league_envs = league_envs
         self.learner_cars = teams.reshape(n_envs, -1) == self.side[:, None]  # [E, C] the learner side's cars
         self.env_group = np.full(n_envs, -1)  # opponent group of each env; -1: pure self-play
-        self.opponents: list[tuple[str, float]] = []  # (name, share of envs) of each opponent group
+        self.opponents: list[tuple[str, int]] = []  # (name, envs it drives) of each opponent group
         self.returns = np.zeros(len(slot_env))
+        self._kept: dict[str, list[float]] = {}  # counts against the opponents of pools replaced since the last take
         self._clear()
-        self.reset_payoff()
 
     def _clear(self) -> None:
         self.done_returns: list[float] = []
         self.lengths: list[float] = []
         self.goals_for = self.goals_against = self.touches = 0.0
-
-    def set_pool(self, pool: OpponentPool) -> None:
-        """A new opponent pool was drawn: results count against its groups from now on."""
-        self.env_group[:] = -1
-        self.env_group[self.league_envs] = pool.env_opponent
-        self.opponents = [(g.name, len(np.unique(g.envs)) / len(self.side)) for g in pool.groups]
-        self.reset_payoff()
-
-    def reset_payoff(self) -> None:
         n = len(self.opponents)
         self.wins, self.draws, self.games = np.zeros(n), np.zeros(n), np.zeros(n)
 
-    def results(self) -> list[tuple[str, float, float, float]]:
-        """(opponent name, wins, draws, games) of the learner against each group since the last reset."""
-        return [(name, w, d, n) for (name, _), w, d, n in
-                zip(self.opponents, self.wins.tolist(), self.draws.tolist(), self.games.tolist())]
+    def set_pool(self, pool: OpponentPool) -> None:
+        """A new opponent pool was drawn: results count against its groups from now on (what was
+        counted against the old one is kept for the next take)."""
+        kept = self._opponent_counts()
+        self.env_group[:] = -1
+        self.env_group[self.league_envs] = pool.env_opponent
+        self.opponents = [(g.name, len(np.unique(g.envs))) for g in pool.groups]
+        n = len(self.opponents)
+        self.wins, self.draws, self.games = np.zeros(n), np.zeros(n), np.zeros(n)
+        self._kept = kept
+
+    def _opponent_counts(self) -> dict[str, list[float]]:
+        counts = {name: list(v) for name, v in self._kept.items()}
+        for (name, envs), w, d, n in zip(self.opponents, self.wins.tolist(), self.draws.tolist(),
+                                         self.games.tolist()):
+            before = counts.get(name, [0.0, 0.0, 0.0, 0.0])
+            counts[name] = [max(before[0], envs), before[1] + w, before[2] + d, before[3] + n]
+        return counts
 
     def step(self, rewards: np.ndarray, info: StepInfo) -> None:
         """Add one runner step: `rewards` [S] of the learner rows, `info` the runner's."""
@@ -82,19 +90,11 @@ class EpisodeStats:
             np.add.at(self.draws, groups, (ours == theirs).astype(float))
             np.add.at(self.games, groups, 1.0)
 
-    def flush(self) -> dict[str, float]:
-        """The metrics since the last flush (episodes, goals, touches, opponent shares and win rates)."""
-        row: dict[str, float] = {"charts/goals_for": self.goals_for, "charts/goals_against": self.goals_against,
-                                 "charts/touches": self.touches}
-        if self.done_returns:
-            row["charts/episode_reward"] = float(np.mean(self.done_returns))
-            row["charts/episode_length"] = float(np.mean(self.lengths))
-            row["charts/episodes"] = float(len(self.done_returns))
-        row["charts/opponent_share/self-play"] = float(np.mean(self.env_group < 0))
-        for (name, share), w, d, n in zip(self.opponents, self.wins, self.draws, self.games):
-            label = "latest-frozen" if name == LATEST else name
-            row[f"charts/opponent_share/{label}"] = share
-            if n:
-                row[f"charts/win_rate/{label}"] = (w + 0.5 * d) / n
+    def take(self) -> Tally:
+        """What was counted since the last take (episodes, goals, touches, results per opponent)."""
+        tally = Tally(self.goals_for, self.goals_against, self.touches, self.done_returns, self.lengths,
+                      envs=len(self.side), self_play_envs=int(np.sum(self.env_group < 0)),
+                      opponents=self._opponent_counts())
+        self._kept = {}
         self._clear()
-        return row
+        return tally

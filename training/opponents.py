@@ -3,9 +3,11 @@ others, and their loaded policies.
 
 `lay_out` sets the mix's self-play share of the envs apart once, at the start of a run. Each
 other env's non-learner team is driven by one opponent. Opponents are drawn by the configured
-mix (league.matchmaking) when the pool is refreshed (at every snapshot), the number of
-distinct loaded policies is bounded, and the rows of each opponent are grouped once into an
-index array so every step makes one batched `act` call per opponent policy.
+mix (league.matchmaking) when the pool is refreshed (at every snapshot, `draw_picks`), the
+number of distinct policies is bounded, and each is handed to collection as a PolicySpec (its
+weights as arrays, so a Ray rollout worker on another node needs no league files); there
+`build_pool` groups the rows of each opponent once into an index array, so every step makes
+one batched `act` call per opponent policy.
 """
 
 from __future__ import annotations
@@ -15,12 +17,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import torch
 
+from agents.baselines import BASELINE_KINDS, make_baseline
 from agents.loading import load_policy
+from agents.networks import build_network
 from agents.nn_policy import NetworkPolicy
 from agents.policy import Policy
 from arena.vector import VecGame
-from league.config import OpponentMix, TrainingConfig
+from league.config import OpponentMix, PolicyConfig, TrainingConfig
 from league.matchmaking import sample_opponents, win_rate
 from league.registry import Registry
 from training.seeds import derived_seed
@@ -85,39 +90,86 @@ def lay_out(games: VecGame, mix: OpponentMix, team_size: int) -> Layout:
     return Layout(learner_rows, games.env_of_row[learner_rows], league_envs, opponent_rows)
 
 
-def draw_pool(
-    registry: Registry, cfg: TrainingConfig, run: str, team_size: int, latest_net, versions: list[str],
-    opp_rows_of_env: np.ndarray, rng: np.random.Generator, home_root: Path, seed: int,
-) -> OpponentPool:
-    """Sample an opponent for every league env (the envs not in pure self-play) and load each once.
+def draw_picks(registry: Registry, cfg: TrainingConfig, run: str, team_size: int, versions: list[str],
+               n_envs: int, rng: np.random.Generator) -> list[str]:
+    """The opponent of each of `n_envs` league envs (the envs not in pure self-play), by the mix.
 
     The mix's `latest` share is played by the learner itself on both sides (see split_mix);
     here LATEST only takes over the shares of sources with no candidates yet, as a frozen copy
-    of the latest weights. `versions`: the run's snapshot names, oldest first;
-    `opp_rows_of_env`: [E_league, team_size] runner rows of each env's opponent team; `seed`:
-    this draw's seed, from which each opponent policy's own is derived.
+    of the latest weights. `versions`: the run's snapshot names, oldest first. The distinct
+    opponents are bounded by `max_opponents`: the most frequent stay, the rest play LATEST.
     """
     active = {a.name for a in registry.agents(include_retired=False)}
     past = [v for v in versions[:-1] if v in active]
     payoff = registry.payoff(run, team_size)
     rates = [win_rate(*payoff.get(v, (0, 0, 0))) for v in past]
     baselines = [b for b in ("rule", "random") if b in active]
-    n_envs = len(opp_rows_of_env)
     _, mix = split_mix(cfg.opponents)
     picks = sample_opponents(n_envs, mix, LATEST, past, rates, baselines, rng, cfg.pfsp_weighting)
-    # Bound the distinct policies: the most frequent ones stay, the rest play the latest self.
     counts = {name: picks.count(name) for name in dict.fromkeys(picks)}
     keep = sorted(counts, key=lambda n: (n != LATEST, -counts[n]))[: cfg.max_opponents]
-    picks = [p if p in keep else LATEST for p in picks]
+    return [p if p in keep else LATEST for p in picks]
 
-    pool = OpponentPool(env_opponent=np.zeros(n_envs, dtype=np.int64))
+
+@dataclass
+class PolicySpec:
+    """What it takes to build a policy anywhere (a thread, a Ray worker on another node): a
+    baseline's kind, or a network's config and weights as numpy arrays. Made by the learner
+    from files it has verified; never read from a file."""
+
+    name: str
+    kind: str
+    config: PolicyConfig | None = None
+    weights: dict[str, np.ndarray] | None = None
+
+    def policy(self) -> Policy:
+        if self.weights is None:
+            return make_baseline(self.kind)
+        return NetworkPolicy(network_from(self.config, self.weights), name=self.name)
+
+
+def network_from(config: PolicyConfig, weights: dict[str, np.ndarray]) -> torch.nn.Module:
+    """A network built from its config, holding `weights` (a state dict as numpy arrays)."""
+    net = build_network(config)
+    net.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in weights.items()})
+    return net
+
+
+def numpy_weights(net: torch.nn.Module) -> dict[str, np.ndarray]:
+    """A network's state dict as numpy arrays on the CPU (a copy)."""
+    return {k: v.detach().cpu().numpy().copy() for k, v in net.state_dict().items()}
+
+
+def network_spec(name: str, net: torch.nn.Module) -> PolicySpec:
+    return PolicySpec(name, net.config.kind, copy.deepcopy(net.config), numpy_weights(net))
+
+
+def agent_spec(registry: Registry, name: str, home_root: Path) -> PolicySpec:
+    """The spec of a registry agent, its checkpoint read and verified here."""
+    agent = registry.agent(name)
+    if agent.kind in BASELINE_KINDS:
+        return PolicySpec(name, agent.kind)
+    policy = load_policy(agent, home_root=home_root)
+    return network_spec(name, policy.net)
+
+
+def pool_specs(picks: list[str], registry: Registry, home_root: Path, latest_net) -> dict[str, PolicySpec]:
+    """A spec for each distinct opponent in `picks` (LATEST: a frozen copy of `latest_net`)."""
+    return {name: network_spec(LATEST, latest_net) if name == LATEST else agent_spec(registry, name, home_root)
+            for name in dict.fromkeys(picks)}
+
+
+def build_pool(picks: list[str], specs: dict[str, PolicySpec], opp_rows_of_env: np.ndarray, seed: int) -> OpponentPool:
+    """The opponent pool of league envs whose opponents are `picks`, one policy per distinct name.
+
+    `opp_rows_of_env`: [E_league, team_size] runner rows of each env's opponent team; `seed`:
+    this pool's seed, from which each opponent policy's own is derived.
+    """
+    pool = OpponentPool(env_opponent=np.zeros(len(picks), dtype=np.int64))
     env_names = np.array(picks, dtype=object)
     for k, name in enumerate(dict.fromkeys(picks)):
         envs = np.flatnonzero(env_names == name)
-        if name == LATEST:
-            policy: Policy = NetworkPolicy(copy.deepcopy(latest_net).cpu(), name=LATEST)
-        else:
-            policy = load_policy(registry.agent(name), home_root=home_root)
+        policy = specs[name].policy()
         policy.seed(derived_seed(seed, "opponent", k))
         rows = opp_rows_of_env[envs].reshape(-1)
         group = OpponentGroup(name, policy, rows, np.repeat(envs, opp_rows_of_env.shape[1]))

@@ -1,8 +1,9 @@
 """PPO and recurrent PPO updates over a RolloutBuffer.
 
-The learner owns the network, the optimizer and the buffer; a driver (the self-play loop, or
-a test on a classic-control task) steps the environments and calls `act`, `observe_rewards`
-and, when the buffer is full, `update`. Feed-forward minibatches are shuffled agent steps;
+The learner owns the network, the optimizer and the buffer; a driver either hands it whole
+collected segments (`ingest`, the self-play loop: training.collection) or steps the
+environments itself and calls `act` and `observe_rewards` (a test on a classic-control task);
+when the buffer is full it calls `update`. Feed-forward minibatches are shuffled agent steps;
 recurrent minibatches are whole fixed-length sequences cut by env slot, replayed from the
 LSTM state stored at their first step (truncated backprop through time).
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 import copy
 import math
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -27,6 +29,7 @@ from agents.networks import LstmState
 from league.config import PpoConfig
 from training.accel import Accel
 from training.rollout import RolloutBuffer
+from training.segment import Segment
 
 
 @dataclass
@@ -41,6 +44,7 @@ class UpdateStats:
     kickstart_loss: float = 0.0
     teacher_agreement: float = 0.0
     kickstart_weight: float = 0.0
+    start_log_ratio: float = 0.0  # mean |log pi_learner - log pi_behaviour| on the first minibatch, before any step
     learning_rate: float = 0.0
     minibatches: int = 0
     skipped: bool = False
@@ -54,6 +58,7 @@ class UpdateStats:
             "losses/clip_fraction": self.clip_fraction, "losses/explained_variance": self.explained_variance,
             "losses/grad_norm": self.grad_norm, "charts/learning_rate": self.learning_rate,
             "charts/update_seconds": self.seconds, "charts/skipped_update": float(self.skipped),
+            "charts/start_abs_log_ratio": self.start_log_ratio,
             **({"losses/kickstart": self.kickstart_loss, "losses/teacher_agreement": self.teacher_agreement,
                 "charts/kickstart_weight": self.kickstart_weight} if self.kickstart_weight else {}),
         }
@@ -152,6 +157,34 @@ class PpoLearner:
         self.buffer.add(obs, actions, logprob, value.float(), episode_start, before, teacher_actions)
         return actions
 
+    def ingest(self, segment: Segment) -> None:
+        """Fill the buffer with a collected segment (training.segment) in one copy per array; its
+        width may differ from the last one's (a Ray rollout worker lost or replaced)."""
+        steps, slots = segment.actions.shape
+        if (steps, slots) != (self.buffer.steps, self.buffer.slots):
+            self.buffer = RolloutBuffer(steps, slots, segment.obs.shape[-1], self.device,
+                                        lstm_hidden=self.model.hidden_size if self.recurrent else None,
+                                        teacher=self.buffer.teacher_actions is not None)
+            if self.return_scale is not None and slots != self.slots:
+                self.return_scale.running = torch.zeros(slots, device=self.device)
+            self.slots = slots
+        buf = self.buffer
+        for name in ("obs", "actions", "logprobs", "values", "rewards", "episode_starts"):
+            getattr(buf, name).copy_(self._tensor(getattr(segment, name)), non_blocking=True)
+        if buf.teacher_actions is not None and segment.teacher_actions is not None:
+            buf.teacher_actions.copy_(self._tensor(segment.teacher_actions), non_blocking=True)
+        if self.recurrent:
+            buf.hidden.copy_(self._tensor(segment.hidden), non_blocking=True)
+            h, c = self._tensor(segment.next_hidden).to(self.device)
+            self.state = LstmState(h[None].contiguous(), c[None].contiguous())
+        buf.t = steps
+
+    def _tensor(self, array: np.ndarray) -> torch.Tensor:
+        with warnings.catch_warnings():  # a segment from Ray's object store is read-only; it is only read here
+            warnings.simplefilter("ignore", UserWarning)
+            tensor = torch.from_numpy(array)
+        return tensor.pin_memory() if self.accel.pin_memory else tensor
+
     def observe_rewards(self, rewards: torch.Tensor) -> None:
         self.buffer.add_rewards(rewards.to(self.device, non_blocking=True).float())
 
@@ -197,7 +230,9 @@ class PpoLearner:
                     self.skipped_updates += 1
                     stop = True
                     break
-                sums += out
+                if not stats.minibatches:
+                    stats.start_log_ratio = float(out[8])
+                sums += out[:8]
                 stats.minibatches += 1
                 if cfg.target_kl and out[3] > cfg.target_kl:
                     stop = True
@@ -289,6 +324,7 @@ class PpoLearner:
         ratio = log_ratio.exp()
         with torch.no_grad():
             approx_kl = ((ratio - 1) - log_ratio).mean()
+            abs_log_ratio = log_ratio.abs().mean()
             clip_frac = ((ratio - 1.0).abs() > cfg.clip_coef).float().mean()
         pg_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - cfg.clip_coef, 1 + cfg.clip_coef)).mean()
         if cfg.clip_value:
@@ -321,4 +357,5 @@ class PpoLearner:
                 return None
             self.optimizer.step()
         return np.array([float(pg_loss.detach()), float(v_loss.detach()), float(ent.detach()), float(approx_kl),
-                         float(clip_frac), float(grad_norm), float(kick_loss.detach()), float(agreement)])
+                         float(clip_frac), float(grad_norm), float(kick_loss.detach()), float(agreement),
+                         float(abs_log_ratio)])

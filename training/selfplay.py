@@ -1,7 +1,7 @@
 """The self-play loop: `league train --stage 1v1`.
 
-    games (VecGame, shared memory) -> one batched forward for the learner's rows and one per
-    opponent policy -> rollout buffer -> PPO update -> every `snapshot_every_steps` a checkpoint
+    collection (training.collection: games, one batched forward for the learner's rows and one
+    per opponent policy) -> a rollout segment -> PPO update -> every `snapshot_every_steps` a checkpoint
     and a new registry version (parent = previous version) -> every K snapshots evaluation games
     that update the ratings (and, with promotion.during_training, an SPRT match against the
     champion that promotes the snapshot on H1: training.promotion).
@@ -12,8 +12,12 @@ data. In the other ("league") envs one team is the learner (blue in even envs, o
 ones, so it learns both sides) and the other an opponent drawn from the league at every
 snapshot (training.opponents).
 
-`SelfPlayTrainer._train` is the loop, to be read top to bottom as CleanRL's ppo.py is; what
-it carries from step to step is one `_Run`, so each helper takes the run and nothing else.
+Collection runs in this process, in a thread beside the update (pipelined: the next round is
+played while the learner updates on this one, a policy lag of one update), or in Ray rollout
+workers (`runner.backend`, `runner.pipeline`); the loop submits rounds and trains on what comes
+back, the same for each. `SelfPlayTrainer._train` is the loop, to be read top to bottom as
+CleanRL's ppo.py is; what it carries from round to round is one `_Run`, so each helper takes
+the run and nothing else.
 Progress goes to one callback as typed events (training.progress).
 """
 
@@ -23,16 +27,13 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
-
 import numpy as np
 import torch
 
 from agents.checkpoint import check_trainable, load_checkpoint
-from agents.loading import load_policy
 from agents.networks import build_network
 from agents.nn_policy import NetworkPolicy
-from agents.policy import Policy
+from agents.obs import OBS_DIM
 from arena.game import GamePlugins
 from arena.vector import VecGame, default_workers
 from league.config import Config
@@ -42,14 +43,16 @@ from league.locks import claim
 from league.names import check_name, check_run_name, split_version
 from league.registry import Registry
 from training.accel import learner_threads, make_accel, maybe_compile, torch_threads, update_threads
-from training.episode_stats import EpisodeStats, headline
+from training.collection import Collection, LocalCollection, Order, Round, pipelining
+from training.collector import Collector
+from training.episode_stats import headline
 from training.evaluation import evaluate_snapshot
 from training.metrics import MetricsLog
-from training.opponents import LATEST, Layout, OpponentPool, draw_pool, lay_out
+from training.opponents import LATEST, PolicySpec, agent_spec, draw_picks, pool_specs
 from training.ppo import PpoLearner
 from training.progress import Note, OnProgress, UpdateDone, ignore
 from training.promotion import promote_after_evaluation
-from training.rewards import build_reward, rescale_shaping, shaping_scale
+from training.rewards import build_reward, shaping_scale
 from training.seeds import derived_seed
 from training.snapshots import next_version, run_versions, write_checkpoint
 
@@ -65,10 +68,7 @@ class TrainResult:
     interrupted: bool
     skipped_updates: int
     timing: dict[str, float]  # seconds spent in each of TIMED_PARTS
-
-
-def obs_dim_of(games: VecGame) -> int:
-    return games.single_observation_space.shape[0]
+    lost_steps: int = 0  # agent steps played by Ray rollout workers that died before handing them over
 
 
 def pick_device(choice: str) -> torch.device:
@@ -81,26 +81,22 @@ def pick_device(choice: str) -> torch.device:
 
 @dataclass
 class _Run:
-    """What one training call carries from step to step (CleanRL keeps it in the locals of one
+    """What one training call carries from round to round (CleanRL keeps it in the locals of one
     function; here the loop's helpers share it)."""
 
-    games: VecGame
-    layout: Layout
+    collection: Collection
     learner: PpoLearner
     log: MetricsLog
     rng: np.random.Generator  # draws the opponents at every refresh
     budget: int | None  # agent steps to train in this call; None: the clock or Ctrl-C ends it
+    deadline: float | None  # time.perf_counter() when the clock ends it
     started: float  # time.perf_counter() when the call started
-    pool: OpponentPool
-    stats: EpisodeStats
-    obs: np.ndarray  # [N, obs_dim] the observation every row acts on next
-    starts: np.ndarray  # [N] whether that observation begins an episode
-    actions: np.ndarray  # [N] the step's actions, written in place
-    teacher: Policy | None = None  # the kickstarting teacher until it has annealed away
-    teacher_state: Any = None
+    teaching: bool  # whether the kickstarting teacher's actions are still collected
+    payoff: dict[str, list[float]] = field(default_factory=dict)  # opponent -> [wins, draws, games] since the snapshot
     steps: int = 0  # agent steps trained in this call (a resumed run's earlier ones: start_steps)
     since_snapshot: int = 0
     snapshots: int = 0  # snapshots taken in this call
+    lost_steps: int = 0  # agent steps dead rollout workers took with them
     timing: dict[str, float] = field(default_factory=lambda: dict.fromkeys(TIMED_PARTS, 0.0))
 
     @contextmanager
@@ -111,6 +107,11 @@ class _Run:
             yield
         finally:
             self.timing[part] += time.perf_counter() - t
+
+    def going_on(self, steps_ahead: int = 0) -> bool:
+        """Whether to train on: budget and clock not reached (counting `steps_ahead` already under way)."""
+        return ((self.budget is None or self.steps + steps_ahead < self.budget)
+                and (self.deadline is None or time.perf_counter() < self.deadline))
 
 
 class SelfPlayTrainer:
@@ -196,22 +197,26 @@ class SelfPlayTrainer:
             self.ownership.release()
 
     def _train(self, log: MetricsLog) -> TrainResult:
-        cfg, tcfg = self.cfg, self.cfg.training
-        plugins = GamePlugins(reward_fn=build_reward(cfg.rewards))
+        tcfg = self.cfg.training
         started = time.perf_counter()
-        deadline = started + tcfg.minutes * 60 if tcfg.minutes else None
         interrupted = False
-        with VecGame(cfg.game, cfg.runner, mode="training", seed=cfg.seed, workers=self.workers,
-                     plugins=plugins) as games:
-            run = self._start(games, log, started)
+        with self._collection() as collection:
+            run = self._start(collection, log, started)
             try:
-                while (run.budget is None or run.steps < run.budget) and (
-                        deadline is None or time.perf_counter() < deadline):
-                    self._step(run)
-                    if run.learner.buffer.full:
-                        self._update(run)
-                    if run.since_snapshot >= tcfg.snapshot_every_steps and not run.learner.buffer.t:
+                collection.submit(self._order(run))
+                while True:
+                    with run.timed("collection"):
+                        got = collection.result()
+                    more = run.going_on(got.segment.steps)
+                    if more and collection.pipelined:  # the next round plays while this one trains
+                        collection.submit(self._order(run, ahead=got.segment.steps))
+                    self._learn(run, got)
+                    if run.since_snapshot >= tcfg.snapshot_every_steps:
                         self._after_snapshot(run)
+                    if not more:
+                        break
+                    if not collection.pipelined:
+                        collection.submit(self._order(run))
             except KeyboardInterrupt:
                 interrupted = True  # Ctrl-C: the final snapshot below keeps what was trained
             if run.since_snapshot or not self.versions:
@@ -219,99 +224,102 @@ class SelfPlayTrainer:
                     self._record_payoff(run)
                     self._snapshot(run.learner, self.start_steps + run.steps)
         return TrainResult(self.prefix, self.versions, self.start_steps + run.steps, time.perf_counter() - started,
-                           interrupted, run.learner.skipped_updates, run.timing)
+                           interrupted, run.learner.skipped_updates, run.timing, run.lost_steps)
 
-    def _start(self, games: VecGame, log: MetricsLog, started: float) -> _Run:
-        """Lay the envs out, build the learner (and the kickstarting teacher), draw the first
-        opponents and reset the games."""
+    @contextmanager
+    def _collection(self) -> Iterator[Collection]:
+        """The configured collection backend (runner.backend, runner.pipeline), closed on leaving."""
+        cfg = self.cfg
+        pipelined = pipelining(cfg.runner.pipeline, cfg.runner.backend, self.device, self.workers)
+        teacher = self._teacher()
+        if teacher is not None:
+            self.on_progress(Note(f"kickstarting from {cfg.training.kickstart.teacher} until the network has trained "
+                                  f"{cfg.training.kickstart.steps:,} steps (training.kickstart.teacher= to turn off)"))
+        if cfg.runner.backend == "ray":
+            from training.ray_collection import RayCollection  # Ray only where it is asked for
+
+            collection = RayCollection(cfg, self.net.config, teacher, pipelined, self.on_progress)
+        else:
+            games = VecGame(cfg.game, cfg.runner, mode="training", seed=cfg.seed, workers=self.workers,
+                            plugins=GamePlugins(reward_fn=build_reward(cfg.rewards)))
+            try:
+                collector = Collector(games, cfg.training.opponents, self.team_size, self.net.config, cfg.seed,
+                                      cfg.rewards.weights.goal, self.device,
+                                      make_accel(self.device, "off", cfg.training.pin_memory), teacher)
+            except BaseException:
+                games.close()
+                raise
+            collection = LocalCollection(collector, pipelined)
+        try:
+            yield collection
+        finally:
+            collection.close()
+
+    def _start(self, collection: Collection, log: MetricsLog, started: float) -> _Run:
+        """Build the learner, draw the first opponents; collection has reset its games."""
         cfg, tcfg = self.cfg, self.cfg.training
-        layout = lay_out(games, tcfg.opponents, self.team_size)
-        slots = len(layout.learner_rows)
         budget = tcfg.steps or None
-        total_updates = max(1, budget // (slots * cfg.ppo.steps_per_env)) if budget else None
         accel = make_accel(self.device, tcfg.amp, tcfg.pin_memory)
-        model = maybe_compile(self.net, tcfg.compile, torch.zeros(2, obs_dim_of(games), device=self.device),
-                              accel.notes)
+        model = maybe_compile(self.net, tcfg.compile, torch.zeros(2, OBS_DIM, device=self.device), accel.notes)
         for note in accel.notes:
             self.on_progress(Note(note))
         if cfg.promotion.during_training and not (tcfg.eval_every_snapshots and tcfg.eval_games):
             self.on_progress(Note("promotion.during_training is on but evaluation is off (training.eval_games or "
                                   "eval_every_snapshots is 0): the promotion test follows an evaluation, so no "
                                   "snapshot will be tested"))
-        teacher = self._teacher()
-        teacher_state = teacher.initial_state(slots) if teacher else None
-        if teacher is not None:
-            self.on_progress(Note(f"kickstarting from {tcfg.kickstart.teacher} until the network has trained "
-                                  f"{tcfg.kickstart.steps:,} steps (training.kickstart.teacher= to turn off)"))
-        learner = PpoLearner(model, cfg.ppo, slots, obs_dim=obs_dim_of(games), device=self.device,
-                             total_updates=total_updates, seed=cfg.seed, accel=accel, teacher=teacher is not None)
+        teaching = bool(tcfg.kickstart.teacher) and self.start_steps < tcfg.kickstart.steps
+        learner = PpoLearner(model, cfg.ppo, 1, obs_dim=OBS_DIM, device=self.device, total_updates=None,
+                             seed=cfg.seed, accel=accel, teacher=teaching)
         if self.optimizer_state is not None:
             learner.optimizer.load_state_dict(self.optimizer_state)
         if learner.return_scale is not None and self.learner_stats:
             learner.return_scale.load(self.learner_stats)
-        rng = np.random.default_rng(cfg.seed)
-        pool = self._draw_pool(layout, rng, refresh=0)
-        obs = games.reset(seed=cfg.seed)
-        stats = EpisodeStats(games.num_envs, layout.learner_envs, layout.league_envs, games.teams)
-        stats.set_pool(pool)
-        return _Run(games, layout, learner, log, rng, budget, started, pool, stats, obs=obs,
-                    starts=games.info.episode_start.copy(), actions=np.zeros(games.num_agents, dtype=np.int64),
-                    teacher=teacher, teacher_state=teacher_state)
+        deadline = started + tcfg.minutes * 60 if tcfg.minutes else None
+        run = _Run(collection, learner, log, np.random.default_rng(cfg.seed), budget, deadline, started, teaching)
+        self._draw_pool(run, refresh=0)
+        return run
 
-    def _step(self, run: _Run) -> None:
-        """One step of every game: the learner's batched actions and each opponent's, then the runner's step."""
-        rows = run.layout.learner_rows
-        with run.timed("inference"):
-            teacher_actions = self._teacher_actions(run)
-            run.actions[rows] = run.learner.act(torch.from_numpy(run.obs[rows]),
-                                                torch.from_numpy(run.starts[rows].astype(np.float32)),
-                                                teacher_actions).cpu().numpy()
-            for g in run.pool.groups:
-                run.actions[g.rows], g.state = g.policy.act(run.obs[g.rows], g.state, run.starts[g.rows])
-        with run.timed("collection"):
-            run.obs, rewards, _, _, info = run.games.step(run.actions)
-        run.learner.observe_rewards(torch.from_numpy(self._learner_rewards(run, rewards[rows], info)))
-        run.starts = info.episode_start.copy()
-        run.stats.step(rewards[rows], info)
-        run.steps += len(rows)
-        run.since_snapshot += len(rows)
+    def _order(self, run: _Run, ahead: int = 0) -> Order:
+        """The next round: the learner's current weights, the shaping scale and whether the teacher still
+        teaches (`ahead`: steps collected but not yet trained on, when pipelined)."""
+        steps = self.start_steps + run.steps + ahead
+        rcfg, kickstart = self.cfg.rewards, self.cfg.training.kickstart
+        scale = shaping_scale(steps, rcfg.shaping_anneal_steps, rcfg.shaping_floor) if rcfg.mode == "dense" else 1.0
+        run.teaching = run.teaching and steps < kickstart.steps
+        weights = {k: v.detach().clone() for k, v in self.net.state_dict().items()}
+        length = self.cfg.ppo.steps_per_env
+        if run.budget is not None:  # the last round is cut to the budget
+            length = max(1, min(length, -(-(run.budget - run.steps - ahead) // run.collection.slots)))
+        return Order(weights, run.learner.updates_done, length, scale, run.teaching)
 
-    def _learner_rewards(self, run: _Run, rewards: np.ndarray, info) -> np.ndarray:
-        """The learner rows' rewards, the dense terms faded by rewards.shaping_anneal_steps."""
-        rcfg = self.cfg.rewards
-        scale = shaping_scale(self.start_steps + run.steps, rcfg.shaping_anneal_steps, rcfg.shaping_floor)
-        if rcfg.mode != "dense" or scale == 1.0:
-            return rewards
-        rows = run.layout.learner_rows
-        return rescale_shaping(rewards, info.goals[run.layout.learner_envs], run.games.teams[rows],
-                               rcfg.weights.goal, scale)
-
-    def _teacher_actions(self, run: _Run) -> torch.Tensor | None:
-        """The kickstarting teacher's actions for the learner rows, while its weight has not annealed to 0."""
-        if run.teacher is None:
-            return None
+    def _learn(self, run: _Run, got: Round) -> None:
+        """A PPO update on a collected round, then its metrics row: logged, kept, reported."""
+        seg, learner = got.segment, run.learner
+        if not run.collection.pipelined:  # played while the loop waited: split the wait into its parts
+            run.timing["inference"] += seg.inference_seconds
+            run.timing["collection"] -= min(seg.inference_seconds, run.timing["collection"])
+        lag = learner.updates_done - seg.version
         kickstart = self.cfg.training.kickstart
         # Over the network's first kickstart.steps of training: a resumed run goes on where it
         # stopped, and a run --from a trained agent starts past the anneal.
-        done = (self.start_steps + run.steps) / kickstart.steps
-        run.learner.kickstart_weight = kickstart.weight * max(0.0, 1 - done)
-        if run.learner.kickstart_weight == 0:
-            run.teacher = None  # annealed away: PPO alone from here on
-            return None
-        rows = run.layout.learner_rows
-        actions, run.teacher_state = run.teacher.act(run.obs[rows], run.teacher_state, run.starts[rows],
-                                                     deterministic=True)
-        return torch.from_numpy(actions)
-
-    def _update(self, run: _Run) -> None:
-        """A PPO update on the full rollout buffer, then its metrics row: logged, kept, reported."""
-        rows = run.layout.learner_rows
+        done = (self.start_steps + run.steps) / max(kickstart.steps, 1)
+        learner.kickstart_weight = (kickstart.weight * max(0.0, 1 - done) if seg.teacher_actions is not None
+                                    else 0.0)
+        if self.cfg.ppo.lr_schedule == "linear" and run.budget:
+            learner.total_updates = max(1, run.budget // max(seg.steps, 1))
         with run.timed("update"), torch_threads(update_threads(self.cfg.training)):
-            update = run.learner.update(torch.from_numpy(run.obs[rows]),
-                                        torch.from_numpy(run.starts[rows].astype(np.float32)))
+            learner.ingest(seg)
+            update = learner.update(torch.from_numpy(seg.next_obs), torch.from_numpy(seg.next_starts))
+        run.steps += seg.steps
+        run.since_snapshot += seg.steps
+        run.lost_steps += got.lost_steps
+        for name, w, d, n in seg.tally.results():
+            totals = run.payoff.setdefault(name, [0.0, 0.0, 0.0])
+            totals[0], totals[1], totals[2] = totals[0] + w, totals[1] + d, totals[2] + n
         elapsed = time.perf_counter() - run.started
-        row = {**update.as_log(), **run.stats.flush(), "charts/steps_per_second": run.steps / elapsed,
-               "charts/skipped_updates_total": run.learner.skipped_updates}
+        row = {**update.as_log(), **seg.tally.row(), "charts/steps_per_second": run.steps / elapsed,
+               "charts/skipped_updates_total": learner.skipped_updates, "charts/policy_lag": float(lag),
+               "charts/rollout_workers": float(got.workers), "charts/lost_steps_total": float(run.lost_steps)}
         rcfg = self.cfg.rewards
         if rcfg.mode == "dense" and rcfg.shaping_anneal_steps:
             row["charts/shaping_scale"] = shaping_scale(self.start_steps + run.steps, rcfg.shaping_anneal_steps,
@@ -336,8 +344,7 @@ class SelfPlayTrainer:
             if self.cfg.promotion.during_training:
                 with run.timed("evaluation"):  # the promotion test is part of the evaluation step
                     self._promote(run, name, rates)
-        run.pool = self._draw_pool(run.layout, run.rng, refresh=run.snapshots)
-        run.stats.set_pool(run.pool)
+        self._draw_pool(run, refresh=run.snapshots)
 
     def _evaluate(self, name: str, seed: int) -> dict[str, float]:
         """Snapshot `name` (the current weights) plays the evaluation games; its score rate per opponent."""
@@ -365,26 +372,28 @@ class SelfPlayTrainer:
 
     # ------------------------------------------------------------------ teacher and opponents
 
-    def _teacher(self) -> Policy | None:
+    def _teacher(self) -> PolicySpec | None:
         """The kickstarting teacher (training.kickstart.teacher), or None."""
         name = self.cfg.training.kickstart.teacher
         if not name or self.start_steps >= self.cfg.training.kickstart.steps:
             return None  # off, or the network has trained past the anneal (resumed, or --from a trained agent)
-        agent = self.registry.agent(name)
-        if agent.status == "retired":
+        if self.registry.agent(name).status == "retired":
             raise LeagueError(f"Kickstart teacher {name!r} is retired; choose an active agent, or train without "
                               "one: --set training.kickstart.teacher=")
-        return load_policy(agent, home_root=self.home.root)
+        return agent_spec(self.registry, name, self.home.root)
 
-    def _draw_pool(self, layout: Layout, rng: np.random.Generator, refresh: int) -> OpponentPool:
+    def _draw_pool(self, run: _Run, refresh: int) -> None:
         """The opponents of the league envs until the next snapshot (`refresh`: snapshots taken so far)."""
-        return draw_pool(self.registry, self.cfg.training, self.prefix, self.team_size, self.net, self.versions,
-                         layout.opponent_rows, rng, self.home.root, derived_seed(self.cfg.seed, "opponents", refresh))
+        collection = run.collection
+        picks = draw_picks(self.registry, self.cfg.training, self.prefix, self.team_size, self.versions,
+                           collection.league_envs, run.rng)
+        specs = pool_specs(picks, self.registry, self.home.root, self.net)
+        collection.set_pool(picks, specs, derived_seed(self.cfg.seed, "opponents", refresh))
 
     def _record_payoff(self, run: _Run) -> None:
         """The learner's results against each opponent since the last snapshot, into the payoff table (PFSP)."""
         results: dict[str, tuple[float, float, float]] = {}
-        for name, w, d, n in run.stats.results():
+        for name, (w, d, n) in run.payoff.items():
             if name == LATEST:
                 if not self.versions:
                     continue  # the frozen latest weights have no name before the first snapshot
@@ -394,7 +403,7 @@ class SelfPlayTrainer:
                 results[name] = (prev[0] + w, prev[1] + d, prev[2] + n)
         if results:
             self.registry.record_payoff(self.prefix, self.team_size, results, decay=self.cfg.training.payoff_decay)
-        run.stats.reset_payoff()
+        run.payoff.clear()
 
     # ------------------------------------------------------------------ snapshots
 

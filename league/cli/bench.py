@@ -184,10 +184,16 @@ def bench_train_command(
     workers: Annotated[Optional[int], typer.Option("--workers", help="Game worker processes.", show_default=False)] = None,
     envs_per_worker: Annotated[Optional[int], typer.Option("--envs-per-worker", help="Arenas per worker.", show_default=False)] = None,
     set_: Annotated[Optional[list[str]], typer.Option("--set", help="Override any config key.", show_default=False)] = None,
+    backends: Annotated[str, typer.Option(
+        "--backends", help="Collection backends to compare, in order (the first is the reference of the ratios): "
+                           "local, pipelined, ray.")] = "local,pipelined,ray",
 ) -> None:
-    """End-to-end training throughput (updates included) and the split between collection, inference and update.
+    """End-to-end training throughput (updates included) of each collection backend, and the split between
+    collection, inference and update.
 
     Example: league bench train --stage 1v1 --iterations 4
+
+    Example: league bench train --backends local,ray
     """
     from rich.table import Table
 
@@ -197,13 +203,19 @@ def bench_train_command(
     team_size_of(stage)  # an unknown stage fails before any other check
     if iterations < 1 or batch < 1:
         raise LeagueError("--iterations and --batch must be at least 1.")
-    r = bench_train(stage, iterations, batch, workers, envs_per_worker, set_)
+    chosen = tuple(b.strip() for b in backends.split(",") if b.strip())
+    r = bench_train(stage, iterations, batch, workers, envs_per_worker, set_, chosen)
     table = Table(title=f"Training throughput, {stage}, {r.batch:,} agent steps per iteration")
     table.add_column("measure")
     table.add_column("value", justify="right")
-    table.add_row("end to end (agent steps/s, updates included)", f"{r.agent_steps_per_second:,.0f}")
+    first = chosen[0]
+    for backend, (rate, share) in (r.backends or {}).items():
+        table.add_row(f"{backend}: end to end (agent steps/s, updates included)", f"{rate:,.0f}")
+        if backend != first:
+            table.add_row(f"{backend} / {first}", f"{r.against(backend, first):.2f}x")
+        table.add_row(f"{backend}: time in collection / inference / update",
+                      " / ".join(f"{v:.0%}" for v in share.parts().values()))
     table.add_row("collection only, same workers (agent steps/s)", f"{r.collection_only_steps_per_second:,.0f}")
-    table.add_row("end to end / collection only", f"{r.ratio:.2f}x")
-    for k, v in r.share.parts().items():
-        table.add_row(f"time in {k}", f"{v:.0%}")
+    for backend, (rate, _) in (r.backends or {}).items():
+        table.add_row(f"{backend} / collection only", f"{rate / r.collection_only_steps_per_second:.2f}x")
     out.print(table)

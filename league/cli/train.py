@@ -29,6 +29,15 @@ def train_command(
     config: ConfigOpt = None,
     device: Annotated[Optional[str], typer.Option("--device", help="auto, cpu or cuda.", show_default=False)] = None,
     workers: Annotated[Optional[int], typer.Option("--workers", help="Game worker processes.", show_default=False)] = None,
+    backend: Annotated[Optional[str], typer.Option(
+        "--backend", help="Where the games run: multiprocessing (this machine), serial (this process) or ray "
+                          "(rollout workers on a Ray cluster).  [default: multiprocessing]", show_default=False)] = None,
+    address: Annotated[Optional[str], typer.Option(
+        "--address", help="With --backend ray: a cluster's head (host:port); default a local instance on 127.0.0.1.",
+        show_default=False)] = None,
+    rollout_workers: Annotated[Optional[int], typer.Option(
+        "--rollout-workers", help="With --backend ray: rollout workers (one core each); default one per cluster CPU.",
+        show_default=False)] = None,
     name: Annotated[Optional[str], typer.Option("--name", help="Run name; versions are NAME-v1, NAME-v2, ...", show_default=False)] = None,
     resume: Annotated[Optional[str], typer.Option("--resume", help="Continue from this snapshot, optimizer included.", show_default=False)] = None,
     seed: Annotated[Optional[int], typer.Option("--seed", help="Seed for everything random.", show_default=False)] = None,
@@ -47,6 +56,8 @@ def train_command(
     Example: league train --curriculum configs/curriculum.yaml --minutes 60
 
     Example: league train --stage 2v2 --from mlp-1v1-v12 --steps 2000000 --name mlp-2v2-from-1v1
+
+    Example: league train --stage 1v1 --backend ray --address 10.0.0.5:6379 --minutes 60
     """
     from league.home import resolve_home
     from league.registry import Registry
@@ -56,7 +67,10 @@ def train_command(
     if resume is not None and from_ is not None:
         raise LeagueError("Give either --resume (continue a run) or --from (start a new run from an agent), not both.")
     league_home = resolve_home(home).require()
-    overrides = {"policy.kind": policy, "training.device": device, "runner.workers": workers, "seed": seed}
+    if (address is not None or rollout_workers is not None) and backend != "ray":
+        raise LeagueError("--address and --rollout-workers go with --backend ray.")
+    overrides = {"policy.kind": policy, "training.device": device, "runner.workers": workers, "seed": seed,
+                 "runner.backend": backend, "runner.address": address, "runner.rollout_workers": rollout_workers}
     if curriculum:
         from league.cli.curriculum import run_curriculum_with_progress
 

@@ -3,7 +3,9 @@
 Trains in a throwaway league home with the settings the issue names (1v1, tick skip 8, actor
 and critic [256, 256, 256], 50,000 agent steps per iteration, one epoch, one minibatch, pure
 self-play so every car's step is training data, as rlgym-ppo counts it, and no kickstarting
-teacher, so it times PPO alone), and, in the same run on the same workers, measures the
+teacher, so it times PPO alone), once per collection backend asked for (BACKENDS: local
+processes with pipelining off, the same pipelined, Ray rollout workers on a local instance
+with as many workers as game workers), and, in the same run on the same workers, measures the
 collection-only rate (random actions, no learner) as the reference the learner should hide
 behind.
 """
@@ -19,10 +21,18 @@ import numpy as np
 
 from arena.vector import VecGame, default_workers, envs_per_worker_of
 from league.config import load_config
+from league.errors import LeagueError
 from league.home import LeagueHome
 from league.registry import Registry
 from training.progress import Note, TrainerEvent
 from training.selfplay import SelfPlayTrainer
+
+# Each backend `league bench train` compares, as the config keys that choose it.
+BACKENDS = {
+    "local": ["runner.backend=multiprocessing", "runner.pipeline=never"],
+    "pipelined": ["runner.backend=multiprocessing", "runner.pipeline=always"],
+    "ray": ["runner.backend=ray", "runner.pipeline=always"],
+}
 
 BENCH_SETTINGS = [
     "policy.actor_sizes=[256, 256, 256]", "policy.critic_sizes=[256, 256, 256]", "ppo.epochs=1",
@@ -52,17 +62,25 @@ class TrainBench:
     share: TimeSplit
     iterations: int
     batch: int  # agent steps per iteration
+    backends: dict[str, tuple[float, TimeSplit]] | None = None  # each backend's rate and split; the first is above
 
     @property
     def ratio(self) -> float:
         """End to end / collection only."""
         return self.agent_steps_per_second / self.collection_only_steps_per_second
 
+    def against(self, backend: str, reference: str = "local") -> float | None:
+        """One backend's end-to-end rate over another's, both measured here (None if either was not)."""
+        rates = self.backends or {}
+        if backend not in rates or reference not in rates:
+            return None
+        return rates[backend][0] / rates[reference][0]
+
 
 def collection_rate(cfg, seconds: float) -> float:
     """Agent steps/s of the same runner with random actions and no learner."""
     rng = np.random.default_rng(0)
-    with VecGame(cfg.game, cfg.runner, mode="training", seed=cfg.seed) as games:
+    with VecGame(cfg.game, cfg.runner, mode="training", seed=cfg.seed, backend="multiprocessing") as games:
         games.reset()
         actions = rng.integers(0, 90, size=(64, games.num_agents))
         for k in range(20):
@@ -121,8 +139,23 @@ def training_rate(cfg, notes: list[str] | None = None) -> tuple[float, TimeSplit
 
 
 def bench_train(stage: str = "1v1", iterations: int = 4, batch: int = 50_000, workers: int | None = None,
-                envs_per_worker: int | None = None, extra: list[str] | None = None) -> TrainBench:
-    cfg = bench_config(stage, iterations, batch, workers, envs_per_worker, extra)
-    rate, share = training_rate(cfg)
+                envs_per_worker: int | None = None, extra: list[str] | None = None,
+                backends: tuple[str, ...] = ("local",)) -> TrainBench:
+    """Each backend's end-to-end rate and time split, then the collection-only reference, in one run."""
+    unknown = [b for b in backends if b not in BACKENDS]
+    if unknown or not backends:
+        raise LeagueError(f"Unknown backend {unknown[0] if unknown else ''!r}; expected some of {', '.join(BACKENDS)}.")
+    measured: dict[str, tuple[float, TimeSplit]] = {}
+    for backend in backends:
+        cfg = bench_config(stage, iterations, batch, workers, envs_per_worker, (extra or []) + BACKENDS[backend])
+        if backend == "ray":  # as many one-core rollout workers as game workers, each with as many arenas
+            cfg = bench_config(stage, iterations, batch, workers, envs_per_worker,
+                               (extra or []) + BACKENDS[backend] + [f"runner.rollout_workers={resolved_workers(cfg)}"])
+        measured[backend] = training_rate(cfg)
     reference = collection_rate(cfg, seconds=8.0)
-    return TrainBench(rate, reference, share, iterations, cfg.ppo.minibatch_size)
+    rate, share = measured[backends[0]]
+    return TrainBench(rate, reference, share, iterations, cfg.ppo.minibatch_size, measured)
+
+
+def resolved_workers(cfg) -> int:
+    return cfg.runner.workers or default_workers()

@@ -1,0 +1,85 @@
+"""The collection backends behind the self-play loop: a seed gives the same run without pipelining,
+pipelining trains on rounds one update behind (and records it), and segments merge by slot."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from agents.checkpoint import load_checkpoint
+from league.config import load_config
+from league.registry import Registry
+from training.collection import pipelining
+from training.segment import Segment, Tally, merge
+from training.selfplay import SelfPlayTrainer
+
+SMALL = ["runner.workers=1", "runner.envs_per_worker=2", "ppo.steps_per_env=32", "ppo.minibatch_size=128",
+         "policy.actor_sizes=[32]", "policy.critic_sizes=[32]", "training.eval_games=0",
+         "training.snapshot_every_steps=100000"]
+
+
+def train(home, name: str, pipeline: str, steps: int = 800):
+    cfg = load_config("1v1", sets=SMALL + [f"runner.pipeline={pipeline}", f"training.steps={steps}"])
+    reg = Registry.open(home.db_path)
+    try:
+        result = SelfPlayTrainer(cfg, home, reg, name=name).run()
+        agent = reg.agent(result.versions[-1])
+        ckpt = load_checkpoint(home.root / agent.checkpoint_path, expected_sha256=agent.checkpoint_sha256)
+        return result, ckpt.net.state_dict()
+    finally:
+        reg.close()
+
+
+def metrics(home, run: str) -> list[dict]:
+    return [json.loads(line) for line in (home.runs / run / "metrics.jsonl").read_text().splitlines()]
+
+
+def test_without_pipelining_a_seed_gives_the_same_weights(home):
+    first, a = train(home, "same-a", "never")
+    second, b = train(home, "same-b", "never")
+    assert first.steps == second.steps >= 800
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    rows = [r for r in metrics(home, "same-a") if "charts/policy_lag" in r]
+    assert rows and {r["charts/policy_lag"] for r in rows} == {0.0}
+    assert all(r["charts/start_abs_log_ratio"] < 1e-4 for r in rows)  # the learner's own weights collected it
+
+
+def test_pipelined_rounds_are_one_update_behind_and_the_budget_holds(home):
+    result, _ = train(home, "piped", "always")
+    assert 800 <= result.steps < 800 + 4 * 32  # the last round cut to the budget (4 learner slots here)
+    rows = [r for r in metrics(home, "piped") if "charts/policy_lag" in r]
+    assert [r["charts/policy_lag"] for r in rows] == [0.0] + [1.0] * (len(rows) - 1)
+    assert all(r["charts/start_abs_log_ratio"] < 0.5 for r in rows)
+
+
+def test_pipelining_auto_is_on_where_the_update_does_not_share_the_cores():
+    cpu, cuda = torch.device("cpu"), torch.device("cuda")
+    assert pipelining("auto", "multiprocessing", cuda, 64)
+    assert pipelining("auto", "ray", cpu, 64)
+    assert not pipelining("auto", "multiprocessing", cpu, 4096)
+    assert pipelining("always", "serial", cpu, 4096) and not pipelining("never", "ray", cuda, 1)
+
+
+def segment(width: int, version: int, wins: float) -> Segment:
+    rng = np.random.default_rng(width)
+    arr = lambda *shape: rng.random(shape).astype(np.float32)  # noqa: E731
+    return Segment(obs=arr(4, width, 3), actions=np.arange(4 * width).reshape(4, width), logprobs=arr(4, width),
+                   values=arr(4, width), rewards=arr(4, width), episode_starts=arr(4, width), next_obs=arr(width, 3),
+                   next_starts=arr(width), version=version,
+                   tally=Tally(goals_for=1, returns=[1.0], lengths=[2.0], envs=2, self_play_envs=1,
+                               opponents={"rule": [1, wins, 0, 2]}),
+                   hidden=arr(4, 2, width, 5), next_hidden=arr(2, width, 5))
+
+
+def test_segments_of_several_workers_merge_along_the_slots():
+    a, b = segment(2, version=3, wins=1), segment(3, version=2, wins=2)
+    m = merge([a, b])
+    assert m.obs.shape == (4, 5, 3) and m.hidden.shape == (4, 2, 5, 5) and m.next_hidden.shape == (2, 5, 5)
+    np.testing.assert_array_equal(m.actions[:, 2:], b.actions)
+    assert m.version == 2 and m.steps == 20 and m.teacher_actions is None
+    assert m.tally.results() == [("rule", 3, 0, 4)]
+    row = m.tally.row()
+    assert row["charts/win_rate/rule"] == pytest.approx(0.75) and row["charts/opponent_share/self-play"] == 0.5

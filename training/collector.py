@@ -1,0 +1,137 @@
+"""One set of vectorized games played for the learner: rollout segments out, weights in.
+
+A Collector owns a VecGame and everything that acts in it: a behaviour copy of the learner's
+network (sampling with its own generator), the league opponents of its envs (built from
+PolicySpecs, training.opponents), the kickstarting teacher and the recurrent states, and it
+counts the episodes (training.episode_stats). Each `collect` plays T steps of every game and
+returns them as one Segment (training.segment):
+
+    collector.set_weights(weights, version)       # the learner's weights after update `version`
+    collector.set_pool(picks, specs, seed)        # at every snapshot: the opponent of each league env
+    segment = collector.collect(T, shaping_scale, teach=True)
+
+The collection backends (training.collection) run collectors in this process, in a thread
+beside the update (pipelined), or in Ray actors on a cluster; the self-play loop sees segments
+only.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import torch
+
+from agents.networks import build_network
+from arena.vector import VecGame
+from league.config import OpponentMix, PolicyConfig
+from training.accel import Accel
+from training.episode_stats import EpisodeStats
+from training.opponents import OpponentPool, PolicySpec, build_pool, lay_out
+from training.rewards import rescale_shaping
+from training.segment import Segment
+
+
+class Collector:
+    def __init__(self, games: VecGame, mix: OpponentMix, team_size: int, net_config: PolicyConfig, seed: int,
+                 goal_weight: float, device: torch.device | str = "cpu", accel: Accel | None = None,
+                 teacher: PolicySpec | None = None):
+        """`goal_weight`: the reward's goal weight (the shaping scale fades everything else);
+        `teacher`: the kickstarting teacher, whose actions ride along while `collect(teach=True)`."""
+        self.games = games
+        self.layout = lay_out(games, mix, team_size)
+        self.device = torch.device(device)
+        self.accel = accel or Accel(self.device)
+        self.net = build_network(net_config).to(self.device).eval()
+        self.recurrent = bool(self.net.recurrent)
+        self.version = 0
+        self.generator = torch.Generator(device="cpu").manual_seed(seed)
+        self.goal_weight = goal_weight
+        self.teacher = teacher.policy() if teacher is not None else None
+        rows = self.layout.learner_rows
+        self.teacher_state = self.teacher.initial_state(len(rows)) if self.teacher else None
+        self.state = self.net.initial_state(len(rows), self.device) if self.recurrent else None
+        self.pool = OpponentPool(env_opponent=np.zeros(0, dtype=np.int64))
+        self.stats = EpisodeStats(games.num_envs, self.layout.learner_envs, self.layout.league_envs, games.teams)
+        self.actions = np.zeros(games.num_agents, dtype=np.int64)
+        self.obs = games.reset(seed=seed).copy()
+        self.starts = games.info.episode_start.copy()
+
+    @property
+    def slots(self) -> int:
+        """Learner rows: the width of every segment."""
+        return len(self.layout.learner_rows)
+
+    @property
+    def league_envs(self) -> int:
+        """Envs whose other team is a league opponent (how many picks `set_pool` takes)."""
+        return len(self.layout.league_envs)
+
+    def set_weights(self, weights: dict[str, torch.Tensor] | dict[str, np.ndarray], version: int) -> None:
+        """Act with the learner's weights after update `version` from now on."""
+        self.net.load_state_dict({k: torch.tensor(v) if isinstance(v, np.ndarray) else v for k, v in weights.items()})
+        self.version = version
+
+    def set_pool(self, picks: list[str], specs: dict[str, PolicySpec], seed: int) -> None:
+        """League env i plays `picks[i]` from the next step on."""
+        self.pool = build_pool(picks, specs, self.layout.opponent_rows, seed)
+        self.stats.set_pool(self.pool)
+
+    @torch.no_grad()
+    def _learner_act(self, obs: np.ndarray, starts: np.ndarray):
+        """Sampled actions of the learner rows, with their log-probabilities and values."""
+        x = torch.from_numpy(obs)
+        s = torch.from_numpy(starts.astype(np.float32))
+        if self.accel.pin_memory:
+            x, s = x.pin_memory(), s.pin_memory()
+        x, s = x.to(self.device, non_blocking=True), s.to(self.device, non_blocking=True)
+        with self.accel.autocast():
+            logits, value, self.state = self.net.step(x, self.state, s)
+        probs = torch.softmax(logits.float(), dim=-1).cpu()
+        actions = torch.multinomial(probs, 1, generator=self.generator).squeeze(-1)
+        logprob = torch.log(probs.gather(-1, actions[:, None]).squeeze(-1).clamp_min(1e-12))
+        return actions.numpy(), logprob.numpy(), value.float().cpu().numpy()
+
+    def collect(self, steps: int, shaping_scale: float = 1.0, teach: bool = False) -> Segment:
+        """Play `steps` steps of every game; the learner rows' experience as one Segment."""
+        started = time.perf_counter()
+        inference = 0.0
+        rows, layout = self.layout.learner_rows, self.layout
+        S, D = self.slots, self.obs.shape[1]
+        seg = Segment(obs=np.empty((steps, S, D), np.float32), actions=np.empty((steps, S), np.int64),
+                      logprobs=np.empty((steps, S), np.float32), values=np.empty((steps, S), np.float32),
+                      rewards=np.empty((steps, S), np.float32), episode_starts=np.empty((steps, S), np.float32),
+                      next_obs=np.empty((S, D), np.float32), next_starts=np.empty(S, np.float32),
+                      version=self.version, tally=None,  # type: ignore[arg-type]  # set below
+                      teacher_actions=np.empty((steps, S), np.int64) if teach and self.teacher else None,
+                      hidden=np.empty((steps, 2, S, self.net.hidden_size), np.float32) if self.recurrent else None)
+        for t in range(steps):
+            t0 = time.perf_counter()
+            obs, starts = self.obs[rows], self.starts[rows]
+            seg.obs[t], seg.episode_starts[t] = obs, starts
+            if seg.hidden is not None:
+                seg.hidden[t, 0], seg.hidden[t, 1] = self.state.h[0].cpu().numpy(), self.state.c[0].cpu().numpy()
+            if seg.teacher_actions is not None:
+                seg.teacher_actions[t], self.teacher_state = self.teacher.act(obs, self.teacher_state, starts,
+                                                                              deterministic=True)
+            seg.actions[t], seg.logprobs[t], seg.values[t] = self._learner_act(obs, starts)
+            self.actions[rows] = seg.actions[t]
+            for g in self.pool.groups:
+                self.actions[g.rows], g.state = g.policy.act(self.obs[g.rows], g.state, self.starts[g.rows])
+            inference += time.perf_counter() - t0
+            next_obs, rewards, _, _, info = self.games.step(self.actions)
+            learner_rewards = rewards[rows]
+            seg.rewards[t] = rescale_shaping(learner_rewards, info.goals[layout.learner_envs],
+                                             self.games.teams[rows], self.goal_weight, shaping_scale)
+            self.stats.step(learner_rewards, info)
+            self.obs[:] = next_obs
+            self.starts[:] = info.episode_start
+        seg.next_obs[:], seg.next_starts[:] = self.obs[rows], self.starts[rows]
+        if self.recurrent:
+            seg.next_hidden = torch.stack([self.state.h[0], self.state.c[0]]).cpu().numpy()
+        seg.tally = self.stats.take()
+        seg.inference_seconds, seg.collection_seconds = inference, time.perf_counter() - started
+        return seg
+
+    def close(self) -> None:
+        self.games.close()
