@@ -139,3 +139,14 @@ def test_envs_per_worker_zero_means_auto():
     assert envs_per_worker_of(load_config().runner) == 32
     with VecGame(GameConfig(), RunnerConfig(workers=1, envs_per_worker=0, backend="serial")) as games:
         assert games.envs_per_worker == 32 and games.num_envs == 32
+
+
+def test_gpu_utilisation_is_split_between_updates_and_collection():
+    from training.measure.system import ResourceSampler, gpu_report
+
+    sampler = ResourceSampler(gpu=False)
+    sampler.gpu_util, sampler.gpu_times = [10.0, 90.0, 80.0, 20.0], [1.0, 2.0, 3.0, 4.0]
+    sampler.update_spans = [(1.5, 3.5)]
+    report = gpu_report(sampler)
+    assert report.utilization_update_percent == 85.0 and report.utilization_collection_percent == 15.0
+    assert report.utilization_mean_percent == 50.0

@@ -45,7 +45,7 @@ class Collector:
         self.net = build_network(net_config).to(self.device).eval()
         self.recurrent = bool(self.net.recurrent)
         self.version = 0
-        self.generator = torch.Generator(device="cpu").manual_seed(seed)
+        self.generator = torch.Generator(device=self.device).manual_seed(seed)
         self.goal_weight = goal_weight
         self.teacher = teacher.policy() if teacher is not None else None
         rows = self.layout.learner_rows
@@ -87,10 +87,12 @@ class Collector:
         x, s = x.to(self.device, non_blocking=True), s.to(self.device, non_blocking=True)
         with self.accel.autocast():
             logits, value, self.state = self.net.step(x, self.state, s)
-        probs = torch.softmax(logits.float(), dim=-1).cpu()
+        probs = torch.softmax(logits.float(), dim=-1)
         actions = torch.multinomial(probs, 1, generator=self.generator).squeeze(-1)
         logprob = torch.log(probs.gather(-1, actions[:, None]).squeeze(-1).clamp_min(1e-12))
-        return actions.numpy(), logprob.numpy(), value.float().cpu().numpy()
+        # One copy to the host per step, the only synchronisation on a GPU (indices are exact in float32).
+        out = torch.stack([actions.float(), logprob, value.float()]).cpu().numpy()
+        return out[0].astype(np.int64), out[1], out[2]
 
     def collect(self, steps: int, shaping_scale: float = 1.0, teach: bool = False) -> Segment:
         """Play `steps` steps of every game; the learner rows' experience as one Segment."""

@@ -333,7 +333,7 @@ def measure_train(cfg: Config, budget: Budget, notes: list[str], sets: list[str]
     bcfg = bench_config(cfg.stage, budget.train_iterations, budget.train_batch, workers, envs, sets, user_file)
     run_notes: list[str] = []
     with ResourceSampler(gpu=gpu) as sampler:
-        rate, share = training_rate(bcfg, run_notes)
+        rate, share = training_rate(bcfg, run_notes, sampler.update_spans)
     notes.extend(n for n in run_notes if n not in notes)
     collection = collection_rate(bcfg, budget.collection_seconds)
     return TrainBench(rate, collection, share, budget.train_iterations, bcfg.ppo.minibatch_size), sampler

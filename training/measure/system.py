@@ -67,6 +67,8 @@ class ResourceSampler:
     processes: dict[int, _Seen] = field(default_factory=dict)
     peak_tree_rss: int = 0
     gpu_util: list[float] = field(default_factory=list)
+    gpu_times: list[float] = field(default_factory=list)  # time.perf_counter() of each gpu_util sample
+    update_spans: list[tuple[float, float]] = field(default_factory=list)  # (start, end) of each PPO update
     gpu_used_peak: int | None = None
     notes: list[str] = field(default_factory=list)
 
@@ -125,6 +127,7 @@ class ResourceSampler:
             return
         try:
             self.gpu_util.append(float(torch.cuda.utilization()))
+            self.gpu_times.append(time.perf_counter())
         except Exception as exc:  # noqa: BLE001 -- no nvidia-ml-py (ModuleNotFoundError), or NVML refused (NVMLError_*)
             self._gpu_util_ok = False
             self.notes.append(f"GPU utilisation unavailable ({type(exc).__name__}: {str(exc)[:100]}); "
@@ -168,6 +171,8 @@ class GpuReport:
 
     utilization_mean_percent: float | None = None
     utilization_max_percent: float | None = None
+    utilization_update_percent: float | None = None  # mean over the samples taken during PPO updates
+    utilization_collection_percent: float | None = None  # mean over the rest of the run (collection)
     memory_used_peak_mib: float | None = None  # the whole device
     torch_allocated_peak_mib: float | None = None
 
@@ -186,7 +191,12 @@ def gpu_report(sampler: ResourceSampler | None) -> GpuReport:
     if sampler is None:
         return GpuReport()
     util, used, peak = sampler.gpu_util, sampler.gpu_used_peak, sampler.torch_gpu_peak()
+    during = [any(a <= t <= b for a, b in sampler.update_spans) for t in sampler.gpu_times]
+    in_update = [u for u, d in zip(util, during) if d]
+    in_collection = [u for u, d in zip(util, during) if not d]
     return GpuReport(utilization_mean_percent=statistics.fmean(util) if util else None,
                      utilization_max_percent=max(util) if util else None,
+                     utilization_update_percent=statistics.fmean(in_update) if in_update else None,
+                     utilization_collection_percent=statistics.fmean(in_collection) if in_collection else None,
                      memory_used_peak_mib=used / MIB if used is not None else None,
                      torch_allocated_peak_mib=peak / MIB if peak is not None else None)

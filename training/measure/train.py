@@ -110,10 +110,12 @@ def bench_config(stage: str = "1v1", iterations: int = 4, batch: int = 50_000, w
                                     f"training.steps={(iterations + 1) * steps_per_env * n_agents}"])
 
 
-def training_rate(cfg, notes: list[str] | None = None) -> tuple[float, TimeSplit]:
+def training_rate(cfg, notes: list[str] | None = None,
+                  update_spans: list[tuple[float, float]] | None = None) -> tuple[float, TimeSplit]:
     """Train `cfg` in a throwaway league home; (agent steps/s after the first iteration, time split).
 
-    The fallback notes the trainer gives (no CUDA for AMP, compile failed, ...) go to `notes`.
+    The fallback notes the trainer gives (no CUDA for AMP, compile failed, ...) go to `notes`;
+    each PPO update's (start, end) in time.perf_counter() goes to `update_spans`.
     """
     with tempfile.TemporaryDirectory() as tmp:
         home = LeagueHome(Path(tmp))
@@ -126,6 +128,9 @@ def training_rate(cfg, notes: list[str] | None = None) -> tuple[float, TimeSplit
                 if notes is not None:
                     notes.append(event.text)
                 return
+            if update_spans is not None and "charts/update_seconds" in event.metrics:
+                now = time.perf_counter()
+                update_spans.append((now - event.metrics["charts/update_seconds"], now))
             if warm["t"] is None:  # the first iteration warms up (process start, allocations)
                 warm["t"], warm["steps"] = time.perf_counter(), event.steps
             warm["last_t"], warm["last_steps"] = time.perf_counter(), event.steps
