@@ -124,7 +124,8 @@ def test_json_round_trip_and_ratios(tmp_path):
     write_json(json_document(report), path)
     assert read_baseline(path) == {"update.minibatch_rows": 4.0, "update.ms_per_minibatch": 2.0,
                                    "update.rows_per_s": 2000.0, "gpu.utilization_mean_percent": None,
-                                   "gpu.utilization_max_percent": None, "gpu.memory_used_peak_mib": None,
+                                   "gpu.utilization_max_percent": None, "gpu.utilization_collection_percent": None,
+                                   "gpu.utilization_update_percent": None, "gpu.memory_used_peak_mib": None,
                                    "gpu.torch_allocated_peak_mib": None, "system.memory.run_peak_mib": 100.0}
     assert json.loads(path.read_text())["settings"]["actor_sizes"] == [32]
     assert [p.name for p in tmp_path.iterdir()] == ["d.json"]  # no temporary file left behind
