@@ -21,6 +21,7 @@ so the game runner never loops over environments or agents in Python.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -100,24 +101,6 @@ def mirror_vectors(raw: np.ndarray) -> np.ndarray:
     return out
 
 
-def _car_blocks(cars: np.ndarray, ball: np.ndarray, present: np.ndarray) -> np.ndarray:
-    """Car blocks [..., CAR_BLOCK] from raw cars [..., CAR_RAW_DIM] and ball [..., BALL_RAW_DIM] (same frame)."""
-    out = np.zeros(cars.shape[:-1] + (CAR_BLOCK,), dtype=np.float32)
-    out[..., C_PRESENT] = present
-    out[..., C_POS] = cars[..., CAR_POS] * POS_COEF
-    out[..., C_FWD] = cars[..., CAR_FWD]
-    out[..., C_UP] = cars[..., CAR_UP]
-    out[..., C_VEL] = cars[..., CAR_VEL] * VEL_COEF
-    out[..., C_ANG_VEL] = cars[..., CAR_ANG_VEL] * ANG_VEL_COEF
-    out[..., C_BOOST] = cars[..., CAR_BOOST] * BOOST_COEF
-    out[..., C_ON_GROUND] = cars[..., CAR_ON_GROUND]
-    out[..., C_DEMOED] = cars[..., CAR_DEMOED]
-    out[..., C_BALL_REL_POS] = (ball[..., BALL_POS] - cars[..., CAR_POS]) * POS_COEF
-    out[..., C_BALL_REL_VEL] = (ball[..., BALL_VEL] - cars[..., CAR_VEL]) * VEL_COEF
-    out *= present[..., None]  # absent slots are all zeros
-    return out
-
-
 def _slot_table(teams: np.ndarray) -> np.ndarray:
     """[C, 6] car index for each observer's self, mate0-1, opp0-2 slots (C = the empty slot).
 
@@ -138,6 +121,89 @@ def _slot_table(teams: np.ndarray) -> np.ndarray:
     return table
 
 
+# The ball-relative vectors of a car block: (ball columns, car columns, coefficient) per value.
+_REL_BALL = np.r_[BALL_POS, BALL_VEL]
+_REL_CAR = np.r_[CAR_POS, CAR_VEL]
+_REL_COEF = np.array([POS_COEF] * 3 + [VEL_COEF] * 3)
+_REL_MIRROR = np.array([-1.0, -1.0, 1.0] * 2)
+_REL_DIM = 6
+# Raw car 3-vectors and their car-block places and coefficients.
+_CAR_VECTORS = ((CAR_POS, C_POS, POS_COEF), (CAR_FWD, C_FWD, 1.0), (CAR_UP, C_UP, 1.0), (CAR_VEL, C_VEL, VEL_COEF),
+                (CAR_ANG_VEL, C_ANG_VEL, ANG_VEL_COEF))
+_CAR_SCALARS = ((CAR_BOOST, C_BOOST, BOOST_COEF), (CAR_ON_GROUND, C_ON_GROUND, 1.0), (CAR_DEMOED, C_DEMOED, 1.0))
+_BALL_VECTORS = ((BALL_POS, POS_COEF), (BALL_VEL, VEL_COEF), (BALL_ANG_VEL, ANG_VEL_COEF))
+
+
+@dataclass(frozen=True)
+class _GatherPlan:
+    """Where each observation value of one arena comes from, for one team layout (built once per layout).
+
+    build_obs lays each arena's inputs out as one source row:
+
+        ball (9) | cars (C x 18) | pads (34) | 1.0 | 0.0 | ball relative to each car, blue frame
+        (C x 6) | the same, orange frame (C x 6) | score difference for blue, for orange |
+        seconds-left value | overtime value
+
+    and every observation value is one source value times a constant: the layout's coefficient
+    with the sign of the 180-degree rotation folded in for orange observers. Negating x and y
+    is exact in floating point, so this rounds exactly as mirroring first and scaling after
+    does. The relative vectors are differences, so they are computed (in both frames, per car,
+    not per observer) before the gather and taken with coefficient 1.
+    """
+
+    take: np.ndarray  # [C * OBS_DIM] source column of every output value
+    scale: np.ndarray  # [C * OBS_DIM] its multiplier, in the inputs' dtype
+    constants: np.ndarray  # [1, 2] the 1.0 and 0.0 columns
+
+
+@functools.lru_cache(maxsize=32)
+def _gather_plan(layout: tuple[int, ...], dtype: np.dtype) -> _GatherPlan:
+    """The plan for one team layout, its multipliers in `dtype` (so they round as the Python
+    floats in `array * COEF` do: to float32 for float32 inputs)."""
+    n_cars = len(layout)
+    table = _slot_table(np.array([layout]))
+    cars_at = BALL_RAW_DIM
+    pads_at = cars_at + n_cars * CAR_RAW_DIM
+    one = pads_at + N_BOOST_PADS
+    zero = one + 1
+    rel_at = (zero + 1, zero + 1 + n_cars * _REL_DIM)  # blue frame, orange frame
+    score_at = rel_at[1] + n_cars * _REL_DIM  # blue's difference, orange's
+    seconds_at, overtime_at = score_at + 2, score_at + 3
+    take = np.full(n_cars * OBS_DIM, zero, dtype=np.intp)  # empty slots read 0.0
+    scale = np.ones(n_cars * OBS_DIM)
+    for o, team in enumerate(layout):
+        base = o * OBS_DIM
+        flip = np.array([-1.0, -1.0, 1.0]) if team == 1 else np.ones(3)
+        for part, coef in _BALL_VECTORS:
+            at = base + LAYOUT["ball"].start + part.start
+            take[at:at + 3] = np.arange(part.start, part.stop)
+            scale[at:at + 3] = flip * coef
+        for slot, car in zip(("self", "mate0", "mate1", "opp0", "opp1", "opp2"), table[o]):
+            if car == n_cars:
+                continue  # an empty slot: all zeros
+            block = base + LAYOUT[slot].start
+            src = cars_at + car * CAR_RAW_DIM
+            take[block + C_PRESENT] = one
+            for part, dest, coef in _CAR_VECTORS:
+                take[block + dest.start:block + dest.stop] = src + np.arange(part.start, part.stop)
+                scale[block + dest.start:block + dest.stop] = flip * coef
+            for col, dest, coef in _CAR_SCALARS:
+                take[block + dest], scale[block + dest] = src + col, coef
+            rel = block + C_BALL_REL_POS.start  # C_BALL_REL_VEL follows it
+            take[rel:rel + _REL_DIM] = rel_at[team] + car * _REL_DIM + np.arange(_REL_DIM)
+        pads = base + LAYOUT["pads"].start
+        order = np.arange(N_BOOST_PADS)[::-1] if team == 1 else np.arange(N_BOOST_PADS)
+        take[pads:pads + N_BOOST_PADS] = pads_at + order
+        game = base + LAYOUT["game"].start
+        take[game + G_SCORE_DIFF] = score_at + team
+        take[game + G_SECONDS_LEFT] = seconds_at
+        take[game + G_OVERTIME] = overtime_at
+    plan = _GatherPlan(take=take, scale=scale.astype(dtype), constants=np.array([[1.0, 0.0]], dtype=dtype))
+    for array in (plan.take, plan.scale, plan.constants):
+        array.flags.writeable = False
+    return plan
+
+
 def build_obs(
     ball: np.ndarray,
     cars: np.ndarray,
@@ -146,43 +212,47 @@ def build_obs(
     score: np.ndarray,
     seconds_left: np.ndarray,
     overtime: np.ndarray,
+    out: np.ndarray | None = None,
 ) -> np.ndarray:
     """Observations for every car of every arena, in one batched pass.
 
-    ball [E, 9], cars [E, C, 18] (blue frame, car-id order), teams [E, C] (0 blue, 1 orange),
-    pads [E, 34] (1.0 available, blue order), score [E, 2] (blue, orange goals),
+    ball [E, 9], cars [E, C, 18] (blue frame, car-id order; one dtype), teams [E, C] (0 blue,
+    1 orange), pads [E, 34] (1.0 available, blue order), score [E, 2] (blue, orange goals),
     seconds_left [E], overtime [E]. Every arena holds the same C cars (C/2 per team).
-    Returns [E * C, OBS_DIM] float32, row e * C + c for car c of arena e.
+    Returns [E * C, OBS_DIM] float32, row e * C + c for car c of arena e, written into `out`
+    when given (a C-contiguous float32 array of that shape, e.g. the runner's shared memory).
+
+    One source row per arena, one gather through a per-layout plan and one multiply (see
+    _GatherPlan): a dozen array operations per batch, whatever E and C.
     """
     n_envs, n_cars, _ = cars.shape
-    orange = teams == 1  # [E, C]
-    # Both frames for everything; each observer picks its own.
-    cars_m = mirror_vectors(cars)
-    ball_m = mirror_vectors(ball)
-    frames_ball = np.where(orange[:, :, None], ball_m[:, None], ball[:, None])  # [E, obs C, 9]
+    if not (teams == teams[0]).all():
+        raise ValueError("build_obs needs the same team layout in every arena of a batch")
+    dtype = np.result_type(ball, cars)
+    plan = _gather_plan(tuple(teams[0].tolist()), dtype)
+    if out is None:
+        out = np.empty((n_envs * n_cars, OBS_DIM), dtype=np.float32)
+    elif out.shape != (n_envs * n_cars, OBS_DIM) or out.dtype != np.float32 or not out.flags.c_contiguous:
+        raise ValueError(f"out must be a C-contiguous float32 array of shape {(n_envs * n_cars, OBS_DIM)}, "
+                         f"got {out.dtype} {out.shape}")
 
-    out = np.zeros((n_envs, n_cars, OBS_DIM), dtype=np.float32)
-    out[:, :, LAYOUT["ball"].slice] = np.concatenate(
-        [frames_ball[..., BALL_POS] * POS_COEF, frames_ball[..., BALL_VEL] * VEL_COEF,
-         frames_ball[..., BALL_ANG_VEL] * ANG_VEL_COEF], axis=-1)
+    # Ball minus car, position then velocity, scaled: in the blue frame, and mirrored first.
+    ball_rel, car_rel = ball[:, None, _REL_BALL], np.take(cars, _REL_CAR, axis=2)
+    coef, mirror = _REL_COEF.astype(dtype), _REL_MIRROR.astype(dtype)
+    rel_blue = (ball_rel - car_rel) * coef
+    rel_orange = (ball_rel * mirror - car_rel * mirror) * coef
+    score_diff = np.clip(score - score[:, ::-1], -SCORE_DIFF_CLIP, SCORE_DIFF_CLIP) / SCORE_DIFF_CLIP  # blue's, orange's
+    source = np.concatenate([
+        ball, cars.reshape(n_envs, -1), pads, plan.constants.repeat(n_envs, axis=0),
+        rel_blue.reshape(n_envs, -1), rel_orange.reshape(n_envs, -1), score_diff,
+        (seconds_left * SECONDS_COEF)[:, None], overtime.astype(np.float32)[:, None],
+    ], axis=1, dtype=dtype)
 
-    # Every car's block in both frames, plus an all-zero block for empty slots: [2, E, C + 1, 25].
-    present = np.ones((n_envs, n_cars), np.float32)
-    blocks = np.zeros((2, n_envs, n_cars + 1, CAR_BLOCK), np.float32)
-    blocks[0, :, :n_cars] = _car_blocks(cars, ball[:, None, :], present)
-    blocks[1, :, :n_cars] = _car_blocks(cars_m, ball_m[:, None, :], present)
-    # One gather fills self, mates and opponents for every observer at once.
-    slots = blocks[orange.astype(np.intp)[:, :, None], np.arange(n_envs)[:, None, None], _slot_table(teams)[None]]
-    out[:, :, LAYOUT["self"].start:LAYOUT["opp2"].start + CAR_BLOCK] = slots.reshape(n_envs, n_cars, -1)
-
-    pads_m = pads[:, ::-1]
-    out[:, :, LAYOUT["pads"].slice] = np.where(orange[:, :, None], pads_m[:, None, :], pads[:, None, :])
-
-    own = np.where(orange, score[:, 1:2], score[:, 0:1])
-    opp = np.where(orange, score[:, 0:1], score[:, 1:2])
-    game = out[:, :, LAYOUT["game"].slice]
-    game[..., G_SCORE_DIFF] = np.clip(own - opp, -SCORE_DIFF_CLIP, SCORE_DIFF_CLIP) / SCORE_DIFF_CLIP
-    game[..., G_SECONDS_LEFT] = (seconds_left * SECONDS_COEF)[:, None]
-    game[..., G_OVERTIME] = overtime.astype(np.float32)[:, None]
-    out[:, :, LAYOUT["game"].slice] = game
-    return out.reshape(n_envs * n_cars, OBS_DIM)
+    flat = out.reshape(n_envs, n_cars * OBS_DIM)  # a view: `out` is contiguous
+    # mode="clip" skips numpy's per-index bounds check (every plan index is in range).
+    if dtype == np.float32:
+        np.take(source, plan.take, axis=1, out=flat, mode="clip")
+        np.multiply(flat, plan.scale, out=flat)
+    else:  # multiply in the inputs' precision, then round to float32, as `array * COEF` stored in float32 does
+        np.multiply(np.take(source, plan.take, axis=1, mode="clip"), plan.scale, out=flat)
+    return out

@@ -56,7 +56,11 @@ assert len(CAR_RAW_COLS) == CAR_RAW_DIM and len(BALL_RAW_COLS) == BALL_RAW_DIM
 
 @dataclass
 class ArenaArrays:
-    """The state of E arenas in the blue frame, as agents.obs.build_obs takes it."""
+    """The state of E arenas in the blue frame, as agents.obs.build_obs takes it.
+
+    ball, cars and pads are non-overlapping views of one [E, 9 + C * 18 + 34] array (one gather
+    reads them all), so writing one (as fill_demolished writes cars) leaves the others alone.
+    """
 
     ball: np.ndarray  # [E, 9] float32
     cars: np.ndarray  # [E, C, 18] float32, car-id order
@@ -71,9 +75,10 @@ class GymStateReader:
         self.n_cars = n_cars
         self.width = CARS_AT + n_cars * CAR_ROW
         car_starts = CARS_AT + CAR_ROW * np.arange(n_cars)
-        self._car_cols = (car_starts[:, None] + CAR_RAW_COLS[None, :]).ravel()
+        car_cols = (car_starts[:, None] + CAR_RAW_COLS[None, :]).ravel()
         self._id_cols = car_starts + CAR_ID
-        self._ball_cols = BALL_AT + BALL_RAW_COLS
+        # One gather picks ball, cars and pads in agents.obs raw order; the outputs are views of it.
+        self._raw_cols = np.concatenate([BALL_AT + BALL_RAW_COLS, car_cols, PADS_AT + np.arange(N_BOOST_PADS)])
         self._score_cols = np.array([GAME_BLUE_SCORE, GAME_ORANGE_SCORE])
 
     def rows(self, arenas) -> tuple[np.ndarray, np.ndarray]:
@@ -95,10 +100,12 @@ class GymStateReader:
 
     def read(self, arenas) -> ArenaArrays:
         game, body = self.rows(arenas)
+        raw_rows = body[:, self._raw_cols]  # [E, 9 + C * 18 + 34]
+        cars_end = BALL_RAW_DIM + self.n_cars * CAR_RAW_DIM
         return ArenaArrays(
-            ball=body[:, self._ball_cols],
-            cars=body[:, self._car_cols].reshape(len(body), self.n_cars, CAR_RAW_DIM),
-            pads=body[:, PADS_AT:PADS_AT + N_BOOST_PADS],
+            ball=raw_rows[:, :BALL_RAW_DIM],
+            cars=raw_rows[:, BALL_RAW_DIM:cars_end].reshape(len(body), self.n_cars, CAR_RAW_DIM),
+            pads=raw_rows[:, cars_end:],
             arena_score=game[:, self._score_cols].astype(np.int64),
         )
 

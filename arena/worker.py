@@ -268,8 +268,8 @@ class ArenaWorker:
         out["touches"][:] = batch.touches
         out["episode_score"][:] = batch.score
         out["episode_seconds"][:] = batch.episode_seconds
-        out["obs"][:] = build_obs(batch.ball, batch.cars, self._teams_grid, batch.pads,
-                                  batch.score, batch.seconds_left, self._no_overtime)
+        build_obs(batch.ball, batch.cars, self._teams_grid, batch.pads, batch.score, batch.seconds_left,
+                  self._no_overtime, out=out["obs"])
         out["episode_start"][:] = False
 
     def _restart(self, done: np.ndarray, restart: np.ndarray | None) -> None:

@@ -56,6 +56,7 @@ def _env_json(stage: str, report) -> dict:
         "runner_vs_ceiling": report.runner_vs_ceiling, "runner_vs_reference": report.runner_vs_reference,
         "mlp_runner_vs_ceiling": nan if report.mlp_runner_vs_ceiling is None else report.mlp_runner_vs_ceiling,
         "mlp_runner_vs_reference": nan if report.mlp_runner_vs_reference is None else report.mlp_runner_vs_reference,
+        "inference_threads": report.inference_threads,  # torch threads of the MLP row; null without it
     }
 
 
@@ -130,7 +131,9 @@ def _print_report(stage: str, report) -> None:
     out.print(
         f"Reference = one RLGym process x {report.reference_scale} (linear scaling to the runner's cores assumed). "
         f"Measured here, {report.workers} bare-RocketSim processes together did {report.parallel_scaling:.2f}x "
-        "the work of one. Runner ratios are medians of per-round ratios; other rows are ratios of medians.",
+        "the work of one. Runner ratios are medians of per-round ratios; other rows are ratios of medians."
+        + (f" The MLP ran with {report.inference_threads} torch thread(s), the faster here."
+           if report.inference_threads else ""),
         highlight=False,
     )
 

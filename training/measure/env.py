@@ -13,7 +13,8 @@ its memory has been touched once):
   runner     arena.vector.VecGame with W workers x M arenas, uniformly random actions.
   runner+mlp the same runner with the project's MLP actor-critic (agents.networks, [256, 256,
              256] by default; one batched forward per step) choosing every action in the main
-             process.
+             process, with 1 torch thread or one per core, whichever runs the policy faster
+             here (fastest_threads; reported as inference_threads).
 
 These machines are noisy (shared hosts; throughput moves by tens of percent from one second
 to the next), so the measurements are interleaved: `rounds` rounds, each running every
@@ -72,6 +73,7 @@ class EnvBench:
     runner_vs_reference: float
     mlp_runner_vs_ceiling: float | None
     mlp_runner_vs_reference: float | None
+    inference_threads: int | None = None  # torch threads the MLP ran with (see fastest_threads); None without it
 
     @property
     def bare_rocketsim_ticks_per_second(self) -> float:
@@ -226,6 +228,39 @@ def mlp_chooser(policy_config=None, seed: int = 0) -> Callable[[np.ndarray], np.
     return lambda obs: policy.act(obs)[0]
 
 
+def fastest_threads(choose: Callable[[np.ndarray], np.ndarray], obs: np.ndarray, candidates: tuple[int, ...],
+                    seconds: float = 0.2) -> int:
+    """The torch thread count, of `candidates`, that runs `choose(obs)` fastest here (best of a few tries each).
+
+    More threads are not always faster: with OMP_WAIT_POLICY=PASSIVE every parallel region
+    wakes its sleeping threads, which on 2 cores made a 2-thread forward of the [256, 256, 256]
+    MLP slower than a 1-thread one (1.30 against 1.15 ms for 128 rows), and a busy core stalls
+    every region that needs it. Training's driver uses one thread beside two workers
+    (training.accel.learner_threads); this picks what is fastest on the machine at hand.
+    """
+    import torch
+
+    before, best, best_time = torch.get_num_threads(), candidates[0], float("inf")
+    try:
+        for n in dict.fromkeys(candidates):  # in order, without repeats
+            torch.set_num_threads(n)
+            choose(obs)  # the first call at a thread count pays for starting its threads
+            calls = max(3, int(seconds / 0.002) // 5)
+            per_call = min(_timed_calls(choose, obs, calls) for _ in range(5))
+            if per_call < best_time:
+                best, best_time = n, per_call
+    finally:
+        torch.set_num_threads(before)
+    return best
+
+
+def _timed_calls(choose: Callable[[np.ndarray], np.ndarray], obs: np.ndarray, calls: int) -> float:
+    start = time.perf_counter()
+    for _ in range(calls):
+        choose(obs)
+    return (time.perf_counter() - start) / calls
+
+
 class RunnerMeter:
     """The VecGame stepped by a chooser function (random actions, or a policy)."""
 
@@ -243,6 +278,11 @@ class RunnerMeter:
     def _step(self) -> int:
         self._obs, *_ = self.games.step(self.choose(self._obs))
         return self.games.num_envs
+
+    @property
+    def observations(self) -> np.ndarray:
+        """The latest observations (a view of the runner's shared memory)."""
+        return self._obs
 
     def warm_up(self, seconds: float) -> None:
         _timed(self._step, seconds)
@@ -278,7 +318,7 @@ def bench_env(team_size: int, workers: int = 0, envs_per_worker: int = 32, tick_
     rounds = max(1, round(seconds / ROUND_SECONDS))
     duration = seconds / rounds
     meters: list = []
-    threads = None
+    threads = inference_threads = None
     try:
         ceiling = CeilingMeter(team_size, workers, envs_per_worker, tick_skip, warmup_seconds)
         meters.append(ceiling)
@@ -298,7 +338,9 @@ def bench_env(team_size: int, workers: int = 0, envs_per_worker: int = 32, tick_
             import torch
 
             threads = torch.get_num_threads()
-            torch.set_num_threads(default_workers())
+            inference_threads = fastest_threads(mlp_chooser(policy_config, seed), runner.observations,
+                                                (1, default_workers()))
+            torch.set_num_threads(inference_threads)
             mlp = mlp_chooser(policy_config, seed)
         samples: dict[str, list[tuple[int, float]]] = {k: [] for k in ("ceiling", "single", "reference", "runner", "mlp")}
         for _ in range(rounds):
@@ -339,4 +381,5 @@ def bench_env(team_size: int, workers: int = 0, envs_per_worker: int = 32, tick_
         runner_vs_reference=_ratio(samples["runner"], samples["reference"], scale),
         mlp_runner_vs_ceiling=_ratio(samples["mlp"], samples["ceiling"]) if include_mlp else None,
         mlp_runner_vs_reference=_ratio(samples["mlp"], samples["reference"], scale) if include_mlp else None,
+        inference_threads=inference_threads,
     )
