@@ -43,3 +43,18 @@ def test_bad_input_is_one_sentence_and_exit_2(args, message):
     result = runner.invoke(app, ["bench", "env", *args])
     assert result.exit_code == 2
     assert message in result.output
+
+
+def test_step_profile_accounts_for_every_phase_of_a_step(tmp_path):
+    from training.measure.step_profile import PHASES, main, profile_step
+
+    report = profile_step(team_size=2, arenas=2, seconds=0.3)
+    assert report.steps > 0 and report.arenas == 2
+    assert set(report.ms_per_step) == {*PHASES, "inference", "other"}
+    # Every named phase was found in the profile (a renamed function would read 0 here).
+    for phase in ("actions", "physics", "state read", "rules", "rewards", "obs", "inference"):
+        assert report.ms_per_step[phase] > 0, phase
+    assert sum(report.share.values()) == pytest.approx(1.0)
+    out = tmp_path / "profile.json"
+    main(["--stage", "1v1", "--envs", "2", "--seconds", "0.2", "--json", str(out)])
+    assert json.loads(out.read_text())["team_size"] == 1
