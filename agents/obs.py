@@ -89,16 +89,7 @@ G_SCORE_DIFF, G_SECONDS_LEFT, G_OVERTIME = 0, 1, 2
 
 # Rotating 180 degrees about z maps (x, y, z) to (-x, -y, z) for positions, directions and
 # angular velocities alike.
-_MIRROR = np.array([-1.0, -1.0, 1.0], dtype=np.float32)
-
-
-def mirror_vectors(raw: np.ndarray) -> np.ndarray:
-    """Rotate every 3-vector column group of raw car/ball rows into the orange frame."""
-    out = raw.copy()
-    n_vec = 5 if raw.shape[-1] == CAR_RAW_DIM else 3
-    for k in range(n_vec):
-        out[..., 3 * k:3 * k + 3] *= _MIRROR
-    return out
+_MIRROR = np.array([-1.0, -1.0, 1.0])
 
 
 def _slot_table(teams: np.ndarray) -> np.ndarray:
@@ -125,7 +116,7 @@ def _slot_table(teams: np.ndarray) -> np.ndarray:
 _REL_BALL = np.r_[BALL_POS, BALL_VEL]
 _REL_CAR = np.r_[CAR_POS, CAR_VEL]
 _REL_COEF = np.array([POS_COEF] * 3 + [VEL_COEF] * 3)
-_REL_MIRROR = np.array([-1.0, -1.0, 1.0] * 2)
+_REL_MIRROR = np.tile(_MIRROR, 2)
 _REL_DIM = 6
 # Raw car 3-vectors and their car-block places and coefficients.
 _CAR_VECTORS = ((CAR_POS, C_POS, POS_COEF), (CAR_FWD, C_FWD, 1.0), (CAR_UP, C_UP, 1.0), (CAR_VEL, C_VEL, VEL_COEF),
@@ -173,7 +164,7 @@ def _gather_plan(layout: tuple[int, ...], dtype: np.dtype) -> _GatherPlan:
     scale = np.ones(n_cars * OBS_DIM)
     for o, team in enumerate(layout):
         base = o * OBS_DIM
-        flip = np.array([-1.0, -1.0, 1.0]) if team == 1 else np.ones(3)
+        flip = _MIRROR if team == 1 else np.ones(3)
         for part, coef in _BALL_VECTORS:
             at = base + LAYOUT["ball"].start + part.start
             take[at:at + 3] = np.arange(part.start, part.stop)

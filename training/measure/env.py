@@ -338,10 +338,9 @@ def bench_env(team_size: int, workers: int = 0, envs_per_worker: int = 32, tick_
             import torch
 
             threads = torch.get_num_threads()
-            inference_threads = fastest_threads(mlp_chooser(policy_config, seed), runner.observations,
-                                                (1, default_workers()))
-            torch.set_num_threads(inference_threads)
             mlp = mlp_chooser(policy_config, seed)
+            inference_threads = fastest_threads(mlp, runner.observations, (1, default_workers()))
+            torch.set_num_threads(inference_threads)
         samples: dict[str, list[tuple[int, float]]] = {k: [] for k in ("ceiling", "single", "reference", "runner", "mlp")}
         for _ in range(rounds):
             samples["ceiling"].append(ceiling.run(duration))
