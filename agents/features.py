@@ -64,23 +64,21 @@ class CarFrame(nn.Module):
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         fwd, up = obs[..., _at("self", C_FWD)], obs[..., _at("self", C_UP)]
         rows = torch.stack([fwd, torch.linalg.cross(up, fwd), up], dim=-2)  # [..., 3, 3]: forward, left, up
-
-        def local(v: torch.Tensor) -> torch.Tensor:
-            return (rows @ v.unsqueeze(-1)).squeeze(-1)
-
         pos = obs[..., _at("self", C_POS)]
         ball_rel = obs[..., _at("self", C_BALL_REL_POS)]
-        ball = ball_rel + pos
+        ball_to_goal = self.attack_goal - (ball_rel + pos)
         opp_rel = (obs[..., _at("opp0", C_POS)] - pos) * obs[..., _at("opp0", C_PRESENT)].unsqueeze(-1)
-        ball_local = local(ball_rel)
-        ball_to_goal = self.attack_goal - ball
+        # Every vector to rotate, rotated by one matmul (one op instead of eight: this runs in every
+        # forward of the game runner's hot path): rows @ v for each v.
+        field = torch.stack([ball_rel, obs[..., _at("self", C_BALL_REL_VEL)], obs[..., _at("self", C_VEL)],
+                             obs[..., _at("self", C_ANG_VEL)], opp_rel, self.attack_goal - pos,
+                             self.defend_goal - pos, ball_to_goal], dim=-2)  # [..., 8, 3]
+        local = field @ rows.transpose(-1, -2)
+        moved = local[..., 1:5, :].flatten(-2)  # ball velocity, own velocity and spin, opponent
+        directions = _unit(torch.cat([local[..., 0:1, :], local[..., 5:8, :]], dim=-2)).flatten(-2)
         features = torch.cat([
-            ball_local, _unit(ball_local), ball_rel.norm(dim=-1, keepdim=True),
-            local(obs[..., _at("self", C_BALL_REL_VEL)]),
-            local(obs[..., _at("self", C_VEL)]), local(obs[..., _at("self", C_ANG_VEL)]),
-            local(opp_rel),
-            _unit(local(self.attack_goal - pos)), _unit(local(self.defend_goal - pos)),
-            _unit(local(ball_to_goal)),
+            local[..., 0, :], directions[..., 0:3], ball_rel.norm(dim=-1, keepdim=True), moved,
+            directions[..., 3:12],  # to the goal attacked, the goal defended, and from the ball to the goal attacked
             (_unit(ball_rel) * _unit(ball_to_goal)).sum(dim=-1, keepdim=True),
         ], dim=-1)
         return torch.cat([obs, features], dim=-1)

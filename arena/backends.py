@@ -71,11 +71,15 @@ class SerialBackend:
         self.workers = []
 
 
-def _shutdown(processes: list, conns: list) -> None:
-    """Stop worker processes: ask politely, then terminate, then kill. Safe to call twice."""
+def _send_close(conn) -> None:
+    conn.send_bytes(MSG_CLOSE)
+
+
+def stop_processes(processes: list, conns: list, send_close=_send_close) -> None:
+    """Stop worker processes: ask politely (`send_close(conn)`), then terminate, then kill. Safe to call twice."""
     for conn in conns:
         try:
-            conn.send_bytes(MSG_CLOSE)
+            send_close(conn)
         except (OSError, ValueError):
             pass
     for proc in processes:
@@ -104,7 +108,7 @@ class MultiprocessingBackend:
         self._processes: list = []
         self._conns: list = []
         # Runs at close() or garbage collection or interpreter exit, whichever comes first.
-        self._finalizer = weakref.finalize(self, _shutdown, self._processes, self._conns)
+        self._finalizer = weakref.finalize(self, stop_processes, self._processes, self._conns)
         for index, plan in enumerate(plans):
             parent, child = ctx.Pipe()
             proc = ctx.Process(target=run_worker, args=(child, self._buffer, plan),

@@ -4,15 +4,20 @@ pipelining trains on rounds one update behind (and records it), and segments mer
 from __future__ import annotations
 
 import json
+import os
+import signal
 
 import numpy as np
 import pytest
 import torch
 
 from agents.checkpoint import load_checkpoint
+from agents.networks import build_network
+from arena.backends import WorkerError
 from league.config import load_config
 from league.registry import Registry
-from training.collection import pipelining
+from training.collection import Order, pipelining
+from training.process_collection import ProcessCollection
 from training.segment import Segment, Tally, merge
 from training.selfplay import SelfPlayTrainer
 
@@ -21,8 +26,8 @@ SMALL = ["runner.workers=1", "runner.envs_per_worker=2", "ppo.steps_per_env=32",
          "training.snapshot_every_steps=100000"]
 
 
-def train(home, name: str, pipeline: str, steps: int = 800):
-    cfg = load_config("1v1", sets=SMALL + [f"runner.pipeline={pipeline}", f"training.steps={steps}"])
+def train(home, name: str, pipeline: str, steps: int = 800, extra: tuple[str, ...] = ()):
+    cfg = load_config("1v1", sets=SMALL + [f"runner.pipeline={pipeline}", f"training.steps={steps}", *extra])
     reg = Registry.open(home.db_path)
     try:
         result = SelfPlayTrainer(cfg, home, reg, name=name).run()
@@ -53,6 +58,39 @@ def test_pipelined_rounds_are_one_update_behind_and_the_budget_holds(home):
     rows = [r for r in metrics(home, "piped") if "charts/policy_lag" in r]
     assert [r["charts/policy_lag"] for r in rows] == [0.0] + [1.0] * (len(rows) - 1)
     assert all(r["charts/start_abs_log_ratio"] < 0.5 for r in rows)
+
+
+PROCESSES = ("runner.backend=processes", "runner.workers=2", "training.opponents.latest=0.5",
+             "training.opponents.rule=0.5", "training.opponents.past=0", "training.opponents.pfsp=0",
+             "training.opponents.random=0", "training.kickstart.teacher=rule")
+
+
+def test_rollout_worker_processes_give_the_same_run_for_a_seed_and_train_like_the_others(home):
+    first, a = train(home, "proc-a", "never", extra=PROCESSES)
+    second, b = train(home, "proc-b", "never", extra=PROCESSES)
+    assert first.steps == second.steps >= 800
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    rows = [r for r in metrics(home, "proc-a") if "charts/policy_lag" in r]
+    assert rows and {r["charts/policy_lag"] for r in rows} == {0.0}
+    assert all(r["charts/start_abs_log_ratio"] < 1e-4 for r in rows)  # each worker acted with the learner's weights
+    assert any(r.get("losses/kickstart", 0) > 0 for r in rows)  # the teacher's actions came back from the workers
+    assert any("charts/win_rate/rule" in r for r in rows)  # and the league opponents' results
+
+
+def test_a_rollout_worker_process_that_dies_ends_the_run_with_one_clear_error():
+    cfg = load_config("1v1", sets=SMALL + ["runner.workers=2", "training.kickstart.teacher="])
+    weights = build_network(cfg.policy).state_dict()
+    collection = ProcessCollection(cfg, cfg.policy, None, workers=2, pipelined=False)
+    try:
+        collection.submit(Order(weights, 0, 4))
+        got = collection.result()
+        assert got.workers == 2 and got.segment.actions.shape == (4, collection.slots)
+        os.kill(collection.pids[1], signal.SIGKILL)
+        collection.submit(Order(weights, 1, 4))
+        with pytest.raises(WorkerError, match=r"Rollout worker 1 \(pid \d+\) died without a traceback \(signal 9\)"):
+            collection.result()
+    finally:
+        collection.close()
 
 
 def test_pipelining_auto_is_on_where_the_update_does_not_share_the_cores():

@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from agents.networks import build_network
+from agents.nn_policy import sample_actions
 from arena.vector import VecGame
 from league.config import OpponentMix, PolicyConfig
 from training.accel import Accel
@@ -87,9 +88,7 @@ class Collector:
         x, s = x.to(self.device, non_blocking=True), s.to(self.device, non_blocking=True)
         with self.accel.autocast():
             logits, value, self.state = self.net.step(x, self.state, s)
-        probs = torch.softmax(logits.float(), dim=-1)
-        actions = torch.multinomial(probs, 1, generator=self.generator).squeeze(-1)
-        logprob = torch.log(probs.gather(-1, actions[:, None]).squeeze(-1).clamp_min(1e-12))
+        actions, logprob = sample_actions(logits, self.generator)
         # One copy to the host per step, the only synchronisation on a GPU (indices are exact in float32).
         out = torch.stack([actions.float(), logprob, value.float()]).cpu().numpy()
         return out[0].astype(np.int64), out[1], out[2]

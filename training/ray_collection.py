@@ -1,8 +1,9 @@
 """The Ray collection backend (`league train --backend ray`): rollout workers as Ray actors.
 
-Each rollout worker is an actor holding one core: its own vectorized games (the in-process
-runner, `runner.envs_per_worker` arenas) and a Collector (training.collector) that acts with
-batched CPU inference from a copy of the learner's weights and the sampled opponents' weights.
+Each rollout worker (training.rollout_worker) is an actor holding one core: its own vectorized
+games (the in-process runner, `runner.envs_per_worker` arenas) and a Collector
+(training.collector) that acts with batched CPU inference from a copy of the learner's weights
+and the sampled opponents' weights.
 Both travel through Ray's object store, put once per round (weights) and once per snapshot
 (opponents), never per step; each worker hands back one Segment per round, and the learner
 trains on their merge.
@@ -21,15 +22,14 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import numpy as np
-
 from arena.tournament_ray import ray_session
-from arena.vector import default_workers, envs_per_worker_of
+from arena.vector import default_workers
 from league.config import Config, PolicyConfig
 from league.errors import LeagueError
 from training.collection import Order, Round
 from training.opponents import PolicySpec
 from training.progress import Note, OnProgress
+from training.rollout_worker import RolloutWorker, WorkerShapes
 from training.segment import merge
 from training.seeds import derived_seed
 
@@ -37,36 +37,7 @@ REPLACE_SECONDS = 60.0  # how long a replacement worker may take to start before
 READY_SECONDS = 300.0  # how long the first workers may take to start (building arenas, importing torch)
 
 
-class RolloutWorker:
-    """A Ray actor: one core's games and their Collector (made a Ray actor class at start-up)."""
-
-    def __init__(self, cfg: Config, net_config: PolicyConfig, teacher: PolicySpec | None, seed: int):
-        import torch
-
-        from arena.game import GamePlugins
-        from arena.vector import VecGame
-        from training.collector import Collector
-        from training.rewards import build_reward
-
-        torch.set_num_threads(1)
-        games = VecGame(cfg.game, mode="training", seed=seed, workers=1, envs_per_worker=envs_per_worker_of(cfg.runner),
-                        backend="serial", plugins=GamePlugins(reward_fn=build_reward(cfg.rewards)))
-        self.collector = Collector(games, cfg.training.opponents, cfg.game.team_size, net_config, seed,
-                                   cfg.rewards.weights.goal, "cpu", None, teacher)
-
-    def shape(self) -> tuple[int, int]:
-        """(learner slots, league envs) of this worker's games."""
-        return self.collector.slots, self.collector.league_envs
-
-    def set_pool(self, picks: list[str], specs: dict[str, PolicySpec], seed: int) -> None:
-        self.collector.set_pool(picks, specs, seed)
-
-    def collect(self, weights: dict[str, np.ndarray], version: int, steps: int, scale: float, teach: bool):
-        self.collector.set_weights(weights, version)
-        return self.collector.collect(steps, scale, teach)
-
-
-class RayCollection:
+class RayCollection(WorkerShapes):
     """Rollout workers on a Ray cluster behind the Collection interface (training.collection)."""
 
     def __init__(self, cfg: Config, net_config: PolicyConfig, teacher: PolicySpec | None, pipelined: bool,
@@ -104,14 +75,6 @@ class RayCollection:
         self._spawned += 1
         return self._actor_class.options(scheduling_strategy="SPREAD").remote(self.cfg, self.net_config,
                                                                                self.teacher, seed)
-
-    @property
-    def slots(self) -> int:
-        return sum(s[0] for s in self.shapes)
-
-    @property
-    def league_envs(self) -> int:
-        return sum(s[1] for s in self.shapes)
 
     def set_pool(self, picks: list[str], specs: dict[str, PolicySpec], seed: int) -> None:
         """Each worker's share of the picks, in worker order; the specs go into the object store once."""

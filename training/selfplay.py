@@ -50,6 +50,7 @@ from training.evaluation import evaluate_snapshot
 from training.metrics import MetricsLog
 from training.opponents import LATEST, PolicySpec, agent_spec, draw_picks, pool_specs
 from training.ppo import PpoLearner
+from training.process_collection import ProcessCollection
 from training.progress import Note, OnProgress, UpdateDone, ignore
 from training.promotion import promote_after_evaluation
 from training.rewards import build_reward, shaping_scale
@@ -239,6 +240,8 @@ class SelfPlayTrainer:
             from training.ray_collection import RayCollection  # Ray only where it is asked for
 
             collection = RayCollection(cfg, self.net.config, teacher, pipelined, self.on_progress)
+        elif cfg.runner.backend == "processes":
+            collection = ProcessCollection(cfg, self.net.config, teacher, self.workers, pipelined)
         else:
             games = VecGame(cfg.game, cfg.runner, mode="training", seed=cfg.seed, workers=self.workers,
                             plugins=GamePlugins(reward_fn=build_reward(cfg.rewards)))

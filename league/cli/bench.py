@@ -39,6 +39,10 @@ def _env_rows(report) -> list[tuple[str, str, object, tuple[float | None, float 
     if report.runner_mlp is not None:
         rows.append(("this runner, MLP policy", "agents MLP actor-critic in the main process, one forward per step",
                      report.runner_mlp, (report.mlp_runner_vs_ceiling, report.mlp_runner_vs_reference)))
+    if report.rollout_mlp is not None:
+        rows.append(("rollout workers, MLP policy", "each worker process steps its arenas and runs the MLP itself "
+                     "(processes and ray backends)", report.rollout_mlp,
+                     (report.rollout_mlp_vs_ceiling, report.rollout_mlp_vs_reference)))
     return rows
 
 
@@ -57,6 +61,8 @@ def _env_json(stage: str, report) -> dict:
         "mlp_runner_vs_ceiling": nan if report.mlp_runner_vs_ceiling is None else report.mlp_runner_vs_ceiling,
         "mlp_runner_vs_reference": nan if report.mlp_runner_vs_reference is None else report.mlp_runner_vs_reference,
         "inference_threads": report.inference_threads,  # torch threads of the MLP row; null without it
+        "rollout_mlp_vs_ceiling": nan if report.rollout_mlp_vs_ceiling is None else report.rollout_mlp_vs_ceiling,
+        "rollout_mlp_vs_reference": nan if report.rollout_mlp_vs_reference is None else report.rollout_mlp_vs_reference,
     }
 
 
@@ -94,7 +100,7 @@ def env(
     from arena.vector import envs_per_worker_of
     from training.measure.env import bench_env
 
-    with out.status(f"Measuring {stage} game throughput (about {4 * (seconds + warmup) + 5:.0f} s)..."):
+    with out.status(f"Measuring {stage} game throughput (about {5 * (seconds + warmup) + 5:.0f} s)..."):
         report = bench_env(
             team_size=cfg.game.team_size,
             workers=cfg.runner.workers if workers is None else workers,
@@ -189,7 +195,7 @@ def bench_train_command(
     set_: Annotated[Optional[list[str]], typer.Option("--set", help="Override any config key.", show_default=False)] = None,
     backends: Annotated[str, typer.Option(
         "--backends", help="Collection backends to compare, in order (the first is the reference of the ratios): "
-                           "local, pipelined, ray.")] = "local,pipelined,ray",
+                           "local, pipelined, processes, ray.")] = "local,pipelined,processes,ray",
 ) -> None:
     """End-to-end training throughput (updates included) of each collection backend, and the split between
     collection, inference and update.

@@ -1,6 +1,6 @@
 """Game throughput (`league bench env`) of this runner against a ceiling and a reference, in one run.
 
-Four measurements on the same cores, each after a warm-up (a fresh arena runs slowly until
+Five measurements on the same cores, each after a warm-up (a fresh arena runs slowly until
 its memory has been touched once):
 
   ceiling    bare RocketSim: W processes each stepping M arenas with random controls via
@@ -14,7 +14,11 @@ its memory has been touched once):
   runner+mlp the same runner with the project's MLP actor-critic (agents.networks, [256, 256,
              256] by default; one batched forward per step) choosing every action in the main
              process, with 1 torch thread or one per core, whichever runs the policy faster
-             here (fastest_threads; reported as inference_threads).
+             here (fastest_threads; reported as inference_threads): the `multiprocessing`
+             training backend.
+  rollout+mlp W rollout worker processes, each stepping its M arenas in-process and choosing
+             its own cars' actions with the same MLP on one torch thread: the `processes` and
+             `ray` training backends (training.rollout_worker).
 
 These machines are noisy (shared hosts; throughput moves by tens of percent from one second
 to the next), so the measurements are interleaved: `rounds` rounds, each running every
@@ -74,6 +78,9 @@ class EnvBench:
     mlp_runner_vs_ceiling: float | None
     mlp_runner_vs_reference: float | None
     inference_threads: int | None = None  # torch threads the MLP ran with (see fastest_threads); None without it
+    rollout_mlp: Rate | None = None  # W rollout worker processes, each with its games and the MLP; None unless measured
+    rollout_mlp_vs_ceiling: float | None = None
+    rollout_mlp_vs_reference: float | None = None
 
     @property
     def bare_rocketsim_ticks_per_second(self) -> float:
@@ -124,17 +131,16 @@ def _ceiling_process(team_size: int, n_arenas: int, tick_skip: int, warmup: floa
         conn.send(_timed(step, duration))
 
 
-class CeilingMeter:
-    """W idle processes of bare RocketSim that all run together when asked."""
+class ProcessMeter:
+    """W idle processes, each running `target(*args_of(k), pipe)`, that all run together when asked."""
 
-    def __init__(self, team_size: int, workers: int, envs_per_worker: int, tick_skip: int, warmup: float):
+    def __init__(self, workers: int, target: Callable, args_of: Callable[[int], tuple]):
         ctx = mp.get_context("spawn")
         self.workers = workers
         self._pipes, self._procs = [], []
-        for _ in range(workers):
+        for k in range(workers):
             parent, child = ctx.Pipe()
-            proc = ctx.Process(target=_ceiling_process, daemon=True,
-                               args=(team_size, envs_per_worker, tick_skip, warmup, child))
+            proc = ctx.Process(target=target, daemon=True, args=(*args_of(k), child))
             proc.start()
             self._pipes.append(parent)
             self._procs.append(proc)
@@ -157,6 +163,11 @@ class CeilingMeter:
             proc.join(5)
             if proc.is_alive():
                 proc.kill()
+
+
+def ceiling_meter(team_size: int, workers: int, envs_per_worker: int, tick_skip: int, warmup: float) -> ProcessMeter:
+    """W idle processes of bare RocketSim that all run together when asked."""
+    return ProcessMeter(workers, _ceiling_process, lambda k: (team_size, envs_per_worker, tick_skip, warmup))
 
 
 # --------------------------------------------------------------------------- reference
@@ -294,6 +305,43 @@ class RunnerMeter:
         self.games.close()
 
 
+# --------------------------------------------------------------------------- rollout workers
+
+
+def _rollout_process(team_size: int, n_arenas: int, tick_skip: int, warmup: float, seed: int, policy_config,
+                     conn) -> None:
+    """One rollout worker as the `processes` and `ray` backends run it: its arenas stepped in-process
+    (the serial runner) and the MLP's forward for its own cars, on one torch thread."""
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    import torch
+
+    from arena.game import GameSpec
+    from arena.vector import VecGame
+
+    torch.set_num_threads(1)
+    games = VecGame(GameSpec(team_size=team_size, tick_skip=tick_skip), workers=1, envs_per_worker=n_arenas,
+                    backend="serial", seed=seed)
+    choose = mlp_chooser(policy_config, seed)
+    obs = [games.reset()]
+
+    def step() -> int:
+        obs[0], *_ = games.step(choose(obs[0]))
+        return n_arenas
+
+    _timed(step, warmup)
+    conn.send("ready")
+    while (duration := conn.recv()) is not None:
+        conn.send(_timed(step, duration))
+    games.close()
+
+
+def rollout_meter(team_size: int, workers: int, envs_per_worker: int, tick_skip: int, warmup: float,
+                  seed: int = 0, policy_config=None) -> ProcessMeter:
+    """W idle rollout worker processes (games + the MLP in each) that all run together when asked."""
+    return ProcessMeter(workers, _rollout_process,
+                        lambda k: (team_size, envs_per_worker, tick_skip, warmup, seed + k, policy_config))
+
+
 # --------------------------------------------------------------------------- all of it
 
 
@@ -320,17 +368,19 @@ def bench_env(team_size: int, workers: int = 0, envs_per_worker: int = 32, tick_
     meters: list = []
     threads = inference_threads = None
     try:
-        ceiling = CeilingMeter(team_size, workers, envs_per_worker, tick_skip, warmup_seconds)
+        ceiling = ceiling_meter(team_size, workers, envs_per_worker, tick_skip, warmup_seconds)
         meters.append(ceiling)
-        single = CeilingMeter(team_size, 1, envs_per_worker, tick_skip, warmup_seconds) if workers > 1 else None
+        single = ceiling_meter(team_size, 1, envs_per_worker, tick_skip, warmup_seconds) if workers > 1 else None
         meters.append(single)
         reference = ReferenceMeter(team_size, tick_skip, warmup_seconds, seed)
         meters.append(reference)
         runner = RunnerMeter(team_size, workers, envs_per_worker, tick_skip, seed)
         meters.append(runner)
         runner.warm_up(warmup_seconds)
-        mlp = None
+        mlp = rollout = None
         if include_mlp:
+            rollout = rollout_meter(team_size, workers, envs_per_worker, tick_skip, warmup_seconds, seed, policy_config)
+            meters.append(rollout)
             # Stepping is lockstep: while the main process runs the policy every worker waits,
             # so inference may use every core. Idle OpenMP threads must sleep, not spin, or they
             # would take those cores back from the workers (set before torch starts its pool).
@@ -341,7 +391,7 @@ def bench_env(team_size: int, workers: int = 0, envs_per_worker: int = 32, tick_
             mlp = mlp_chooser(policy_config, seed)
             inference_threads = fastest_threads(mlp, runner.observations, (1, default_workers()))
             torch.set_num_threads(inference_threads)
-        samples: dict[str, list[tuple[int, float]]] = {k: [] for k in ("ceiling", "single", "reference", "runner", "mlp")}
+        samples: dict[str, list[tuple[int, float]]] = {k: [] for k in ("ceiling", "single", "reference", "runner", "mlp", "rollout")}
         for _ in range(rounds):
             samples["ceiling"].append(ceiling.run(duration))
             if single is not None:
@@ -352,6 +402,7 @@ def bench_env(team_size: int, workers: int = 0, envs_per_worker: int = 32, tick_
             if mlp is not None:
                 runner.choose = mlp
                 samples["mlp"].append(runner.run(duration))
+                samples["rollout"].append(rollout.run(duration))
     finally:
         if threads is not None:
             import torch
@@ -381,4 +432,7 @@ def bench_env(team_size: int, workers: int = 0, envs_per_worker: int = 32, tick_
         mlp_runner_vs_ceiling=_ratio(samples["mlp"], samples["ceiling"]) if include_mlp else None,
         mlp_runner_vs_reference=_ratio(samples["mlp"], samples["reference"], scale) if include_mlp else None,
         inference_threads=inference_threads,
+        rollout_mlp=rate("rollout", workers) if include_mlp else None,
+        rollout_mlp_vs_ceiling=_ratio(samples["rollout"], samples["ceiling"]) if include_mlp else None,
+        rollout_mlp_vs_reference=_ratio(samples["rollout"], samples["reference"], scale) if include_mlp else None,
     )

@@ -20,7 +20,7 @@ from arena.tournament import MAX_ARENAS_PER_WORKER, open_tournament, run_tournam
 from league.config import PolicyConfig, load_config
 from league.home import LeagueHome
 from league.registry import Registry
-from training.measure.env import CeilingMeter
+from training.measure.env import ceiling_meter
 
 TICKS_PER_SECOND = 120
 
@@ -82,7 +82,7 @@ def bench_tournament(games_per_pair: int = 2, game_seconds: float = 60.0, worker
         reg.close()
     assert played == planned
     arenas = max(1, min(MAX_ARENAS_PER_WORKER, -(-planned // workers)))
-    meter = CeilingMeter(1, workers, arenas, tick_skip, warmup=1.0)
+    meter = ceiling_meter(1, workers, arenas, tick_skip, warmup=1.0)
     try:
         env_steps, seconds = meter.run(ceiling_seconds)
     finally:

@@ -4,7 +4,8 @@ Trains in a throwaway league home with the settings the issue names (1v1, tick s
 and critic [256, 256, 256], 50,000 agent steps per iteration, one epoch, one minibatch, pure
 self-play so every car's step is training data, as rlgym-ppo counts it, and no kickstarting
 teacher, so it times PPO alone), once per collection backend asked for (BACKENDS: local
-processes with pipelining off, the same pipelined, Ray rollout workers on a local instance
+processes with pipelining off, the same pipelined, local rollout worker processes with their
+own forwards (pipelining off), Ray rollout workers on a local instance
 with as many workers as game workers), and, in the same run on the same workers, measures the
 collection-only rate (random actions, no learner) as the reference the learner should hide
 behind.
@@ -31,6 +32,7 @@ from training.selfplay import SelfPlayTrainer
 BACKENDS = {
     "local": ["runner.backend=multiprocessing", "runner.pipeline=never"],
     "pipelined": ["runner.backend=multiprocessing", "runner.pipeline=always"],
+    "processes": ["runner.backend=processes", "runner.pipeline=never"],
     "ray": ["runner.backend=ray", "runner.pipeline=always"],
 }
 

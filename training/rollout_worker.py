@@ -1,0 +1,99 @@
+"""A rollout worker: one core's games and the Collector that acts in them, in one process.
+
+The Ray backend (training.ray_collection) makes it a Ray actor; the local `processes` backend
+(training.process_collection) runs it in a worker process of this machine and talks to it
+over a pipe (`serve`). Either way the worker steps its own arenas in-process (the serial game
+runner) and runs the policies' forwards itself, with one torch thread, so inference runs on
+every core beside the physics instead of in the learner's process between steps.
+"""
+
+from __future__ import annotations
+
+import os
+import traceback
+
+from league.config import Config, PolicyConfig
+from training.opponents import PolicySpec
+
+# Messages of the local protocol (`serve`): (verb, arguments) in, (REPLY_OK | REPLY_ERROR, value) out.
+REPLY_OK, REPLY_ERROR = "ok", "error"
+
+
+class RolloutWorker:
+    """One core's vectorized games and their Collector (training.collector)."""
+
+    def __init__(self, cfg: Config, net_config: PolicyConfig, teacher: PolicySpec | None, seed: int):
+        import torch
+
+        from arena.game import GamePlugins
+        from arena.vector import VecGame, envs_per_worker_of
+        from training.collector import Collector
+        from training.rewards import build_reward
+
+        torch.set_num_threads(1)
+        games = VecGame(cfg.game, mode="training", seed=seed, workers=1, envs_per_worker=envs_per_worker_of(cfg.runner),
+                        backend="serial", plugins=GamePlugins(reward_fn=build_reward(cfg.rewards)))
+        try:
+            self.collector = Collector(games, cfg.training.opponents, cfg.game.team_size, net_config, seed,
+                                       cfg.rewards.weights.goal, "cpu", None, teacher)
+        except BaseException:
+            games.close()
+            raise
+
+    def shape(self) -> tuple[int, int]:
+        """(learner slots, league envs) of this worker's games."""
+        return self.collector.slots, self.collector.league_envs
+
+    def set_pool(self, picks: list[str], specs: dict[str, PolicySpec], seed: int) -> None:
+        self.collector.set_pool(picks, specs, seed)
+
+    def collect(self, weights, version: int, steps: int, scale: float, teach: bool):
+        self.collector.set_weights(weights, version)
+        return self.collector.collect(steps, scale, teach)
+
+    def close(self) -> None:
+        self.collector.close()
+
+
+class WorkerShapes:
+    """What a collection of rollout workers offers the loop: the sum of its workers' shapes."""
+
+    shapes: list[tuple[int, int]]  # (learner slots, league envs) per worker, in worker order
+
+    @property
+    def slots(self) -> int:
+        return sum(s[0] for s in self.shapes)
+
+    @property
+    def league_envs(self) -> int:
+        return sum(s[1] for s in self.shapes)
+
+
+def serve(conn, cfg: Config, net_config: PolicyConfig, teacher: PolicySpec | None, seed: int) -> None:
+    """A worker process's loop: build a RolloutWorker, then answer (verb, args) messages until "close".
+
+    Every answer is (REPLY_OK, value) or (REPLY_ERROR, traceback text); the first answer reports
+    the worker's shape once its arenas are built. The pipe carries only objects this project's
+    own processes made (weights as numpy arrays, opponent specs, segments), never a user's file.
+    """
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    worker = None
+    try:
+        worker = RolloutWorker(cfg, net_config, teacher, seed)
+        conn.send((REPLY_OK, worker.shape()))
+        while True:
+            verb, args = conn.recv()
+            if verb == "close":
+                break
+            conn.send((REPLY_OK, getattr(worker, verb)(*args)))
+    except (EOFError, KeyboardInterrupt, BrokenPipeError):
+        pass  # the learner went away (or Ctrl-C reached the whole process group): nothing to answer
+    except Exception:  # noqa: BLE001 - reported to the learner, which raises it as one error
+        try:
+            conn.send((REPLY_ERROR, traceback.format_exc()))
+        except (OSError, ValueError):
+            pass
+    finally:
+        if worker is not None:
+            worker.close()
+        conn.close()
