@@ -102,11 +102,12 @@ class RunnerConfig:
     envs_per_worker: int = param(
         0, "RocketSim arenas stepped by each worker; 0: auto (arena.vector.DEFAULT_ENVS_PER_WORKER, 32).",
         min=0, max=4096)
-    backend: Literal["multiprocessing", "processes", "serial", "ray"] = param(
-        "multiprocessing", "Where training's games run: game worker processes on this machine with every forward in "
-                           "the learner's process (multiprocessing), rollout worker processes on this machine each "
-                           "running its own games and forwards (processes), all in this process (serial: debugging, "
-                           "tiny runs), or Ray rollout workers on a cluster (league train --backend ray).")
+    backend: Literal["auto", "processes", "multiprocessing", "serial", "ray"] = param(
+        "auto", "Where training's games run: rollout worker processes on this machine, each stepping its own arenas "
+                "and running every policy's forward itself (processes); game worker processes on this machine with "
+                "every forward in the learner's process (multiprocessing); all in this process (serial: debugging, "
+                "tiny runs); or Ray rollout workers on a cluster (league train --backend ray). auto: processes with "
+                "a CPU learner, multiprocessing with a GPU learner (its forwards run on the GPU).")
     pipeline: Literal["auto", "always", "never"] = param(
         "auto", "Collect the next rollout while the learner updates (a policy lag of one update). auto: on with a "
                 "GPU learner, on Ray, or with more cores than game workers.")

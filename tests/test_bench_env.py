@@ -21,17 +21,19 @@ def test_bench_env_prints_the_table_and_writes_json(tmp_path):
                                  "--seconds", "0.4", "--warmup", "0.1", "--json", str(out)])
     assert result.exit_code == 0, result.output
     for row in ("bare RocketSim (ceiling)", "bare RocketSim, 1 process", "RLGym v2 standard env (reference) x",
-                "this runner, random actions", "this runner, MLP policy", "rollout workers, MLP policy"):
+                "this runner, random actions", "this runner, MLP policy", "rollout workers, random actions",
+                "rollout workers, MLP policy"):
         assert row in result.output
     report = json.loads(out.read_text())
     assert report["stage"] == "2v2" and report["team_size"] == 2 and report["workers"] == 2
     names = [m["name"] for m in report["measurements"]]
-    assert len(names) == 6
+    assert len(names) == 7
     for m in report["measurements"]:
         assert m["env_steps_per_s"] > 0
         assert m["agent_steps_per_s"] == pytest.approx(4 * m["env_steps_per_s"])
         assert m["ticks_per_s"] == pytest.approx(8 * m["env_steps_per_s"])
     assert report["runner_vs_ceiling"] > 0 and report["runner_vs_reference"] > 0
+    assert report["rollout_vs_ceiling"] > 0 and report["rollout_vs_reference"] > 0
     assert report["rollout_mlp_vs_ceiling"] > 0 and report["rollout_mlp_vs_reference"] > 0
 
 

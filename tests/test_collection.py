@@ -16,7 +16,7 @@ from agents.networks import build_network
 from arena.backends import WorkerError
 from league.config import load_config
 from league.registry import Registry
-from training.collection import Order, pipelining
+from training.collection import Order, collection_backend, pipelining
 from training.process_collection import ProcessCollection
 from training.segment import Segment, Tally, merge
 from training.selfplay import SelfPlayTrainer
@@ -42,9 +42,9 @@ def metrics(home, run: str) -> list[dict]:
     return [json.loads(line) for line in (home.runs / run / "metrics.jsonl").read_text().splitlines()]
 
 
-def test_without_pipelining_a_seed_gives_the_same_weights(home):
-    first, a = train(home, "same-a", "never")
-    second, b = train(home, "same-b", "never")
+def test_without_pipelining_a_seed_gives_the_same_weights(home):  # (processes: the test below)
+    first, a = train(home, "same-a", "never", extra=("runner.backend=multiprocessing",))
+    second, b = train(home, "same-b", "never", extra=("runner.backend=multiprocessing",))
     assert first.steps == second.steps >= 800
     assert all(torch.equal(a[k], b[k]) for k in a)
     rows = [r for r in metrics(home, "same-a") if "charts/policy_lag" in r]
@@ -52,8 +52,9 @@ def test_without_pipelining_a_seed_gives_the_same_weights(home):
     assert all(r["charts/start_abs_log_ratio"] < 1e-4 for r in rows)  # the learner's own weights collected it
 
 
-def test_pipelined_rounds_are_one_update_behind_and_the_budget_holds(home):
-    result, _ = train(home, "piped", "always")
+@pytest.mark.parametrize("backend", ["processes", "multiprocessing"])
+def test_pipelined_rounds_are_one_update_behind_and_the_budget_holds(home, backend):
+    result, _ = train(home, "piped", "always", extra=(f"runner.backend={backend}",))
     assert 800 <= result.steps < 800 + 4 * 32  # the last round cut to the budget (4 learner slots here)
     rows = [r for r in metrics(home, "piped") if "charts/policy_lag" in r]
     assert [r["charts/policy_lag"] for r in rows] == [0.0] + [1.0] * (len(rows) - 1)
@@ -75,6 +76,21 @@ def test_rollout_worker_processes_give_the_same_run_for_a_seed_and_train_like_th
     assert all(r["charts/start_abs_log_ratio"] < 1e-4 for r in rows)  # each worker acted with the learner's weights
     assert any(r.get("losses/kickstart", 0) > 0 for r in rows)  # the teacher's actions came back from the workers
     assert any("charts/win_rate/rule" in r for r in rows)  # and the league opponents' results
+
+
+def test_rollout_worker_processes_train_a_recurrent_learner(home):
+    result, weights = train(home, "proc-lstm", "never", steps=300, extra=(*PROCESSES, "policy.kind=lstm",
+                                                                         "policy.lstm_hidden=16"))
+    assert result.steps >= 300 and any(k.startswith("lstm.") for k in weights)
+    rows = [r for r in metrics(home, "proc-lstm") if "charts/start_abs_log_ratio" in r]
+    assert rows and all(r["charts/start_abs_log_ratio"] < 1e-4 for r in rows)  # hidden states came back in step
+
+
+def test_auto_collects_in_rollout_worker_processes_on_a_cpu_and_in_this_process_for_a_gpu():
+    assert collection_backend("auto", torch.device("cpu")) == "processes"
+    assert collection_backend("auto", torch.device("cuda")) == "multiprocessing"
+    assert collection_backend("ray", torch.device("cpu")) == "ray"
+    assert load_config("1v1").runner.backend == "auto"
 
 
 def test_a_rollout_worker_process_that_dies_ends_the_run_with_one_clear_error():

@@ -4,6 +4,9 @@
     collection.submit(order)                  # start a round: T steps with these weights
     round = collection.result()               # wait for it: one Segment (and the steps lost)
 
+- `processes` (training.process_collection; the default with a CPU learner): rollout worker
+  processes, each a Collector over its own arenas with its own forwards; their segments merge
+  into one.
 - `local` (runner.backend multiprocessing or serial): one Collector in this process over the
   game worker processes; with pipelining off, `result()` plays the round there and then, so a
   seed gives the same run every time.
@@ -61,6 +64,16 @@ class Collection(Protocol):
     def result(self) -> Round: ...
 
     def close(self) -> None: ...
+
+
+def collection_backend(choice: str, device: torch.device) -> str:
+    """The backend runner.backend names; auto: rollout worker processes (`processes`) with a CPU learner,
+    where every policy's forward then runs beside the physics on every core (docs/scaling.md: 0.53x of
+    bare RocketSim against 0.28x with the forwards in the learner's process, 1v1 on 2 cores), and game
+    workers (`multiprocessing`) with a GPU learner, whose forwards run on the GPU."""
+    if choice != "auto":
+        return choice
+    return "multiprocessing" if device.type == "cuda" else "processes"
 
 
 def pipelining(choice: str, backend: str, device: torch.device, game_workers: int) -> bool:

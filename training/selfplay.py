@@ -43,7 +43,7 @@ from league.locks import claim
 from league.names import check_name, check_run_name, split_version
 from league.registry import Registry
 from training.accel import learner_threads, make_accel, maybe_compile, torch_threads, update_threads
-from training.collection import Collection, LocalCollection, Order, Round, pipelining
+from training.collection import Collection, LocalCollection, Order, Round, collection_backend, pipelining
 from training.collector import Collector
 from training.episode_stats import headline
 from training.evaluation import evaluate_snapshot
@@ -231,16 +231,17 @@ class SelfPlayTrainer:
     def _collection(self) -> Iterator[Collection]:
         """The configured collection backend (runner.backend, runner.pipeline), closed on leaving."""
         cfg = self.cfg
-        pipelined = pipelining(cfg.runner.pipeline, cfg.runner.backend, self.device, self.workers)
+        backend = collection_backend(cfg.runner.backend, self.device)
+        pipelined = pipelining(cfg.runner.pipeline, backend, self.device, self.workers)
         teacher = self._teacher()
         if teacher is not None:
             self.on_progress(Note(f"kickstarting from {cfg.training.kickstart.teacher} until the network has trained "
                                   f"{cfg.training.kickstart.steps:,} steps (training.kickstart.teacher= to turn off)"))
-        if cfg.runner.backend == "ray":
+        if backend == "ray":
             from training.ray_collection import RayCollection  # Ray only where it is asked for
 
             collection = RayCollection(cfg, self.net.config, teacher, pipelined, self.on_progress)
-        elif cfg.runner.backend == "processes":
+        elif backend == "processes":
             collection = ProcessCollection(cfg, self.net.config, teacher, self.workers, pipelined)
         else:
             games = VecGame(cfg.game, cfg.runner, mode="training", seed=cfg.seed, workers=self.workers,

@@ -39,6 +39,9 @@ def _env_rows(report) -> list[tuple[str, str, object, tuple[float | None, float 
     if report.runner_mlp is not None:
         rows.append(("this runner, MLP policy", "agents MLP actor-critic in the main process, one forward per step",
                      report.runner_mlp, (report.mlp_runner_vs_ceiling, report.mlp_runner_vs_reference)))
+    if report.rollout is not None:
+        rows.append(("rollout workers, random actions", "each worker process steps its arenas in-process, no "
+                     "per-step hand-off", report.rollout, (report.rollout_vs_ceiling, report.rollout_vs_reference)))
     if report.rollout_mlp is not None:
         rows.append(("rollout workers, MLP policy", "each worker process steps its arenas and runs the MLP itself "
                      "(processes and ray backends)", report.rollout_mlp,
@@ -61,6 +64,8 @@ def _env_json(stage: str, report) -> dict:
         "mlp_runner_vs_ceiling": nan if report.mlp_runner_vs_ceiling is None else report.mlp_runner_vs_ceiling,
         "mlp_runner_vs_reference": nan if report.mlp_runner_vs_reference is None else report.mlp_runner_vs_reference,
         "inference_threads": report.inference_threads,  # torch threads of the MLP row; null without it
+        "rollout_vs_ceiling": nan if report.rollout_vs_ceiling is None else report.rollout_vs_ceiling,
+        "rollout_vs_reference": nan if report.rollout_vs_reference is None else report.rollout_vs_reference,
         "rollout_mlp_vs_ceiling": nan if report.rollout_mlp_vs_ceiling is None else report.rollout_mlp_vs_ceiling,
         "rollout_mlp_vs_reference": nan if report.rollout_mlp_vs_reference is None else report.rollout_mlp_vs_reference,
     }
@@ -100,7 +105,7 @@ def env(
     from arena.vector import envs_per_worker_of
     from training.measure.env import bench_env
 
-    with out.status(f"Measuring {stage} game throughput (about {5 * (seconds + warmup) + 5:.0f} s)..."):
+    with out.status(f"Measuring {stage} game throughput (about {6 * (seconds + warmup) + 5:.0f} s)..."):
         report = bench_env(
             team_size=cfg.game.team_size,
             workers=cfg.runner.workers if workers is None else workers,

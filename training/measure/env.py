@@ -1,6 +1,6 @@
 """Game throughput (`league bench env`) of this runner against a ceiling and a reference, in one run.
 
-Five measurements on the same cores, each after a warm-up (a fresh arena runs slowly until
+Six measurements on the same cores, each after a warm-up (a fresh arena runs slowly until
 its memory has been touched once):
 
   ceiling    bare RocketSim: W processes each stepping M arenas with random controls via
@@ -16,9 +16,11 @@ its memory has been touched once):
              process, with 1 torch thread or one per core, whichever runs the policy faster
              here (fastest_threads; reported as inference_threads): the `multiprocessing`
              training backend.
-  rollout+mlp W rollout worker processes, each stepping its M arenas in-process and choosing
-             its own cars' actions with the same MLP on one torch thread: the `processes` and
-             `ray` training backends (training.rollout_worker).
+  rollout    W rollout worker processes, each stepping its M arenas in-process (no per-step
+             hand-off between processes) with random actions, and
+  rollout+mlp the same with each worker choosing its own cars' actions with the same MLP on
+             one torch thread: the `processes` and `ray` training backends
+             (training.rollout_worker).
 
 These machines are noisy (shared hosts; throughput moves by tens of percent from one second
 to the next), so the measurements are interleaved: `rounds` rounds, each running every
@@ -78,7 +80,10 @@ class EnvBench:
     mlp_runner_vs_ceiling: float | None
     mlp_runner_vs_reference: float | None
     inference_threads: int | None = None  # torch threads the MLP ran with (see fastest_threads); None without it
-    rollout_mlp: Rate | None = None  # W rollout worker processes, each with its games and the MLP; None unless measured
+    rollout: Rate | None = None  # W rollout worker processes, each stepping its games in-process, random actions
+    rollout_vs_ceiling: float | None = None
+    rollout_vs_reference: float | None = None
+    rollout_mlp: Rate | None = None  # the same with the MLP choosing in each worker; None unless measured
     rollout_mlp_vs_ceiling: float | None = None
     rollout_mlp_vs_reference: float | None = None
 
@@ -308,10 +313,10 @@ class RunnerMeter:
 # --------------------------------------------------------------------------- rollout workers
 
 
-def _rollout_process(team_size: int, n_arenas: int, tick_skip: int, warmup: float, seed: int, policy_config,
-                     conn) -> None:
+def _rollout_process(team_size: int, n_arenas: int, tick_skip: int, warmup: float, seed: int, mlp: bool,
+                     policy_config, conn) -> None:
     """One rollout worker as the `processes` and `ray` backends run it: its arenas stepped in-process
-    (the serial runner) and the MLP's forward for its own cars, on one torch thread."""
+    (the serial runner), with random actions or the MLP's forward for its own cars on one torch thread."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     import torch
 
@@ -321,7 +326,8 @@ def _rollout_process(team_size: int, n_arenas: int, tick_skip: int, warmup: floa
     torch.set_num_threads(1)
     games = VecGame(GameSpec(team_size=team_size, tick_skip=tick_skip), workers=1, envs_per_worker=n_arenas,
                     backend="serial", seed=seed)
-    choose = mlp_chooser(policy_config, seed)
+    rng = np.random.default_rng(seed)
+    choose = mlp_chooser(policy_config, seed) if mlp else lambda obs: rng.integers(0, 90, len(obs))
     obs = [games.reset()]
 
     def step() -> int:
@@ -336,10 +342,10 @@ def _rollout_process(team_size: int, n_arenas: int, tick_skip: int, warmup: floa
 
 
 def rollout_meter(team_size: int, workers: int, envs_per_worker: int, tick_skip: int, warmup: float,
-                  seed: int = 0, policy_config=None) -> ProcessMeter:
-    """W idle rollout worker processes (games + the MLP in each) that all run together when asked."""
+                  seed: int = 0, mlp: bool = True, policy_config=None) -> ProcessMeter:
+    """W idle rollout worker processes (games, and the MLP when `mlp`, in each) that all run together when asked."""
     return ProcessMeter(workers, _rollout_process,
-                        lambda k: (team_size, envs_per_worker, tick_skip, warmup, seed + k, policy_config))
+                        lambda k: (team_size, envs_per_worker, tick_skip, warmup, seed + k, mlp, policy_config))
 
 
 # --------------------------------------------------------------------------- all of it
@@ -377,10 +383,13 @@ def bench_env(team_size: int, workers: int = 0, envs_per_worker: int = 32, tick_
         runner = RunnerMeter(team_size, workers, envs_per_worker, tick_skip, seed)
         meters.append(runner)
         runner.warm_up(warmup_seconds)
-        mlp = rollout = None
+        rollout = rollout_meter(team_size, workers, envs_per_worker, tick_skip, warmup_seconds, seed, mlp=False)
+        meters.append(rollout)
+        mlp = rollout_mlp = None
         if include_mlp:
-            rollout = rollout_meter(team_size, workers, envs_per_worker, tick_skip, warmup_seconds, seed, policy_config)
-            meters.append(rollout)
+            rollout_mlp = rollout_meter(team_size, workers, envs_per_worker, tick_skip, warmup_seconds, seed,
+                                        mlp=True, policy_config=policy_config)
+            meters.append(rollout_mlp)
             # Stepping is lockstep: while the main process runs the policy every worker waits,
             # so inference may use every core. Idle OpenMP threads must sleep, not spin, or they
             # would take those cores back from the workers (set before torch starts its pool).
@@ -391,7 +400,7 @@ def bench_env(team_size: int, workers: int = 0, envs_per_worker: int = 32, tick_
             mlp = mlp_chooser(policy_config, seed)
             inference_threads = fastest_threads(mlp, runner.observations, (1, default_workers()))
             torch.set_num_threads(inference_threads)
-        samples: dict[str, list[tuple[int, float]]] = {k: [] for k in ("ceiling", "single", "reference", "runner", "mlp", "rollout")}
+        samples: dict[str, list[tuple[int, float]]] = {k: [] for k in ("ceiling", "single", "reference", "runner", "mlp", "rollout", "rollout_mlp")}
         for _ in range(rounds):
             samples["ceiling"].append(ceiling.run(duration))
             if single is not None:
@@ -399,10 +408,11 @@ def bench_env(team_size: int, workers: int = 0, envs_per_worker: int = 32, tick_
             samples["reference"].append(reference.run(duration))
             runner.choose = runner.random_actions
             samples["runner"].append(runner.run(duration))
+            samples["rollout"].append(rollout.run(duration))
             if mlp is not None:
                 runner.choose = mlp
                 samples["mlp"].append(runner.run(duration))
-                samples["rollout"].append(rollout.run(duration))
+                samples["rollout_mlp"].append(rollout_mlp.run(duration))
     finally:
         if threads is not None:
             import torch
@@ -432,7 +442,10 @@ def bench_env(team_size: int, workers: int = 0, envs_per_worker: int = 32, tick_
         mlp_runner_vs_ceiling=_ratio(samples["mlp"], samples["ceiling"]) if include_mlp else None,
         mlp_runner_vs_reference=_ratio(samples["mlp"], samples["reference"], scale) if include_mlp else None,
         inference_threads=inference_threads,
-        rollout_mlp=rate("rollout", workers) if include_mlp else None,
-        rollout_mlp_vs_ceiling=_ratio(samples["rollout"], samples["ceiling"]) if include_mlp else None,
-        rollout_mlp_vs_reference=_ratio(samples["rollout"], samples["reference"], scale) if include_mlp else None,
+        rollout=rate("rollout", workers),
+        rollout_vs_ceiling=_ratio(samples["rollout"], samples["ceiling"]),
+        rollout_vs_reference=_ratio(samples["rollout"], samples["reference"], scale),
+        rollout_mlp=rate("rollout_mlp", workers) if include_mlp else None,
+        rollout_mlp_vs_ceiling=_ratio(samples["rollout_mlp"], samples["ceiling"]) if include_mlp else None,
+        rollout_mlp_vs_reference=_ratio(samples["rollout_mlp"], samples["reference"], scale) if include_mlp else None,
     )
