@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import traceback
 
+from arena.procs import detach_worker_signals
 from league.config import Config, PolicyConfig
 from training.opponents import PolicySpec
 
@@ -76,6 +77,7 @@ def serve(conn, cfg: Config, net_config: PolicyConfig, teacher: PolicySpec | Non
     the worker's shape once its arenas are built. The pipe carries only objects this project's
     own processes made (weights as numpy arrays, opponent specs, segments), never a user's file.
     """
+    detach_worker_signals()  # Ctrl-C is the learner's to handle; a killed learner takes its workers along
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     worker = None
     try:
@@ -86,8 +88,8 @@ def serve(conn, cfg: Config, net_config: PolicyConfig, teacher: PolicySpec | Non
             if verb == "close":
                 break
             conn.send((REPLY_OK, getattr(worker, verb)(*args)))
-    except (EOFError, KeyboardInterrupt, BrokenPipeError):
-        pass  # the learner went away (or Ctrl-C reached the whole process group): nothing to answer
+    except (EOFError, BrokenPipeError):
+        pass  # the learner went away: nothing to answer
     except Exception:  # noqa: BLE001 - reported to the learner, which raises it as one error
         try:
             conn.send((REPLY_ERROR, traceback.format_exc()))
