@@ -141,7 +141,7 @@ class PpoConfig:
     max_grad_norm: float = param(0.5, "Gradient-norm clipping threshold.", min=0)
     normalize_advantages: bool = param(True, "Normalize advantages per minibatch.")
     normalize_returns: bool = param(True, "Divide rewards by the running std of the discounted return.")
-    epochs: int = param(4, "Passes over each rollout.", min=1, max=1000)
+    epochs: int = param(2, "Passes over each rollout.", min=1, max=1000)
     minibatch_size: int = param(2048, "Agent steps per minibatch (LSTM: rounded to whole sequences).", min=1)
     steps_per_env: int = param(128, "Decision steps each env slot collects per rollout.", min=1)
     sequence_length: int = param(16, "Truncated-BPTT sequence length for the LSTM learner.", min=1)
@@ -185,8 +185,8 @@ class OpponentMix:
 
 @dataclass
 class KickstartConfig:
-    teacher: str = param("rule", "Agent whose actions the learner is pulled towards early on (rule, or a champion "
-                                 "when a new architecture starts out); empty: off.")
+    teacher: str = param("rule-pro", "Agent whose actions the learner is pulled towards early on (rule-pro, rule, or "
+                                     "a champion when a new architecture starts out); empty: off.")
     weight: float = param(1.0, "Starting weight of the cross-entropy to the teacher's actions.", min=0)
     steps: int = param(2_500_000, "The network's first agent steps of training (a resumed run, or one --from a "
                                   "trained agent, counts those agents' steps), over which the weight falls linearly "

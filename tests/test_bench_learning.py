@@ -13,7 +13,7 @@ TINY = ["runner.workers=2", "runner.envs_per_worker=2", "ppo.steps_per_env=32", 
 def test_tiny_benchmark_reports_results_timing_and_curve(tmp_path):
     bench = bench_learning(minutes=0.15, games=2, root=tmp_path / "home", seed=3, sets=TINY)
     report = report_json(bench)
-    assert report["steps"] > 0 and report["kickstart_teacher"] == "rule"
+    assert report["steps"] > 0 and report["kickstart_teacher"] == "rule-pro"
     assert set(report["timing"]) == {"collection", "inference", "update", "snapshot", "evaluation"}
     assert report["timing"]["evaluation"] > 0  # the run played its evaluation games
     assert list(report["results"]) == ([f"{bench.trained} vs {o}" for o in OPPONENTS]

@@ -142,8 +142,18 @@ def test_an_unknown_kickstart_teacher_is_one_clear_error(home):
 
 def test_a_retired_default_teacher_says_how_to_train_without_one(home):
     cfg = load_config(stage="1v1", sets=TINY)
-    Registry.open(home.db_path, cfg.ratings).set_status("rule", "retired")
+    assert cfg.training.kickstart.teacher == "rule-pro"
+    Registry.open(home.db_path, cfg.ratings).set_status("rule-pro", "retired")
     with pytest.raises(LeagueError, match=r"retired.*training\.kickstart\.teacher="):
+        train(home, 256)
+
+
+def test_a_home_made_before_the_default_teacher_existed_is_told_to_run_init(home):
+    reg = Registry.open(home.db_path)
+    with reg.db.conn:
+        reg.db.execute("DELETE FROM ratings WHERE agent_id = (SELECT id FROM agents WHERE name = 'rule-pro')")
+        reg.db.execute("DELETE FROM agents WHERE name = 'rule-pro'")
+    with pytest.raises(LeagueError, match=r"does not have yet; run `league init` on it"):
         train(home, 256)
 
 

@@ -41,7 +41,7 @@ from league.errors import LeagueError
 from league.home import LeagueHome
 from league.locks import claim
 from league.names import check_name, check_run_name, split_version
-from league.registry import Registry
+from league.registry import BASELINES, Registry
 from training.accel import learner_threads, make_accel, maybe_compile, torch_threads, update_threads
 from training.collection import Collection, LocalCollection, Order, Round, collection_backend, pipelining
 from training.collector import Collector
@@ -381,6 +381,10 @@ class SelfPlayTrainer:
         name = self.cfg.training.kickstart.teacher
         if not name or self.start_steps >= self.cfg.training.kickstart.steps:
             return None  # off, or the network has trained past the anneal (resumed, or --from a trained agent)
+        if name in BASELINES and self.registry.agent_store.row(name) is None:  # a home made before that baseline
+            raise LeagueError(f"Kickstart teacher {name!r} is a baseline this league home does not have yet; run "
+                              "`league init` on it to add the missing baselines, or choose another teacher: --set "
+                              "training.kickstart.teacher=rule")
         if self.registry.agent(name).status == "retired":
             raise LeagueError(f"Kickstart teacher {name!r} is retired; choose an active agent, or train without "
                               "one: --set training.kickstart.teacher=")
