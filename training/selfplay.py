@@ -381,11 +381,15 @@ class SelfPlayTrainer:
         name = self.cfg.training.kickstart.teacher
         if not name or self.start_steps >= self.cfg.training.kickstart.steps:
             return None  # off, or the network has trained past the anneal (resumed, or --from a trained agent)
-        if name in BASELINES and self.registry.agent_store.row(name) is None:  # a home made before that baseline
-            raise LeagueError(f"Kickstart teacher {name!r} is a baseline this league home does not have yet; run "
-                              "`league init` on it to add the missing baselines, or choose another teacher: --set "
-                              "training.kickstart.teacher=rule")
-        if self.registry.agent(name).status == "retired":
+        try:
+            teacher = self.registry.agent(name)
+        except LeagueError:
+            if name not in BASELINES:
+                raise
+            raise LeagueError(f"Kickstart teacher {name!r} is a baseline this league home does not have yet (it "
+                              "was made before it existed); run `league init` on it to add the missing baselines, "
+                              "or choose another teacher: --set training.kickstart.teacher=rule") from None
+        if teacher.status == "retired":
             raise LeagueError(f"Kickstart teacher {name!r} is retired; choose an active agent, or train without "
                               "one: --set training.kickstart.teacher=")
         return agent_spec(self.registry, name, self.home.root)
