@@ -230,7 +230,8 @@ def mlp_chooser(policy_config=None, seed: int = 0) -> Callable[[np.ndarray], np.
     """The project's MLP actor-critic (agents.networks) behind its batched Policy (agents.nn_policy).
 
     Default sizes: league.config.PolicyConfig's ([256, 256, 256] actor and critic). Each call is
-    one forward of both heads, as a training rollout does, and samples the actions.
+    the car-frame features and the actor's forward, as playing runs them (NetworkPolicy.act needs
+    no value), and samples the actions; a training rollout also runs the critic on its learner rows.
     """
     import torch
 
