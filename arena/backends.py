@@ -43,6 +43,15 @@ def reset_games_message(seeds: list[int]) -> bytes:
     return MSG_RESET + json.dumps([int(s) for s in seeds]).encode()
 
 
+def worker_error(who: str, proc, text: str | None) -> WorkerError:
+    """The error for a worker process that failed with traceback `text`, or died without one (None)."""
+    if text is not None:
+        return WorkerError(f"{who} (pid {proc.pid}) failed:\n{text}")
+    code = proc.exitcode
+    how = f"exit code {code}" if code is None or code >= 0 else f"signal {-code}"
+    return WorkerError(f"{who} (pid {proc.pid}) died without a traceback ({how}).")
+
+
 class SerialBackend:
     """Every worker's arenas stepped in this process, one worker after another."""
 
@@ -151,11 +160,7 @@ class MultiprocessingBackend:
     def _fail(self, index: int, text: str | None) -> None:
         proc = self._processes[index]
         self.close()
-        if text is None:
-            code = proc.exitcode
-            how = f"exit code {code}" if code is None or code >= 0 else f"signal {-code}"
-            raise WorkerError(f"Game worker {index} (pid {proc.pid}) died without a traceback ({how}).") from None
-        raise WorkerError(f"Game worker {index} (pid {proc.pid}) failed:\n{text}") from None
+        raise worker_error(f"Game worker {index}", proc, text) from None
 
     @property
     def pids(self) -> list[int]:

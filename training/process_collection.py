@@ -12,7 +12,7 @@ Rounds are started in `submit` and gathered in `result`, so with pipelining the 
 the next round while the learner updates. Without it the run is deterministic for a seed:
 each worker's games and sampling depend only on its own derived seed.
 
-A worker that fails or dies ends the run with WorkerError naming it (its traceback when it
+A worker that fails or dies ends the run with WorkerError (arena.backends) naming it (its traceback when it
 had one); the last snapshot is where a resumed run starts.
 """
 
@@ -23,7 +23,7 @@ import weakref
 
 import numpy as np
 
-from arena.backends import JOIN_SECONDS, WorkerError, stop_processes
+from arena.backends import JOIN_SECONDS, stop_processes, worker_error
 from league.config import Config, PolicyConfig
 from training.collection import Order, Round
 from training.opponents import PolicySpec
@@ -78,11 +78,7 @@ class ProcessCollection(WorkerShapes):
     def _fail(self, k: int, text: str | None):
         proc = self._processes[k]
         self.close()
-        if text is None:
-            code = proc.exitcode
-            how = f"exit code {code}" if code is None or code >= 0 else f"signal {-code}"
-            raise WorkerError(f"Rollout worker {k} (pid {proc.pid}) died without a traceback ({how}).") from None
-        raise WorkerError(f"Rollout worker {k} (pid {proc.pid}) failed:\n{text}") from None
+        raise worker_error(f"Rollout worker {k}", proc, text) from None
 
     def set_pool(self, picks: list[str], specs: dict[str, PolicySpec], seed: int) -> None:
         """The league envs' opponents from the next round on (one may be under way)."""
