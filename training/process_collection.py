@@ -21,13 +21,11 @@ from __future__ import annotations
 import multiprocessing as mp
 import weakref
 
-import numpy as np
-
 from arena.backends import JOIN_SECONDS, stop_processes, worker_error
 from league.config import Config, PolicyConfig
 from training.collection import Order, Round
 from training.opponents import PolicySpec
-from training.rollout_worker import REPLY_ERROR, WorkerShapes, serve
+from training.rollout_worker import REPLY_ERROR, WorkerShapes, host_weights, serve
 from training.seeds import derived_seed
 from training.segment import merge
 
@@ -87,8 +85,7 @@ class ProcessCollection(WorkerShapes):
     def submit(self, order: Order) -> None:
         if self._busy:
             raise RuntimeError("submit() while a round is under way")
-        weights = {k: v.detach().cpu().numpy() if hasattr(v, "detach") else np.asarray(v)
-                   for k, v in order.weights.items()}
+        weights = host_weights(order.weights)
         pool, self._pool = self._pool, None
         start = 0
         for k, (_, envs) in enumerate(self.shapes):

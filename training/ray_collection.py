@@ -29,7 +29,7 @@ from league.errors import LeagueError
 from training.collection import Order, Round
 from training.opponents import PolicySpec
 from training.progress import Note, OnProgress
-from training.rollout_worker import RolloutWorker, WorkerShapes
+from training.rollout_worker import RolloutWorker, WorkerShapes, host_weights
 from training.segment import merge
 from training.seeds import derived_seed
 
@@ -85,8 +85,7 @@ class RayCollection(WorkerShapes):
             start += envs
 
     def submit(self, order: Order) -> None:
-        weights = self.ray.put({k: v.detach().cpu().numpy() if hasattr(v, "detach") else v
-                                for k, v in order.weights.items()})
+        weights = self.ray.put(host_weights(order.weights))
         self._order = order
         self._pending = [(w, w.collect.remote(weights, order.version, order.steps, order.shaping_scale, order.teach))
                          for w in self.workers]

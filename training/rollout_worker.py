@@ -56,6 +56,11 @@ class RolloutWorker:
         self.collector.close()
 
 
+def host_weights(weights) -> dict:
+    """A state dict as numpy arrays on the host: what travels to rollout workers, once per round."""
+    return {k: v.detach().cpu().numpy() if hasattr(v, "detach") else v for k, v in weights.items()}
+
+
 class WorkerShapes:
     """What a collection of rollout workers offers the loop: the sum of its workers' shapes."""
 
