@@ -131,7 +131,9 @@ class PolicyConfig:
 @dataclass
 class PpoConfig:
     learning_rate: float = param(5e-4, "Adam learning rate at the start of training.", min=0)
-    lr_schedule: Literal["constant", "linear"] = param("constant", "Learning-rate schedule over the step budget.")
+    lr_schedule: Literal["constant", "linear"] = param(
+        "constant", "Learning-rate schedule: constant, or linear to 0 over the run's budget (its steps or its "
+                    "--minutes, whichever is further spent).")
     gamma: float = param(0.995, "Discount factor.", min=0, max=1)
     gae_lambda: float = param(0.95, "GAE lambda.", min=0, max=1)
     clip_coef: float = param(0.2, "PPO policy clipping range.", min=0)

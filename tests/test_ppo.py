@@ -19,7 +19,7 @@ def cartpole_learner(seed: int, n_envs: int = 8):
                                      car_frame=False), obs_dim=4, n_actions=2)
     cfg = PpoConfig(learning_rate=2.5e-3, gamma=0.99, gae_lambda=0.95, ent_coef=0.0, epochs=4,
                     minibatch_size=256, steps_per_env=128, lr_schedule="linear", max_grad_norm=0.5)
-    return PpoLearner(net, cfg, slots=n_envs, obs_dim=4, total_updates=UPDATES, seed=seed)
+    return PpoLearner(net, cfg, slots=n_envs, obs_dim=4, seed=seed)
 
 
 def test_ppo_solves_cartpole():
@@ -30,7 +30,8 @@ def test_ppo_solves_cartpole():
     learner = cartpole_learner(seed=1, n_envs=n_envs)
     obs, _ = envs.reset(seed=1)
     starts = torch.ones(n_envs)
-    for _ in range(UPDATES):
+    for u in range(UPDATES):
+        learner.progress = u / UPDATES  # the linear learning-rate schedule over the run
         for _ in range(learner.cfg.steps_per_env):
             actions = learner.act(torch.as_tensor(obs), starts)
             obs, reward, term, trunc, _ = envs.step(actions.numpy())
@@ -92,7 +93,7 @@ def train_memory(kind: str, updates: int = 60, seed: int = 0) -> float:
                                      lstm_hidden=32, car_frame=False), obs_dim=2, n_actions=2)
     cfg = PpoConfig(learning_rate=3e-3, gamma=0.9, gae_lambda=0.95, ent_coef=0.01, epochs=4,
                     minibatch_size=256, steps_per_env=40, sequence_length=20)
-    learner = PpoLearner(net, cfg, slots=n, obs_dim=2, total_updates=updates, seed=seed)
+    learner = PpoLearner(net, cfg, slots=n, obs_dim=2, seed=seed)
     env = CueRecall(n, delay, seed)
     obs, starts = env.reset(), torch.ones(n)
     final_rewards = []

@@ -174,3 +174,16 @@ def test_shaping_fades_over_the_networks_steps(home):
     scales = [r["charts/shaping_scale"] for r in lines if "charts/shaping_scale" in r]
     assert len(scales) == len([r for r in lines if "losses/policy_loss" in r])  # one per update
     assert scales == sorted(scales, reverse=True) and scales[0] < 1.0 and scales[-1] == pytest.approx(0.25)
+
+
+@pytest.mark.parametrize("budget", [["training.steps=1536"], ["training.steps=0", "training.minutes=0.25"]],
+                         ids=["steps", "minutes"])
+def test_a_linear_learning_rate_decays_over_the_runs_budget(home, budget):
+    # A run only --minutes bounds used to keep the learning rate constant: the decay counted updates
+    # against a step budget, and such a run has none.
+    train(home, 0, [*budget, "ppo.lr_schedule=linear", "training.eval_every_snapshots=0",
+                    "training.kickstart.teacher="])
+    lines = [json.loads(l) for l in (home.runs / "mlp-1v1" / "metrics.jsonl").read_text().splitlines()]
+    rates = [r["charts/learning_rate"] for r in lines if "charts/learning_rate" in r]
+    assert len(rates) >= 3 and rates == sorted(rates, reverse=True)
+    assert rates[-1] < 0.5 * rates[0] and rates[0] <= 5e-4

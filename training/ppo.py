@@ -112,7 +112,7 @@ def _finite(tensors) -> bool:
 
 class PpoLearner:
     def __init__(self, model: nn.Module, cfg: PpoConfig, slots: int, obs_dim: int,
-                 device: torch.device | str = "cpu", total_updates: int | None = None, seed: int = 0,
+                 device: torch.device | str = "cpu", seed: int = 0,
                  accel: Accel | None = None, teacher: bool = False):
         """`teacher`: store a teacher's action per step for kickstarting; the loss adds
         `kickstart_weight` x the cross-entropy of the policy to it (Schmitt et al., 2018), and the
@@ -128,7 +128,7 @@ class PpoLearner:
         self.buffer = RolloutBuffer(cfg.steps_per_env, slots, obs_dim, self.device,
                                     lstm_hidden=model.hidden_size if self.recurrent else None, teacher=teacher)
         self.kickstart_weight = 0.0
-        self.total_updates = total_updates
+        self.progress = 0.0  # share of the run's budget spent (the driver sets it): a linear schedule decays over it
         self.updates_done = 0
         self.skipped_updates = 0
         self.generator = torch.Generator(device="cpu").manual_seed(seed)
@@ -199,9 +199,8 @@ class PpoLearner:
     # ------------------------------------------------------------------ update
 
     def _learning_rate(self) -> float:
-        if self.cfg.lr_schedule == "linear" and self.total_updates:
-            frac = max(0.0, 1.0 - self.updates_done / self.total_updates)
-            return self.cfg.learning_rate * frac
+        if self.cfg.lr_schedule == "linear":
+            return self.cfg.learning_rate * max(0.0, 1.0 - self.progress)
         return self.cfg.learning_rate
 
     def update(self, next_obs: torch.Tensor, next_episode_start: torch.Tensor) -> UpdateStats:

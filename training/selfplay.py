@@ -109,6 +109,14 @@ class _Run:
         finally:
             self.timing[part] += time.perf_counter() - t
 
+    def progress(self) -> float:
+        """The share of this call's budget spent: of its steps or its clock, whichever is further on
+        (0 with neither, a run only Ctrl-C ends)."""
+        done = self.steps / self.budget if self.budget else 0.0
+        if self.deadline is not None:
+            done = max(done, (time.perf_counter() - self.started) / max(self.deadline - self.started, 1e-9))
+        return min(1.0, done)
+
     def going_on(self, steps_ahead: int = 0) -> bool:
         """Whether to train on: budget and clock not reached (counting `steps_ahead` already under way)."""
         return ((self.budget is None or self.steps + steps_ahead < self.budget)
@@ -272,8 +280,8 @@ class SelfPlayTrainer:
                                   "eval_every_snapshots is 0): the promotion test follows an evaluation, so no "
                                   "snapshot will be tested"))
         teaching = bool(tcfg.kickstart.teacher) and self.start_steps < tcfg.kickstart.steps
-        learner = PpoLearner(model, cfg.ppo, 1, obs_dim=OBS_DIM, device=self.device, total_updates=None,
-                             seed=cfg.seed, accel=accel, teacher=teaching)
+        learner = PpoLearner(model, cfg.ppo, 1, obs_dim=OBS_DIM, device=self.device, seed=cfg.seed,
+                             accel=accel, teacher=teaching)
         if self.optimizer_state is not None:
             learner.optimizer.load_state_dict(self.optimizer_state)
         if learner.return_scale is not None and self.learner_stats:
@@ -309,8 +317,7 @@ class SelfPlayTrainer:
         done = (self.start_steps + run.steps) / max(kickstart.steps, 1)
         learner.kickstart_weight = (kickstart.weight * max(0.0, 1 - done) if seg.teacher_actions is not None
                                     else 0.0)
-        if self.cfg.ppo.lr_schedule == "linear" and run.budget:
-            learner.total_updates = max(1, run.budget // max(seg.steps, 1))
+        learner.progress = run.progress()
         with run.timed("update"), torch_threads(update_threads(self.cfg.training)):
             learner.ingest(seg)
             update = learner.update(torch.from_numpy(seg.next_obs), torch.from_numpy(seg.next_starts))
