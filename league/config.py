@@ -132,7 +132,7 @@ class PolicyConfig:
 class PpoConfig:
     learning_rate: float = param(5e-4, "Adam learning rate at the start of training.", min=0)
     lr_schedule: Literal["constant", "linear"] = param(
-        "constant", "Learning-rate schedule: constant, or linear to 0 over the run's budget (its steps or its "
+        "linear", "Learning-rate schedule: constant, or linear to 0 over the run's budget (its steps or its "
                     "--minutes, whichever is further spent).")
     gamma: float = param(0.995, "Discount factor.", min=0, max=1)
     gae_lambda: float = param(0.95, "GAE lambda.", min=0, max=1)
@@ -153,7 +153,7 @@ class PpoConfig:
 @dataclass
 class RewardWeights:
     goal: float = param(30.0, "Per goal scored (conceding costs the same).")
-    touch: float = param(1.0, "Per touch of the ball (a run of touching steps counts once).")
+    touch: float = param(0.0, "Per touch of the ball (a run of touching steps counts once).")
     hit: float = param(15.0, "On a touch: the change in the ball's velocity (share of its top speed).")
     shot: float = param(0.0, "On a touch: the change in the ball's velocity towards the opponent's goal (share of its "
                               "top speed; a hit towards the own goal costs).")
@@ -190,7 +190,7 @@ class KickstartConfig:
     teacher: str = param("rule-pro", "Agent whose actions the learner is pulled towards early on (rule-pro, rule, or "
                                      "a champion when a new architecture starts out); empty: off.")
     weight: float = param(1.0, "Starting weight of the cross-entropy to the teacher's actions.", min=0)
-    steps: int = param(2_500_000, "The network's first agent steps of training (a resumed run, or one --from a "
+    steps: int = param(4_000_000, "The network's first agent steps of training (a resumed run, or one --from a "
                                   "trained agent, counts those agents' steps), over which the weight falls linearly "
                                   "to 0; PPO alone after.", min=1, max=STEPS_MAX)
 

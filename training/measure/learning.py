@@ -10,7 +10,7 @@ by version) and the ratings the league gives them.
 
 It trains with the default config except a discount of 0.99 (BENCH_SETS; the default 0.995 is
 the seed documents'): over a 20-minute budget the shorter horizon learned to reach the ball
-sooner. The learner is kickstarted from `rule-pro` over its first 2.5M steps, as every fresh
+sooner. The learner is kickstarted from `rule-pro` over its first 4M steps, as every fresh
 learner is by default (training.kickstart); `--set training.kickstart.teacher=` measures pure
 self-play. The report names the teacher, so the two figures are never mixed up. `--set`
 overrides come after BENCH_SETS.
