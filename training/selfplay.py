@@ -114,7 +114,7 @@ class _Run:
         (0 with neither, a run only Ctrl-C ends)."""
         done = self.steps / self.budget if self.budget else 0.0
         if self.deadline is not None:
-            done = max(done, (time.perf_counter() - self.started) / max(self.deadline - self.started, 1e-9))
+            done = max(done, (time.perf_counter() - self.started) / (self.deadline - self.started))
         return min(1.0, done)
 
     def going_on(self, steps_ahead: int = 0) -> bool:
