@@ -1,8 +1,8 @@
 """A soccar game from config: its rules, start states, and an RLGym v2 env that plays it.
 
 `GameSpec` is the game as the runner and RLGym envs both play it: team size, tick skip, and a
-mode. In "training" mode a goal ends the episode (terminated) and the no-touch and episode
-timeouts truncate it. In "timed" mode an episode is one game of `game_seconds`: a goal restarts
+mode. In "training" mode a goal ends the episode (terminated), or with `goal_ends_episode`
+off restarts play with a kickoff, and the no-touch and episode timeouts truncate it. In "timed" mode an episode is one game of `game_seconds`: a goal restarts
 play with a kickoff, the clock ends the game, and a tie then is a draw (no overtime).
 
 Start states, done rules and rewards are RLGym objects (StateMutator, DoneCondition,
@@ -55,6 +55,7 @@ class GameSpec:
     no_touch_timeout_seconds: float = 30.0
     episode_timeout_seconds: float = 300.0
     random_start_share: float = 0.0
+    goal_ends_episode: bool = True  # training mode; false: a goal restarts play with a kickoff
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -75,11 +76,18 @@ class GameSpec:
             no_touch_timeout_seconds=float(game.no_touch_timeout_seconds),
             episode_timeout_seconds=float(game.episode_timeout_seconds),
             random_start_share=float(game.random_start_share),
+            goal_ends_episode=bool(game.goal_ends_episode),
         )
 
     @property
     def timed(self) -> bool:
         return self.mode == "timed"
+
+    @property
+    def kickoff_after_goal(self) -> bool:
+        """Whether a goal restarts play with a kickoff inside the episode (timed games, and
+        training with `goal_ends_episode` off) instead of ending it."""
+        return self.timed or not self.goal_ends_episode
 
     @property
     def n_cars(self) -> int:
@@ -121,12 +129,14 @@ def start_mutator(spec: GameSpec, extra: tuple[StateMutator, ...] = ()) -> State
 
 
 def kickoff_mutator(spec: GameSpec) -> StateMutator:
-    """The restart after a goal inside a timed game."""
+    """The restart after a goal inside an episode (`GameSpec.kickoff_after_goal`)."""
     return MutatorSequence(FixedTeamSizeMutator(spec.team_size, spec.team_size), SeededKickoffMutator())
 
 
 def default_terminations(spec: GameSpec) -> list:
-    return [GameClockOver()] if spec.timed else [GoalScored()]
+    if spec.timed:
+        return [GameClockOver()]
+    return [GoalScored()] if spec.goal_ends_episode else []
 
 
 def default_truncations(spec: GameSpec) -> list:
@@ -190,8 +200,8 @@ def make_rlgym_env(
     """An RLGym v2 env (RocketSimEngine) playing `spec`, one agent per car.
 
     Defaults: the league observation layout (arena.rlgym_obs.LeagueObsBuilder), the 90-action
-    lookup table repeated `tick_skip` ticks, GoalReward. In timed mode wrap it in `RLGymGame`
-    so goals restart with a kickoff.
+    lookup table repeated `tick_skip` ticks, GoalReward. Wrap it in `RLGymGame` so that goals
+    restart with a kickoff where the spec says so (timed games).
     """
     from arena.rlgym_obs import LeagueObsBuilder
 
@@ -209,10 +219,11 @@ def make_rlgym_env(
 
 
 class RLGymGame:
-    """Plays `spec`'s mode on an RLGym env: in a timed game a goal restarts with a kickoff.
+    """Plays `spec`'s mode on an RLGym env: in a timed game (or a training episode that a goal
+    does not end) a goal restarts with a kickoff.
 
     RLGym's env only knows episodes; a timed game is one episode with kickoff restarts inside
-    it, so after a step that scored (and did not end the game) we set a kickoff state while
+    it, so after a step that scored (and did not end the episode) we set a kickoff state while
     the GameInfoProvider keeps clock and score.
     """
 
@@ -231,7 +242,7 @@ class RLGymGame:
     def step(self, actions: dict) -> tuple[dict, dict, dict, dict]:
         obs, rewards, terminated, truncated = self.env.step(actions)
         ended = any(terminated.values()) or any(truncated.values())
-        if self.spec.timed and self.env.state.goal_scored and not ended:
+        if self.spec.kickoff_after_goal and self.env.state.goal_scored and not ended:
             self.env.shared_info[KICKOFF_RESTART_KEY] = True
             state = base_state()
             self.kickoff.apply(state, self.env.shared_info)

@@ -222,7 +222,7 @@ class ArenaWorker:
         self._publish(batch, rewards, terminated, truncated, done)
 
         seconds_left = batch.seconds_left
-        restart = (batch.goals.sum(axis=1) > 0) & ~done if self.spec.timed else None
+        restart = (batch.goals.sum(axis=1) > 0) & ~done if self.spec.kickoff_after_goal else None
         if done.any() or (restart is not None and restart.any()):
             self._restart(done, restart)
             seconds_left = self._seconds_left()

@@ -94,6 +94,9 @@ class GameConfig:
     no_touch_timeout_seconds: float = param(10.0, "Training episodes end when nobody touched the ball this long.", min=1)
     episode_timeout_seconds: float = param(300.0, "Training episodes end after this much game time.", min=1)
     random_start_share: float = param(0.5, "Share of training episodes that start from a randomized state.", min=0, max=1)
+    goal_ends_episode: bool = param(False, "Training: a goal ends the episode (true), or play restarts with a kickoff "
+                                           "and the episode goes on, as in a timed game (false: a goal then never "
+                                           "costs the scorer the rest of its episode's rewards).")
 
 
 @dataclass

@@ -156,6 +156,34 @@ def test_goal_terminates_a_training_episode_with_goal_rewards():
         assert (info.final_obs[0::2, BALL_Y] * 2300 > 5100).all()
 
 
+def test_a_goal_that_does_not_end_the_episode_restarts_play_with_a_kickoff():
+    spec = GameSpec(team_size=1, goal_ends_episode=False)
+    plugins = GamePlugins(mutators=(BallIntoOrangeGoal(),))  # only the episode's start uses it
+    with VecGame(spec, workers=1, envs_per_worker=2, backend="serial", plugins=plugins) as games:
+        games.reset()
+        for _ in range(10):
+            obs, rewards, terminated, truncated, info = games.step(np.full(games.num_agents, 8))
+            if info.goals.any():
+                break
+        assert info.goals.tolist() == [[1, 0], [1, 0]] and rewards.tolist() == [1.0, -1.0, 1.0, -1.0]
+        assert not info.done.any() and not terminated.any() and not info.episode_start.any()
+        assert info.score.tolist() == [[1, 0], [1, 0]]  # the episode goes on, its score kept
+        assert (obs[:, BALL_Y] == 0.0).all()  # from a kickoff: ball at centre
+        for _ in range(5):
+            obs, rewards, terminated, truncated, info = games.step(np.full(games.num_agents, 8))
+        assert not info.done.any() and info.score.tolist() == [[1, 0], [1, 0]]
+
+
+def test_goal_ends_episode_is_read_from_the_config():
+    from league.config import load_config
+
+    on = GameSpec.from_config(load_config(stage="1v1").game)
+    off = GameSpec.from_config(load_config(stage="1v1", sets=["game.goal_ends_episode=false"]).game)
+    assert on.goal_ends_episode and not on.kickoff_after_goal
+    assert not off.goal_ends_episode and off.kickoff_after_goal
+    assert GameSpec(mode="timed").kickoff_after_goal
+
+
 def test_timed_game_restarts_with_a_kickoff_and_ends_on_the_clock():
     spec = GameSpec(team_size=1, mode="timed", game_seconds=2.0)
     plugins = GamePlugins(mutators=(BallIntoOrangeGoal(),))  # only the game's first start uses it
