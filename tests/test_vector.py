@@ -177,10 +177,10 @@ def test_a_goal_that_does_not_end_the_episode_restarts_play_with_a_kickoff():
 def test_goal_ends_episode_is_read_from_the_config():
     from league.config import load_config
 
-    on = GameSpec.from_config(load_config(stage="1v1").game)
-    off = GameSpec.from_config(load_config(stage="1v1", sets=["game.goal_ends_episode=false"]).game)
+    default = GameSpec.from_config(load_config(stage="1v1").game)
+    on = GameSpec.from_config(load_config(stage="1v1", sets=["game.goal_ends_episode=true"]).game)
+    assert not default.goal_ends_episode and default.kickoff_after_goal  # the league's default
     assert on.goal_ends_episode and not on.kickoff_after_goal
-    assert not off.goal_ends_episode and off.kickoff_after_goal
     assert GameSpec(mode="timed").kickoff_after_goal
 
 
@@ -274,6 +274,29 @@ def test_rlgym_env_plays_the_same_timed_game_rules():
             ended = any(terminated.values())
         assert goal_seen and steps == int(2.0 * 120 / spec.tick_skip)
         assert (game.clock.blue, game.clock.orange) == (1, 0) and game.clock.seconds_left == 0
+    finally:
+        game.close()
+
+
+def test_rlgym_env_restarts_a_training_episode_that_a_goal_does_not_end():
+    spec = GameSpec(team_size=1, goal_ends_episode=False, no_touch_timeout_seconds=2.0)
+    game = RLGymGame(spec, make_rlgym_env(spec, mutators=(BallIntoOrangeGoal(),), seed=0))
+    try:
+        game.reset()
+        for _ in range(10):
+            obs, rewards, terminated, truncated = game.step({a: np.array([0]) for a in game.env.agents})
+            if game.clock.blue:
+                break
+        assert game.clock.blue == 1 and rewards["blue-0"] == 1 and rewards["orange-0"] == -1
+        assert not any(terminated.values()) and not any(truncated.values())
+        assert obs["blue-0"][BALL_Y] == 0.0  # kickoff restart: ball at centre, the score kept
+        ended = False
+        for _ in range(int(3 * 120 / spec.tick_skip)):  # idle cars: the no-touch timeout ends it
+            obs, rewards, terminated, truncated = game.step({a: np.array([0]) for a in game.env.agents})
+            if any(truncated.values()):
+                ended = True
+                break
+        assert ended and game.clock.blue == 1
     finally:
         game.close()
 
