@@ -63,7 +63,8 @@ def test_pipelined_rounds_are_one_update_behind_and_the_budget_holds(home, backe
 
 PROCESSES = ("runner.backend=processes", "runner.workers=2", "training.opponents.latest=0.5",
              "training.opponents.rule=0.5", "training.opponents.past=0", "training.opponents.pfsp=0",
-             "training.opponents.random=0", "training.kickstart.teacher=rule")
+             "training.opponents.random=0", "training.kickstart.teacher=rule",
+             "game.episode_timeout_seconds=5")  # episodes end within the run, so results come back
 
 
 def test_rollout_worker_processes_give_the_same_run_for_a_seed_and_train_like_the_others(home):
