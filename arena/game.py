@@ -2,8 +2,9 @@
 
 `GameSpec` is the game as the runner and RLGym envs both play it: team size, tick skip, and a
 mode. In "training" mode a goal ends the episode (terminated), or with `goal_ends_episode`
-off restarts play with a kickoff, and the no-touch and episode timeouts truncate it. In "timed" mode an episode is one game of `game_seconds`: a goal restarts
-play with a kickoff, the clock ends the game, and a tie then is a draw (no overtime).
+off restarts play with a kickoff, and the no-touch and episode timeouts truncate it. In "timed"
+mode an episode is one game of `game_seconds`: a goal restarts play with a kickoff, the clock
+ends the game, and a tie then is a draw (no overtime).
 
 Start states, done rules and rewards are RLGym objects (StateMutator, DoneCondition,
 RewardFunction), so what training adds later is handed in as objects: `GamePlugins` for the
@@ -201,7 +202,7 @@ def make_rlgym_env(
 
     Defaults: the league observation layout (arena.rlgym_obs.LeagueObsBuilder), the 90-action
     lookup table repeated `tick_skip` ticks, GoalReward. Wrap it in `RLGymGame` so that goals
-    restart with a kickoff where the spec says so (timed games).
+    restart with a kickoff where the spec says so (`GameSpec.kickoff_after_goal`).
     """
     from arena.rlgym_obs import LeagueObsBuilder
 
