@@ -157,8 +157,8 @@ class PpoConfig:
 class RewardWeights:
     goal: float = param(30.0, "Per goal scored (conceding costs the same).")
     touch: float = param(0.0, "Per touch of the ball (a run of touching steps counts once).")
-    hit: float = param(15.0, "On a touch: the change in the ball's velocity (share of its top speed).")
-    shot: float = param(0.0, "On a touch: the change in the ball's velocity towards the opponent's goal (share of its "
+    hit: float = param(0.0, "On a touch: the change in the ball's velocity (share of its top speed).")
+    shot: float = param(15.0, "On a touch: the change in the ball's velocity towards the opponent's goal (share of its "
                               "top speed; a hit towards the own goal costs).")
     velocity_player_to_ball: float = param(0.1, "Car speed towards the ball (share of top speed).")
     velocity_ball_to_goal: float = param(2.0, "Ball speed towards the opponent's goal (share of top speed).")

@@ -7,12 +7,12 @@ import yaml
 from typer.testing import CliRunner
 
 from league.cli import app
-from league.config import load_config
+from league.config import load_config, shipped_config_dir
 from league.home import LeagueHome
 from league.lineage import line_to, lineage_of
 from league.registry import Registry
 from training.curriculum import CurriculumTrainer
-from training.curriculum_spec import load_curriculum, parse_curriculum
+from training.curriculum_spec import load_curriculum, parse_curriculum, stage_config
 from training.progress import StageProgress, UpdateDone
 from training.selfplay import run_versions
 
@@ -74,6 +74,19 @@ def test_the_shipped_curriculum_has_five_valid_stages():
     assert all(s.min_steps <= s.max_steps and s.gate.plays_rule() for s in spec.stages)
     cfg = load_config(stage="3v3", overrides=spec.stages[-1].config)
     assert cfg.rewards.mode == "sparse"
+
+
+@pytest.mark.parametrize("name", ["curriculum.yaml", "curriculum-hour.yaml"])
+def test_the_curricula_train_with_the_settings_they_were_measured_with(name):
+    """The league's defaults moved on (goals restart play; `shot` pays a touch instead of `hit`);
+    the curricula pin what their measurements used, in every stage."""
+    spec, _ = load_curriculum(shipped_config_dir() / name)
+    for index in range(len(spec.stages)):
+        cfg = stage_config(spec, index)
+        assert cfg.game.goal_ends_episode
+        assert (cfg.rewards.weights.hit, cfg.rewards.weights.shot) == (15.0, 0.0)
+    default = load_config(stage="1v1").rewards.weights
+    assert (default.hit, default.shot) == (0.0, 15.0)
 
 
 def test_five_stages_run_in_order_and_the_lineage_crosses_them(finished):
