@@ -205,7 +205,8 @@ class TrainingConfig:
     minutes: float = param(0.0, "Wall-clock budget in minutes (0: no limit).", min=0)
     snapshot_every_steps: int = param(200_000, "Agent steps between snapshots (checkpoint + registry version).",
                                       min=1, max=STEPS_MAX)
-    eval_every_snapshots: int = param(2, "Snapshots between evaluation games (0: never).", min=0)
+    eval_every_snapshots: int = param(4, "Snapshots between evaluation games (0: never); 4 with 200k-step snapshots "
+                                           "keeps them under 8% of a run on 2 cores (docs/learning.md, run JJ).", min=0)
     eval_games: int = param(6, "Evaluation games against each baseline (random, atba, rule, rule-pro) and the champion.", min=0)
     eval_game_seconds: float = param(60.0, "Game clock of an evaluation game.", min=1, max=3600)
     opponents: OpponentMix = section(OpponentMix, "Where self-play opponents come from.")
@@ -215,7 +216,8 @@ class TrainingConfig:
     max_opponents: int = param(4, "Most distinct opponent policies loaded at once.", min=1)
     device: Literal["auto", "cpu", "cuda"] = param("auto", "Where the learner runs.")
     amp: Literal["auto", "off", "bf16", "fp16"] = param(
-        "auto", "Learner mixed precision: auto is bf16 on CUDA and off on a CPU; bf16/fp16 on a CPU fall back.")
+        "auto", "Learner mixed precision: auto is bf16 on CUDA, bf16 for the PPO update alone on a CPU with AMX tiles, "
+                "off elsewhere; fp16 on a CPU falls back to float32.")
     compile: Literal["off", "default", "reduce-overhead", "max-autotune"] = param(
         "off", "torch.compile the learner's network (falls back to eager, saying why).")
     pin_memory: bool = param(True, "Page-locked staging for copies to a GPU (ignored on a CPU).")

@@ -6,15 +6,31 @@ import torch
 
 from agents.networks import build_network
 from league.config import PolicyConfig, load_config
-from training.accel import learner_threads, make_accel, maybe_compile, torch_threads, update_threads
+from training.accel import cpu_has_amx, learner_threads, make_accel, maybe_compile, torch_threads, update_threads
 
 
-def test_amp_on_cpu_falls_back_to_float32_with_a_note():
-    acc = make_accel(torch.device("cpu"), "bf16", pin_memory=True)
+def test_fp16_on_cpu_falls_back_to_float32_with_a_note():
+    acc = make_accel(torch.device("cpu"), "fp16", pin_memory=True)
     assert acc.amp_dtype is None and acc.scaler is None and not acc.pin_memory
     assert len(acc.notes) == 1 and "needs a CUDA device" in acc.notes[0]
+
+
+def test_auto_amp_on_cpu_is_bf16_for_the_update_alone_where_the_cpu_has_amx(tmp_path):
     auto = make_accel(torch.device("cpu"), "auto")
-    assert auto.amp_dtype is None and auto.notes == []
+    assert auto.amp_dtype == (torch.bfloat16 if cpu_has_amx() else None) and auto.notes == []
+    # The acting forwards stay float32 on a CPU; the update's autocast is bf16 when asked for.
+    bf16 = make_accel(torch.device("cpu"), "bf16")
+    net = build_network(PolicyConfig(actor_sizes=[8], critic_sizes=[8]))
+    with bf16.autocast():
+        assert net(torch.zeros(2, 196))[0].dtype == torch.bfloat16
+    with bf16.inference_autocast():
+        assert net(torch.zeros(2, 196))[0].dtype == torch.float32
+    assert bool(bf16.notes) == (not cpu_has_amx())
+    flags = tmp_path / "cpuinfo"
+    flags.write_text("flags\t\t: fpu avx512f avx512_bf16 amx_bf16 amx_tile\n")
+    assert cpu_has_amx(flags)
+    flags.write_text("flags\t\t: fpu avx2 avx512f\n")
+    assert not cpu_has_amx(flags) and not cpu_has_amx(tmp_path / "missing")
 
 
 def test_compile_failure_falls_back_to_the_eager_model():

@@ -62,12 +62,12 @@ def test_inference_latencies_and_baseline_ratios(tmp_path):
 
 def test_train_reports_update_run_cpu_memory_and_flag_fallbacks(tmp_path):
     out = tmp_path / "train.json"
-    result = diagnose("--test", "train", *TINY, "--set", "training.amp=bf16", "--set", "training.compile=default",
+    result = diagnose("--test", "train", *TINY, "--set", "training.amp=fp16", "--set", "training.compile=default",
                       "--set", "policy.actor_sizes=[32]", "--set", "policy.critic_sizes=[32]", "--json", out)
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    # AMP cannot work on a CPU: one line says so, and the learner runs in float32.
-    assert sum("AMP bf16 needs a CUDA device" in line for line in lines) == 1
+    # fp16 AMP cannot work on a CPU: one line says so, and the learner runs in float32.
+    assert sum("AMP fp16 needs a CUDA device" in line for line in lines) == 1
     # torch.compile either works here or falls back to the eager model, saying so in one line.
     assert any("compile default" in line for line in lines if line.startswith("update:")) or \
         any("running the eager model" in line for line in lines)

@@ -1,8 +1,11 @@
 """Accelerator options for the learner, each with a fallback that says in one line why.
 
-- AMP (`training.amp`: auto | bf16 | fp16 | off): autocast on CUDA; fp16 adds a gradient
-  scaler. auto picks bf16 on a GPU that has it, float32 otherwise; bf16/fp16 asked for on a
-  CPU fall back to float32 with a note.
+- AMP (`training.amp`: auto | bf16 | fp16 | off): autocast; fp16 adds a gradient scaler and
+  needs CUDA (on a CPU it falls back to float32 with a note). auto picks bf16 on a GPU that has
+  it, and on a CPU with AMX tiles (Intel Sapphire Rapids and later) for the PPO update alone:
+  there a 2,048-row minibatch's update takes 0.58x the float32 time, while the acting forwards'
+  small batches run 1.3-1.4x slower in bf16, so those stay float32 on a CPU (docs/diagnose.md;
+  docs/learning.md, run JJ). Elsewhere auto is float32.
 - torch.compile (`training.compile`: off | default | reduce-overhead | max-autotune): the model is
   compiled and tried on a small batch; any failure falls back to the eager model.
 - Pinned memory (`training.pin_memory`): page-locked host staging for host-to-GPU copies
@@ -17,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch
 from torch import nn
@@ -54,18 +58,40 @@ class Accel:
     notes: list[str] = field(default_factory=list)  # the fallbacks taken, one line each
 
     def autocast(self):
+        """The PPO update's precision."""
         if self.amp_dtype is None:
             return contextlib.nullcontext()
         return torch.autocast(device_type=self.device.type, dtype=self.amp_dtype)
+
+    def inference_autocast(self):
+        """The acting forwards' precision: the update's on a GPU, float32 on a CPU (small batches run
+        slower in bf16 there)."""
+        return self.autocast() if self.device.type == "cuda" else contextlib.nullcontext()
+
+
+def cpu_has_amx(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
+    """Whether this CPU has AMX bf16 tiles, where torch's bf16 matrix products run on them (Linux reads
+    /proc/cpuinfo; elsewhere False)."""
+    try:
+        return " amx_bf16" in cpuinfo.read_text()
+    except OSError:
+        return False
 
 
 def make_accel(device: torch.device, amp: str = "auto", pin_memory: bool = False) -> Accel:
     acc = Accel(device)
     if amp == "auto":
-        amp = "bf16" if device.type == "cuda" and torch.cuda.is_bf16_supported() else "off"
+        if device.type == "cuda":
+            amp = "bf16" if torch.cuda.is_bf16_supported() else "off"
+        else:
+            amp = "bf16" if cpu_has_amx() else "off"
     if amp != "off":
-        if device.type != "cuda":
-            acc.notes.append(f"AMP {amp} needs a CUDA device; the learner runs in float32 on {device.type}.")
+        if device.type != "cuda" and amp == "fp16":
+            acc.notes.append(f"AMP fp16 needs a CUDA device; the learner runs in float32 on {device.type}.")
+        elif device.type != "cuda":
+            acc.amp_dtype = AMP_DTYPES[amp]
+            if not cpu_has_amx():
+                acc.notes.append("AMP bf16 on a CPU without AMX tiles is emulated and usually slower than float32.")
         elif amp == "bf16" and not torch.cuda.is_bf16_supported():
             acc.notes.append("This GPU has no bf16; the learner runs in float32.")
         else:

@@ -86,7 +86,7 @@ class Collector:
         if self.accel.pin_memory:
             x, s = x.pin_memory(), s.pin_memory()
         x, s = x.to(self.device, non_blocking=True), s.to(self.device, non_blocking=True)
-        with self.accel.autocast():
+        with self.accel.inference_autocast():
             logits, value, self.state = self.net.step(x, self.state, s)
         actions, logprob = sample_actions(logits, self.generator)
         # One copy to the host per step, the only synchronisation on a GPU (indices are exact in float32).

@@ -149,7 +149,7 @@ class PpoLearner:
         obs = obs.to(self.device, non_blocking=True).float()
         episode_start = episode_start.to(self.device, non_blocking=True).float()
         before = self.state
-        with self.accel.autocast():
+        with self.accel.inference_autocast():
             logits, value, self.state = self.model.step(obs, self.state, episode_start)
         probs = torch.softmax(logits.float(), dim=-1)
         actions = torch.multinomial(probs.cpu(), 1, generator=self.generator).squeeze(-1).to(self.device)
