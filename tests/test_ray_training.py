@@ -50,7 +50,8 @@ def assert_consistent(home, run: str) -> list[str]:
 
 def test_training_on_a_local_ray_instance_makes_snapshots_ratings_and_metrics(home):
     done = league("train", "--home", str(home.root), "--stage", "1v1", "--backend", "ray", "--rollout-workers", "2",
-                  "--steps", "3000", "--name", "onray", "--set", "training.eval_games=2", *SMALL)
+                  "--steps", "3000", "--name", "onray", "--set", "training.eval_games=2",
+                  "--set", "training.eval_every_snapshots=1", *SMALL)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Ray: 2 rollout workers" in done.stdout
     versions = assert_consistent(home, "onray")
