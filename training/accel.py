@@ -80,25 +80,21 @@ def cpu_has_amx(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
 
 def make_accel(device: torch.device, amp: str = "auto", pin_memory: bool = False) -> Accel:
     acc = Accel(device)
+    cuda = device.type == "cuda"
+    bf16_native = torch.cuda.is_bf16_supported() if cuda else cpu_has_amx()  # /proc/cpuinfo read once
     if amp == "auto":
-        if device.type == "cuda":
-            amp = "bf16" if torch.cuda.is_bf16_supported() else "off"
-        else:
-            amp = "bf16" if cpu_has_amx() else "off"
-    if amp != "off":
-        if device.type != "cuda" and amp == "fp16":
-            acc.notes.append(f"AMP fp16 needs a CUDA device; the learner runs in float32 on {device.type}.")
-        elif device.type != "cuda":
-            acc.amp_dtype = AMP_DTYPES[amp]
-            if not cpu_has_amx():
-                acc.notes.append("AMP bf16 on a CPU without AMX tiles is emulated and usually slower than float32.")
-        elif amp == "bf16" and not torch.cuda.is_bf16_supported():
-            acc.notes.append("This GPU has no bf16; the learner runs in float32.")
-        else:
-            acc.amp_dtype = AMP_DTYPES[amp]
-            if amp == "fp16":
-                acc.scaler = torch.amp.GradScaler("cuda")
-    acc.pin_memory = pin_memory and device.type == "cuda"  # only copies to a GPU gain from it
+        amp = "bf16" if bf16_native else "off"
+    if amp == "fp16" and not cuda:
+        acc.notes.append(f"AMP fp16 needs a CUDA device; the learner runs in float32 on {device.type}.")
+    elif amp == "bf16" and cuda and not bf16_native:
+        acc.notes.append("This GPU has no bf16; the learner runs in float32.")
+    elif amp != "off":
+        acc.amp_dtype = AMP_DTYPES[amp]
+        if amp == "fp16":
+            acc.scaler = torch.amp.GradScaler("cuda")
+        elif not bf16_native:  # a CPU without AMX: asked for explicitly, so honoured
+            acc.notes.append("AMP bf16 on a CPU without AMX tiles is emulated and usually slower than float32.")
+    acc.pin_memory = pin_memory and cuda  # only copies to a GPU gain from it
     return acc
 
 
