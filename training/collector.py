@@ -75,7 +75,7 @@ class Collector:
 
     def set_pool(self, picks: list[str], specs: dict[str, PolicySpec], seed: int) -> None:
         """League env i plays `picks[i]` from the next step on."""
-        self.pool = build_pool(picks, specs, self.layout.opponent_rows, seed)
+        self.pool = build_pool(picks, specs, self.layout.opponent_rows, seed, self.device)
         self.stats.set_pool(self.pool)
 
     @torch.no_grad()
@@ -117,8 +117,8 @@ class Collector:
                                                                               deterministic=True)
             seg.actions[t], seg.logprobs[t], seg.values[t] = self._learner_act(obs, starts)
             self.actions[rows] = seg.actions[t]
-            for g in self.pool.groups:
-                self.actions[g.rows], g.state = g.policy.act(self.obs[g.rows], g.state, self.starts[g.rows])
+            for a in self.pool.actors:
+                self.actions[a.rows], a.state = a.policy.act(self.obs[a.rows], a.state, self.starts[a.rows])
             inference += time.perf_counter() - t0
             next_obs, rewards, _, _, info = self.games.step(self.actions)
             learner_rewards = rewards[rows]

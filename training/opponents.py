@@ -7,7 +7,8 @@ mix (league.matchmaking) when the pool is refreshed (at every snapshot, `draw_pi
 number of distinct policies is bounded, and each is handed to collection as a PolicySpec (its
 weights as arrays, so a Ray rollout worker on another node needs no league files); there
 `build_pool` groups the rows of each opponent once into an index array, so every step makes
-one batched `act` call per opponent policy.
+one batched `act` call per opponent policy, and the feed-forward networks among them act
+together, stacked (agents.stacked: one batched matmul per layer for all of them).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from agents.loading import load_policy
 from agents.networks import build_network
 from agents.nn_policy import NetworkPolicy
 from agents.policy import Policy
+from agents.stacked import StackedActors, architecture_key, stackable
 from arena.vector import VecGame
 from league.config import OpponentMix, PolicyConfig, TrainingConfig
 from league.matchmaking import sample_opponents, win_rate
@@ -37,10 +39,19 @@ LATEST = "<latest>"
 
 @dataclass
 class OpponentGroup:
+    """One opponent: its name (results are counted against it) and the rows and envs it drives."""
+
     name: str
-    policy: Policy
     rows: np.ndarray  # runner rows this opponent drives
     envs: np.ndarray  # the envs those rows belong to
+
+
+@dataclass
+class Actor:
+    """What acts for one or more opponent groups: one `act` call per step on its rows."""
+
+    policy: Policy
+    rows: np.ndarray
     state: object = None
 
 
@@ -48,6 +59,7 @@ class OpponentGroup:
 class OpponentPool:
     groups: list[OpponentGroup] = field(default_factory=list)
     env_opponent: np.ndarray | None = None  # [E_league] index into groups
+    actors: list[Actor] = field(default_factory=list)
 
     def names(self) -> list[str]:
         return [g.name for g in self.groups]
@@ -159,21 +171,34 @@ def pool_specs(picks: list[str], registry: Registry, home_root: Path, latest_net
             for name in dict.fromkeys(picks)}
 
 
-def build_pool(picks: list[str], specs: dict[str, PolicySpec], opp_rows_of_env: np.ndarray, seed: int) -> OpponentPool:
-    """The opponent pool of league envs whose opponents are `picks`, one policy per distinct name.
+def build_pool(picks: list[str], specs: dict[str, PolicySpec], opp_rows_of_env: np.ndarray, seed: int,
+               device: torch.device | str = "cpu") -> OpponentPool:
+    """The opponent pool of league envs whose opponents are `picks`, one group per distinct name.
 
     `opp_rows_of_env`: [E_league, team_size] runner rows of each env's opponent team; `seed`:
-    this pool's seed, from which each opponent policy's own is derived.
+    this pool's seed, from which each actor's own is derived; `device`: where the networks act
+    (the learner's). Scripted baselines and recurrent networks act alone; the feed-forward
+    networks of one architecture act as one StackedActors.
     """
     pool = OpponentPool(env_opponent=np.zeros(len(picks), dtype=np.int64))
     env_names = np.array(picks, dtype=object)
+    stacks: dict[tuple, list[tuple[torch.nn.Module, np.ndarray]]] = {}
     for k, name in enumerate(dict.fromkeys(picks)):
         envs = np.flatnonzero(env_names == name)
-        policy = specs[name].policy()
-        policy.seed(derived_seed(seed, "opponent", k))
         rows = opp_rows_of_env[envs].reshape(-1)
-        group = OpponentGroup(name, policy, rows, np.repeat(envs, opp_rows_of_env.shape[1]))
-        group.state = policy.initial_state(len(rows))
-        pool.groups.append(group)
+        pool.groups.append(OpponentGroup(name, rows, np.repeat(envs, opp_rows_of_env.shape[1])))
         pool.env_opponent[envs] = k
+        spec = specs[name]
+        net = network_from(spec.config, spec.weights) if spec.weights is not None else None
+        if net is not None and stackable(net):
+            stacks.setdefault(architecture_key(net), []).append((net, rows))
+            continue
+        policy = spec.policy() if net is None else NetworkPolicy(net, device, name=name)
+        pool.actors.append(Actor(policy, rows))
+    for members in stacks.values():
+        pool.actors.append(Actor(StackedActors([n for n, _ in members], [len(r) for _, r in members], device),
+                                 np.concatenate([r for _, r in members])))
+    for k, actor in enumerate(pool.actors):
+        actor.policy.seed(derived_seed(seed, "opponent", k))
+        actor.state = actor.policy.initial_state(len(actor.rows))
     return pool
