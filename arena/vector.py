@@ -78,8 +78,9 @@ def default_workers() -> int:
 DEFAULT_ENVS_PER_WORKER = 32
 
 
-def envs_per_worker_of(runner) -> int:
-    """A runner config's arenas per worker; 0 there means auto: DEFAULT_ENVS_PER_WORKER.
+def envs_per_worker_of(runner, auto: int = DEFAULT_ENVS_PER_WORKER) -> int:
+    """A runner config's arenas per worker; 0 there means auto: `auto`, by default DEFAULT_ENVS_PER_WORKER
+    (training's rollout workers, which run the forwards themselves, ask for more: training.rollout_worker).
 
     Each step costs a worker a fixed overhead (wake-up, shared-memory hand-off) plus its arenas'
     physics, so the choice is per worker, whatever the core count: 32 amortise the fixed part.
@@ -87,7 +88,7 @@ def envs_per_worker_of(runner) -> int:
     runner/ceiling ratio of 32, and 64 gave 0.92x (random actions) to 1.10x (MLP policy), within
     the noise. Measure again (`--set runner.envs_per_worker=N --baseline`) on a bigger machine.
     """
-    return getattr(runner, "envs_per_worker", 0) or DEFAULT_ENVS_PER_WORKER
+    return getattr(runner, "envs_per_worker", 0) or auto
 
 
 class VecGame:

@@ -14,10 +14,12 @@ import torch
 from agents.checkpoint import load_checkpoint
 from agents.networks import build_network
 from arena.backends import WorkerError
-from league.config import load_config
+from arena.vector import envs_per_worker_of
+from league.config import load_config, team_size_of
 from league.registry import Registry
 from training.collection import Order, collection_backend, pipelining
 from training.process_collection import ProcessCollection
+from training.rollout_worker import rollout_envs_per_worker
 from training.segment import Segment, Tally, merge
 from training.selfplay import SelfPlayTrainer
 
@@ -92,6 +94,13 @@ def test_auto_collects_in_rollout_worker_processes_on_a_cpu_and_in_this_process_
     assert collection_backend("auto", torch.device("cuda")) == "multiprocessing"
     assert collection_backend("ray", torch.device("cpu")) == "ray"
     assert load_config("1v1").runner.backend == "auto"
+
+
+def test_rollout_workers_take_256_cars_each_unless_the_config_names_the_arenas():
+    for stage, arenas in (("1v1", 128), ("2v2", 64), ("3v3", 42)):
+        assert rollout_envs_per_worker(load_config(stage).runner, team_size_of(stage)) == arenas
+    assert rollout_envs_per_worker(load_config("3v3", sets=["runner.envs_per_worker=5"]).runner, 3) == 5
+    assert envs_per_worker_of(load_config("1v1").runner) == 32  # game workers (multiprocessing) keep 32
 
 
 def test_a_rollout_worker_process_that_dies_ends_the_run_with_one_clear_error():

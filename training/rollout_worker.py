@@ -16,6 +16,21 @@ from arena.procs import detach_worker_signals
 from league.config import Config, PolicyConfig
 from training.opponents import PolicySpec
 
+# A rollout worker runs every policy's forward itself, one call per policy and step over its rows,
+# so more arenas amortise each call's fixed cost (the learner's, the teacher's, each opponent's):
+# auto gives a worker 256 cars (128 arenas in 1v1, 64 in 2v2, 42 in 3v3). One worker's collection
+# in 1v1 on this 2-core machine, in agent steps a second: 128 arenas 1.48x of 32 with the teacher's
+# pull, 1.33x without (docs/learning.md, run RR).
+ROLLOUT_CARS_PER_WORKER = 256
+
+
+def rollout_envs_per_worker(runner, team_size: int) -> int:
+    """Arenas per rollout worker: the config's, or 0 (auto) for ROLLOUT_CARS_PER_WORKER cars."""
+    from arena.vector import envs_per_worker_of
+
+    return envs_per_worker_of(runner, max(1, ROLLOUT_CARS_PER_WORKER // (2 * team_size)))
+
+
 # Messages of the local protocol (`serve`): (verb, arguments) in, (REPLY_OK | REPLY_ERROR, value) out.
 REPLY_OK, REPLY_ERROR = "ok", "error"
 
@@ -27,13 +42,14 @@ class RolloutWorker:
         import torch
 
         from arena.game import GamePlugins
-        from arena.vector import VecGame, envs_per_worker_of
+        from arena.vector import VecGame
         from training.collector import Collector
         from training.rewards import build_reward
 
         torch.set_num_threads(1)
-        games = VecGame(cfg.game, mode="training", seed=seed, workers=1, envs_per_worker=envs_per_worker_of(cfg.runner),
-                        backend="serial", plugins=GamePlugins(reward_fn=build_reward(cfg.rewards)))
+        envs = rollout_envs_per_worker(cfg.runner, cfg.game.team_size)
+        games = VecGame(cfg.game, mode="training", seed=seed, workers=1, envs_per_worker=envs, backend="serial",
+                        plugins=GamePlugins(reward_fn=build_reward(cfg.rewards)))
         try:
             self.collector = Collector(games, cfg.training.opponents, cfg.game.team_size, net_config, seed,
                                        cfg.rewards.weights.goal, "cpu", None, teacher)

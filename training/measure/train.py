@@ -103,11 +103,12 @@ def bench_config(stage: str = "1v1", iterations: int = 4, batch: int = 50_000, w
     if envs_per_worker is not None:
         sets.append(f"runner.envs_per_worker={envs_per_worker}")
     cfg = load_config(stage=stage, user_file=user_file, sets=sets)
-    n_workers = cfg.runner.workers or default_workers()
-    n_agents = n_workers * envs_per_worker_of(cfg.runner) * 2 * cfg.game.team_size
+    n_workers, envs = cfg.runner.workers or default_workers(), envs_per_worker_of(cfg.runner)
+    n_agents = n_workers * envs * 2 * cfg.game.team_size
     steps_per_env = max(1, round(batch / n_agents))
     return load_config(stage=stage, user_file=user_file,
-                       sets=sets + [f"ppo.steps_per_env={steps_per_env}",
+                       sets=sets + [f"runner.envs_per_worker={envs}",  # every backend the same arenas
+                                    f"ppo.steps_per_env={steps_per_env}",
                                     f"ppo.minibatch_size={steps_per_env * n_agents}",
                                     f"training.steps={(iterations + 1) * steps_per_env * n_agents}"])
 
