@@ -64,6 +64,7 @@ def test_a_pool_stacks_its_feed_forward_networks_and_keeps_one_group_per_opponen
     # Results are counted per opponent: one group per distinct name, with its envs.
     assert pool.names() == ["rule", "v1", "v2", "rec"]
     assert pool.env_opponent.tolist() == [0, 1, 2, 1, 3, 0]
+    assert [g.envs.tolist() for g in pool.groups] == [[0, 5], [1, 3], [2], [4]]
     # Acting: the rule bot and the LSTM alone, the two MLPs as one stack; every opponent row acts once.
     kinds = sorted(type(actor.policy).__name__ for actor in pool.actors)
     assert kinds == ["NetworkPolicy", "RuleBot", "StackedActors"]

@@ -55,7 +55,7 @@ class EpisodeStats:
         kept = self._opponent_counts()
         self.env_group[:] = -1
         self.env_group[self.league_envs] = pool.env_opponent
-        self.opponents = [(g.name, len(np.unique(g.envs))) for g in pool.groups]
+        self.opponents = [(g.name, len(g.envs)) for g in pool.groups]
         n = len(self.opponents)
         self.wins, self.draws, self.games = np.zeros(n), np.zeros(n), np.zeros(n)
         self._kept = kept

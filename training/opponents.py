@@ -39,11 +39,10 @@ LATEST = "<latest>"
 
 @dataclass
 class OpponentGroup:
-    """One opponent: its name (results are counted against it) and the rows and envs it drives."""
+    """One opponent: its name (results are counted against it) and the league envs it plays in."""
 
     name: str
-    rows: np.ndarray  # runner rows this opponent drives
-    envs: np.ndarray  # the envs those rows belong to
+    envs: np.ndarray
 
 
 @dataclass
@@ -186,7 +185,7 @@ def build_pool(picks: list[str], specs: dict[str, PolicySpec], opp_rows_of_env: 
     for k, name in enumerate(dict.fromkeys(picks)):
         envs = np.flatnonzero(env_names == name)
         rows = opp_rows_of_env[envs].reshape(-1)
-        pool.groups.append(OpponentGroup(name, rows, np.repeat(envs, opp_rows_of_env.shape[1])))
+        pool.groups.append(OpponentGroup(name, envs))
         pool.env_opponent[envs] = k
         spec = specs[name]
         net = network_from(spec.config, spec.weights) if spec.weights is not None else None
