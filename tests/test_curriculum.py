@@ -1,6 +1,8 @@
 """The curriculum end to end on tmp league homes: real trainer, real RocketSim games, tiny budgets."""
 
 import copy
+import dataclasses
+import re
 
 import pytest
 import yaml
@@ -76,11 +78,10 @@ def test_the_shipped_curriculum_has_five_valid_stages():
     assert cfg.rewards.mode == "sparse"
 
 
-@pytest.mark.parametrize("name", ["curriculum.yaml", "curriculum-hour.yaml"])
-def test_the_curricula_train_with_the_settings_they_were_measured_with(name):
+def test_the_five_stage_curriculum_trains_with_the_settings_it_was_measured_with():
     """The league's defaults moved on (goals restart play; `shot` pays a touch instead of `hit`);
-    the curricula pin what their measurements used, in every stage."""
-    spec, _ = load_curriculum(shipped_config_dir() / name)
+    configs/curriculum.yaml pins what its measurements used, in every stage."""
+    spec, _ = load_curriculum(shipped_config_dir() / "curriculum.yaml")
     for index in range(len(spec.stages)):
         cfg = stage_config(spec, index)
         assert cfg.game.goal_ends_episode
@@ -89,9 +90,27 @@ def test_the_curricula_train_with_the_settings_they_were_measured_with(name):
     assert (default.hit, default.shot) == (0.0, 15.0)
 
 
+def test_the_hour_curriculum_trains_each_team_size_with_the_defaults_in_one_chunk():
+    """configs/curriculum-hour.yaml: 1v1 -> 2v2 -> 3v3, each stage the league's defaults for its
+    team size but the 3v3 stage's lower learning rate, trained in one chunk so the linear learning
+    rate falls over the whole stage."""
+    spec, _ = load_curriculum(shipped_config_dir() / "curriculum-hour.yaml")
+    assert [s.stage for s in spec.stages] == ["1v1", "2v2", "3v3"]
+    for index, stage in enumerate(spec.stages):
+        assert stage.eval_every_steps == stage.min_steps == stage.max_steps
+        assert stage.on_gate_fail == "advance" and stage.gate.plays_rule()
+        cfg, default = stage_config(spec, index), load_config(stage=stage.stage)
+        assert cfg.ppo.lr_schedule == "linear"
+        if stage.stage == "3v3":
+            assert cfg.ppo.learning_rate < default.ppo.learning_rate
+        assert dataclasses.replace(cfg, ppo=default.ppo) == default
+
+
 def test_five_stages_run_in_order_and_the_lineage_crosses_them(finished):
     home, output = finished
     assert "Curriculum tiny finished" in output
+    # Output that is not a terminal gets progress lines (a bar draws nothing there until it ends).
+    assert re.search(r"^1\. \S+ \(1v1\): [\d,]+ steps \(min", output, re.M), output
     reg = Registry.open(home.db_path)
     cur = reg.curriculum("tiny")
     assert cur["status"] == "finished"
@@ -165,6 +184,7 @@ def test_train_one_stage_from_an_earlier_agent(finished):
     result = cli("train", "--stage", "2v2", "--from", "tiny-1v1-full-v1", "--steps", "150", "--name", "jump",
                  "--home", home.root, *tiny_sets())
     assert result.exit_code == 0, result.output
+    assert re.search(r"^training: [\d,]+ steps, [\d,]+ steps/s", result.output, re.M), result.output
     reg = Registry.open(home.db_path)
     first, source = reg.agent("jump-v1"), reg.agent("tiny-1v1-full-v1")
     assert first.team_size == 2 and first.parent_id == source.id

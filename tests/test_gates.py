@@ -165,6 +165,9 @@ def test_reasons_say_what_failed_and_why():
     assert not lucky.passed and "Wilson lower bound 47% < 55%" in lucky.reason
     strong = check_gate(spec, Evidence(rule_score=18, rule_games=20, elo=1650))
     assert strong.passed and strong.reason.startswith("ok:")
+    # A bound just under the target says so (it read "55% < 55%": hour curriculum, run 3's 2v2 gate).
+    edge = check_gate(GateSpec(min_games=40, win_rate_vs_rule=0.55), Evidence(rule_score=27, rule_games=40))
+    assert not edge.passed and "Wilson lower bound 54.5% < 55%" in edge.reason
 
 
 def test_the_sprt_criterion_passes_on_h1_only_and_says_how_the_match_ended():

@@ -148,6 +148,13 @@ def _pct(x: float) -> str:
     return f"{100 * x:.0f}%"
 
 
+def _versus(bound: float, target: float, passed: bool) -> str:
+    """"bound ≥ target" or "bound < target" in whole percent, with a decimal where the bound would
+    round to the target (54.6% < 55%, not 55% < 55%)."""
+    shown = _pct(bound) if _pct(bound) != _pct(target) else f"{100 * bound:.1f}%"
+    return f"{shown} {'≥' if passed else '<'} {_pct(target)}"
+
+
 def _baseline_criterion(spec: GateSpec, opponent: str, target: float, score: float, games: int) -> Criterion:
     """The Wilson lower bound of the score rate against a baseline (rule or random) reaches `target`."""
     name = f"win_rate_vs_{opponent}"
@@ -157,7 +164,7 @@ def _baseline_criterion(spec: GateSpec, opponent: str, target: float, score: flo
     passed = lower >= target
     return Criterion(name, passed, lower, target,
                      f"vs {opponent} {score:g}/{games} ({_pct(score / games)}), "
-                     f"Wilson lower bound {_pct(lower)} {'≥' if passed else '<'} {_pct(target)}")
+                     f"Wilson lower bound {_versus(lower, target, passed)}")
 
 
 def _threshold_criterion(name: str, label: str, value: float | None, threshold: float) -> Criterion:
@@ -178,7 +185,7 @@ def _previous_criterion(spec: GateSpec, ev: Evidence) -> Criterion:
     passed = upper >= NOT_WORSE_SCORE
     return Criterion("not_worse_than_previous", passed, upper, NOT_WORSE_SCORE,
                      f"vs previous agent {ev.previous_score:g}/{ev.previous_games}, Wilson upper bound "
-                     f"{_pct(upper)} {'≥' if passed else '<'} {_pct(NOT_WORSE_SCORE)}")
+                     f"{_versus(upper, NOT_WORSE_SCORE, passed)}")
 
 
 def _sprt_criterion(spec: GateSpec, ev: Evidence) -> Criterion:

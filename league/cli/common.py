@@ -7,6 +7,7 @@ import functools
 import os
 import sqlite3
 import sys
+import time
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -19,6 +20,25 @@ from league.errors import LeagueError
 # Piped output gets a wide console so tables are not squeezed to 80 columns.
 out = Console() if sys.stdout.isatty() else Console(width=160)
 err = Console(stderr=True)
+
+PROGRESS_LINE_SECONDS = 30.0  # how often a long command prints a progress line when its output is not a terminal
+
+
+class LineTicker:
+    """Whether a progress line is due where output is not a terminal (a bar draws nothing there until it
+    ends): the first call, then one every `seconds`."""
+
+    def __init__(self, seconds: float = PROGRESS_LINE_SECONDS) -> None:
+        self.seconds, self.last = seconds, None
+
+    def due(self) -> bool:
+        if out.is_terminal:
+            return False
+        now = time.monotonic()
+        if self.last is not None and now - self.last < self.seconds:
+            return False
+        self.last = now
+        return True
 
 USAGE_ERROR = 2
 

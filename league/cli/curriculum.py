@@ -8,7 +8,7 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.table import Table
 
-from league.cli.common import HomeOpt, handles_errors, open_league, out
+from league.cli.common import HomeOpt, LineTicker, handles_errors, open_league, out
 from league.errors import LeagueError
 
 app = typer.Typer(help="Curricula: staged training (1v1 -> 2v2 -> 3v3) with promotion gates.", no_args_is_help=True,
@@ -47,6 +47,7 @@ def _stage_bars(bar):
 
     tasks: dict[int, Any] = {}
     started: dict[int, StageStarted] = {}
+    ticker = LineTicker()
 
     def steps_text(steps: int, index: int) -> str:
         return f"{steps:,} steps (min {started[index].min_steps:,}, max {started[index].max_steps:,})"
@@ -62,8 +63,11 @@ def _stage_bars(bar):
             bar.console.print(event.event.text, highlight=False)
         elif isinstance(event, StageProgress) and i in tasks:
             reward = event.event.episode_reward
-            bar.update(tasks[i], completed=event.stage_steps, steps=steps_text(event.stage_steps, i),
-                       note=f"reward {reward:.2f}" if reward is not None else "")
+            note = f"reward {reward:.2f}" if reward is not None else ""
+            bar.update(tasks[i], completed=event.stage_steps, steps=steps_text(event.stage_steps, i), note=note)
+            if ticker.due():
+                bar.console.print(f"{i + 1}. {started[i].name} ({started[i].stage}): "
+                                  f"{steps_text(event.stage_steps, i)}, {note or 'no episode yet'}", highlight=False)
         elif isinstance(event, GateStarted) and i in tasks:
             bar.update(tasks[i], note=f"gate check of {event.agent} ...")
         elif isinstance(event, GateChecked):

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from league.cli.common import ConfigOpt, HomeOpt, handles_errors, out
+from league.cli.common import ConfigOpt, HomeOpt, LineTicker, handles_errors, out
 from league.errors import LeagueError
 
 
@@ -113,13 +113,18 @@ def _progress_bar(cfg):
                    TextColumn("{task.fields[sps]:,.0f} steps/s"), TextColumn("reward {task.fields[reward]}"),
                    TimeElapsedColumn(), TimeRemainingColumn(), console=out, transient=False)
     task = bar.add_task("train", total=cfg.training.steps or cfg.training.minutes * 60, sps=0.0, reward="-")
+    ticker = LineTicker()
 
     def on_progress(event: TrainerEvent) -> None:
         if isinstance(event, Note):  # kickstarting, or a fallback taken (no CUDA for AMP, compile failed, ...)
             bar.console.print(event.text, highlight=False)
             return
         reward = event.episode_reward
+        shown = f"{reward:.2f}" if reward is not None else "-"
         bar.update(task, completed=event.steps if cfg.training.steps else event.elapsed, sps=event.steps_per_second,
-                   reward=f"{reward:.2f}" if reward is not None else "-")
+                   reward=shown)
+        if ticker.due():
+            out.print(f"training: {event.steps:,} steps, {event.steps_per_second:,.0f} steps/s, reward {shown}, "
+                      f"{event.elapsed:.0f} s", highlight=False)
 
     return bar, on_progress
