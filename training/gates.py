@@ -148,11 +148,11 @@ def _pct(x: float) -> str:
     return f"{100 * x:.0f}%"
 
 
-def _versus(bound: float, target: float, passed: bool) -> str:
+def _versus(bound: float, target: float) -> str:
     """"bound ≥ target" or "bound < target" in whole percent, with a decimal where the bound would
-    round to the target (54.6% < 55%, not 55% < 55%)."""
+    round to the target (54.5% < 55%, not 55% < 55%)."""
     shown = _pct(bound) if _pct(bound) != _pct(target) else f"{100 * bound:.1f}%"
-    return f"{shown} {'≥' if passed else '<'} {_pct(target)}"
+    return f"{shown} {'≥' if bound >= target else '<'} {_pct(target)}"
 
 
 def _baseline_criterion(spec: GateSpec, opponent: str, target: float, score: float, games: int) -> Criterion:
@@ -164,7 +164,7 @@ def _baseline_criterion(spec: GateSpec, opponent: str, target: float, score: flo
     passed = lower >= target
     return Criterion(name, passed, lower, target,
                      f"vs {opponent} {score:g}/{games} ({_pct(score / games)}), "
-                     f"Wilson lower bound {_versus(lower, target, passed)}")
+                     f"Wilson lower bound {_versus(lower, target)}")
 
 
 def _threshold_criterion(name: str, label: str, value: float | None, threshold: float) -> Criterion:
@@ -185,7 +185,7 @@ def _previous_criterion(spec: GateSpec, ev: Evidence) -> Criterion:
     passed = upper >= NOT_WORSE_SCORE
     return Criterion("not_worse_than_previous", passed, upper, NOT_WORSE_SCORE,
                      f"vs previous agent {ev.previous_score:g}/{ev.previous_games}, Wilson upper bound "
-                     f"{_versus(upper, NOT_WORSE_SCORE, passed)}")
+                     f"{_versus(upper, NOT_WORSE_SCORE)}")
 
 
 def _sprt_criterion(spec: GateSpec, ev: Evidence) -> Criterion:
