@@ -178,6 +178,9 @@ class RewardsConfig:
            "shaping_floor of its weight (0: never; dense mode only).", min=0, max=STEPS_MAX)
     shaping_floor: float = param(0.0, "The share of the dense terms' weights left after shaping_anneal_steps.",
                                  min=0, max=1)
+    team_spirit: float = param(0.0, "In team games, the share of each car's reward replaced by its team's mean "
+                                    "(0: its own; 1: the team's; as rlgym-tools' DistributeRewards), so a teammate's "
+                                    "touch pays too and the cars stop racing each other to the ball.", min=0, max=1)
 
 
 @dataclass

@@ -125,3 +125,16 @@ def test_rescaling_keeps_the_goal_term_and_scales_the_rest():
     np.testing.assert_allclose(rescale_shaping(rewards, goals, teams, 10.0, 0.5),
                                10 * np.array([1, -1, 0, 0]) + 0.5 * shaped, rtol=1e-6)
     np.testing.assert_allclose(rescale_shaping(rewards, goals, teams, 10.0, 0.0), [10, -10, 0, 0], atol=1e-6)
+
+
+def test_team_spirit_shares_a_touch_with_teammates_and_keeps_the_goal_term():
+    weights = RewardWeights(goal=10, touch=1.0, hit=0, shot=0, velocity_player_to_ball=0, velocity_ball_to_goal=0,
+                            face_ball=0, demo=0, save=0)
+    b = batch(goals=[[1, 0]], touches=[[1, 0, 0, 0]], team_size=2)  # blue scores; blue's first car touched
+    own = rewards(build_reward(RewardsConfig(weights=weights)), b)
+    assert own.tolist() == [[11, 10, -10, -10]]
+    shared = rewards(build_reward(RewardsConfig(weights=weights, team_spirit=0.5)), batch(
+        goals=[[1, 0]], touches=[[1, 0, 0, 0]], team_size=2))
+    assert shared.tolist() == [[10.75, 10.25, -10, -10]]  # the touch: 0.5 own + 0.5 of the team's mean 0.5
+    one_v_one = batch(goals=[[1, 0]], touches=[[1, 0]])
+    assert rewards(build_reward(RewardsConfig(weights=weights, team_spirit=1.0)), one_v_one).tolist() == [[11, -10]]

@@ -21,11 +21,13 @@ class Player(NamedTuple):
 
 def play_recorded(
     registry: Registry | None, matchups: Sequence[tuple[Player, Player]], n_games: int, team_size: int,
-    game_seconds: float, seed: int, tick_skip: int = 8, workers: int | None = None,
+    game_seconds: float, seed: int, tick_skip: int = 8, workers: int | None = None, deterministic: bool = False,
 ) -> list[list[tuple[int, int]]]:
     """Play `n_games` of every (ours, theirs) matchup, half with ours on blue, all at once on one
     runner (arena.matches.play_pairings); record each game (unless `registry` is None: an agent
     playing outside the team size it was trained for). Per matchup, (ours, theirs) goals per game.
+    `deterministic`: every policy takes its most likely action (as tournaments and the RLBot
+    export play) instead of sampling (as training's evaluation plays).
     """
     pairings, owners = [], []
     for k, (ours, theirs) in enumerate(matchups):
@@ -35,7 +37,8 @@ def play_recorded(
                 pairings.append(Pairing(blue.policy, orange.policy, n))
                 owners.append((k, blue.name, orange.name, side == "blue"))
     goals: list[list[tuple[int, int]]] = [[] for _ in matchups]
-    played = play_pairings(pairings, team_size, seed, game_seconds, tick_skip=tick_skip, workers=workers)
+    played = play_pairings(pairings, team_size, seed, game_seconds, tick_skip=tick_skip, workers=workers,
+                           deterministic=deterministic)
     for (k, blue, orange, ours_blue), results in zip(owners, played):
         for r in results:
             if registry is not None:

@@ -242,10 +242,13 @@ TERMS: dict[str, Callable[[], BatchRewardFunction]] = {
 
 
 class WeightedSum(BatchedReward):
-    """sum_i weight_i * term_i, computed per batch."""
+    """sum_i weight_i * term_i, computed per batch; with `team_spirit` t, each car's sum becomes
+    (1 - t) * its own + t * its team's mean (the goal term, the same for teammates, is unchanged,
+    so `rescale_shaping` still finds it)."""
 
-    def __init__(self, terms: list[tuple[BatchRewardFunction, float]]):
+    def __init__(self, terms: list[tuple[BatchRewardFunction, float]], team_spirit: float = 0.0):
         self.terms = terms
+        self.team_spirit = team_spirit
 
     def reset_batch(self, envs, start_states):
         for term, _ in self.terms:
@@ -255,6 +258,11 @@ class WeightedSum(BatchedReward):
         total = np.zeros((batch.n_envs, len(batch.teams)), dtype=np.float32)
         for term, weight in self.terms:
             total += weight * term.get_rewards_batch(batch, terminated, truncated)
+        if self.team_spirit and batch.team_size > 1:
+            for team in (0, 1):
+                cars = batch.teams == team
+                mean = total[:, cars].mean(axis=1, keepdims=True)
+                total[:, cars] = (1.0 - self.team_spirit) * total[:, cars] + self.team_spirit * mean
         return total
 
 
@@ -263,7 +271,7 @@ def build_reward(cfg: Any) -> WeightedSum:
     if cfg.mode == "sparse":
         return WeightedSum([(GoalReward(), cfg.weights.goal)])
     terms = [(TERMS[name](), float(weight)) for name, weight in vars(cfg.weights).items() if weight != 0]
-    return WeightedSum(terms)
+    return WeightedSum(terms, cfg.team_spirit)
 
 
 def shaping_scale(steps: int, anneal_steps: int, floor: float) -> float:

@@ -5,7 +5,8 @@ network plays a team size it was never trained for.
     python -m training.measure.ladder --home DIR --stage 3v3 AGENT [AGENT ...] [--games 40] [--seconds 60]
 
 Each agent plays `--games` games (half on each side, sampled actions, as training's evaluation
-plays) against each opponent, all at once on one runner. Games of an agent at its own team size
+plays; `--argmax`: most likely actions, as tournaments and the RLBot export play) against each
+opponent, all at once on one runner. Games of an agent at its own team size
 are recorded and rated like any evaluation game; an agent playing another team size (a 1v1
 agent dropped into 2v2) is played but not recorded, so its ratings stay those of its stage.
 """
@@ -46,7 +47,8 @@ class LadderResult:
 
 
 def play_ladder(registry: Registry, home: LeagueHome, agents: list[str], team_size: int, games: int = 40,
-                game_seconds: float = 60.0, opponents: tuple[str, ...] = LADDER, seed: int = 2000) -> list[LadderResult]:
+                game_seconds: float = 60.0, opponents: tuple[str, ...] = LADDER, seed: int = 2000,
+                deterministic: bool = False) -> list[LadderResult]:
     """Every agent against every opponent at `team_size`; games at an agent's own team size are recorded."""
     names = list(dict.fromkeys([*agents, *opponents]))
     policies = {n: load_policy(registry.agent(n), home_root=home.root) for n in names}
@@ -56,7 +58,8 @@ def play_ladder(registry: Registry, home: LeagueHome, agents: list[str], team_si
         matchups = [(Player(a, policies[a]), Player(o, policies[o])) for a in mine for o in opponents]
         if not matchups:
             continue
-        played = play_recorded(registry if own_size else None, matchups, games, team_size, game_seconds, seed)
+        played = play_recorded(registry if own_size else None, matchups, games, team_size, game_seconds, seed,
+                               deterministic=deterministic)
         for (ours, theirs), goals in zip(matchups, played):
             results.append(LadderResult(
                 ours.name, theirs.name, team_size, len(goals), wins=sum(x > y for x, y in goals),
@@ -73,6 +76,8 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=40)
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--opponents", default=",".join(LADDER))
+    parser.add_argument("--argmax", action="store_true",
+                        help="every policy takes its most likely action (as tournaments and the RLBot export play)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args()
     home = LeagueHome(args.home)
@@ -80,7 +85,7 @@ def main() -> None:
         registry = Registry.open(home.db_path)
         try:
             results = play_ladder(registry, home, args.agents, team_size_of(args.stage), args.games, args.seconds,
-                                  tuple(args.opponents.split(",")))
+                                  tuple(args.opponents.split(",")), deterministic=args.argmax)
         finally:
             registry.close()
     except LeagueError as exc:
@@ -89,7 +94,7 @@ def main() -> None:
         print(json.dumps([asdict(r) | {"win_rate": r.win_rate} for r in results], indent=2))
         return
     print(f"{'agent':32} {'opponent':10} {'W-D-L':>9} {'win':>5} {'goals':>9}  ({args.stage}, {args.games} games "
-          f"of {args.seconds:g} s each)")
+          f"of {args.seconds:g} s each, {'argmax' if args.argmax else 'sampled'} actions)")
     for r in results:
         note = "" if r.recorded else "  (not its team size: not recorded)"
         print(f"{r.agent:32} {r.opponent:10} {f'{r.wins}-{r.draws}-{r.losses}':>9} {r.win_rate:5.0%} "
