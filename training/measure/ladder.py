@@ -2,7 +2,7 @@
 gives (each stage's final agent against `random`, `atba`, `rule` and `rule-pro`), and whether one
 network plays a team size it was never trained for.
 
-    python -m training.measure.ladder --home DIR --stage 3v3 AGENT [AGENT ...] [--games 40] [--seconds 60]
+    python -m training.measure.ladder --home DIR --stage 3v3 AGENT [AGENT ...] [--games 40] [--seconds 60] [--argmax]
 
 Each agent plays `--games` games (half on each side, sampled actions, as training's evaluation
 plays; `--argmax`: most likely actions, as tournaments and the RLBot export play) against each
