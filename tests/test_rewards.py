@@ -133,8 +133,7 @@ def test_team_spirit_shares_a_touch_with_teammates_and_keeps_the_goal_term():
     b = batch(goals=[[1, 0]], touches=[[1, 0, 0, 0]], team_size=2)  # blue scores; blue's first car touched
     own = rewards(build_reward(RewardsConfig(weights=weights)), b)
     assert own.tolist() == [[11, 10, -10, -10]]
-    shared = rewards(build_reward(RewardsConfig(weights=weights, team_spirit=0.5)), batch(
-        goals=[[1, 0]], touches=[[1, 0, 0, 0]], team_size=2))
+    shared = rewards(build_reward(RewardsConfig(weights=weights, team_spirit=0.5)), b)
     assert shared.tolist() == [[10.75, 10.25, -10, -10]]  # the touch: 0.5 own + 0.5 of the team's mean 0.5
     one_v_one = batch(goals=[[1, 0]], touches=[[1, 0]])
     assert rewards(build_reward(RewardsConfig(weights=weights, team_spirit=1.0)), one_v_one).tolist() == [[11, -10]]
