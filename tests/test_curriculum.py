@@ -92,8 +92,9 @@ def test_the_five_stage_curriculum_trains_with_the_settings_it_was_measured_with
 
 def test_the_hour_curriculum_trains_each_team_size_with_the_defaults_in_one_chunk():
     """configs/curriculum-hour.yaml: 1v1 -> 2v2 -> 3v3, each stage the league's defaults for its
-    team size but the team stages' team spirit and the 3v3 stage's lower learning rate, trained in
-    one chunk so the linear learning rate falls over the whole stage."""
+    team size but the team stages' team spirit and opponents (more `rule` games) and the 3v3
+    stage's lower learning rate, trained in one chunk so the linear learning rate falls over the
+    whole stage."""
     spec, _ = load_curriculum(shipped_config_dir() / "curriculum-hour.yaml")
     assert [s.stage for s in spec.stages] == ["1v1", "2v2", "3v3"]
     for index, stage in enumerate(spec.stages):
@@ -104,7 +105,10 @@ def test_the_hour_curriculum_trains_each_team_size_with_the_defaults_in_one_chun
         if stage.stage == "3v3":
             assert cfg.ppo.learning_rate < default.ppo.learning_rate
         assert (cfg.rewards.team_spirit > 0) == (stage.stage != "1v1")
-        assert dataclasses.replace(cfg, ppo=default.ppo, rewards=default.rewards) == default
+        mix, default_mix = cfg.training.opponents, default.training.opponents
+        assert (mix.rule > default_mix.rule) == (stage.stage != "1v1")
+        training = dataclasses.replace(cfg.training, opponents=default_mix)
+        assert dataclasses.replace(cfg, ppo=default.ppo, rewards=default.rewards, training=training) == default
         assert dataclasses.replace(cfg.rewards, team_spirit=0.0) == default.rewards
 
 
