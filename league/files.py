@@ -1,4 +1,5 @@
-"""Writing files so that a reader never sees half of one and a crash leaves no debris.
+"""Files in and out: writing so that a reader never sees half of one and a crash leaves no debris;
+reading only regular files of a bounded size; printing names and paths without control characters.
 
 A file is written to a temporary name beside its destination (unique per writer: a random
 token), flushed to disk, then renamed over the destination, or, when it must never replace
@@ -8,8 +9,11 @@ anything, published with a hard link, which fails if the name exists.
 from __future__ import annotations
 
 import os
+import re
 import secrets
+import stat
 from pathlib import Path
+from typing import BinaryIO
 
 from league.errors import LeagueError
 
@@ -42,3 +46,68 @@ def write_file_atomic(path: Path, data: bytes, *, exclusive: bool = False) -> No
             raise already_exists(path) from None
     finally:
         tmp.unlink(missing_ok=True)
+
+
+# --------------------------------------------------------------------------- reading
+
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a device"),
+          (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"))
+
+
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, in words ('a folder', 'a named pipe (FIFO)', ...)."""
+    return next((words for test, words in _KINDS if test(mode)), "not a regular file")
+
+
+class FileRefused(LeagueError):
+    """A file the league will not read: missing, not a regular file, or larger than `limit`."""
+
+
+def open_regular(path: Path, limit: int, what: str) -> BinaryIO:
+    """Open `path` for reading only if it is a regular file of at most `limit` bytes (one FileRefused otherwise).
+
+    The file is opened without blocking and checked on the open descriptor (fstat), so a FIFO, a
+    device such as /dev/zero or a folder is refused at once, never read from, and a file swapped
+    in between the check and the read cannot slip through. Symlinks are followed: what they point
+    at is checked. `what` names the file in the sentence ("config file", "checkpoint").
+    """
+    shown = printable(str(path))
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise FileRefused(f"The {what} {shown} does not exist.") from None
+    except OSError as exc:
+        raise FileRefused(f"The {what} {shown} cannot be read: {exc.strerror}.") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise FileRefused(f"The {what} {shown} is {file_kind(info.st_mode)}, not a file.")
+        if info.st_size > limit:
+            raise FileRefused(f"The {what} {shown} is {info.st_size:,} bytes, more than a {what} can be "
+                              f"({limit:,}).")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(path: Path, limit: int, what: str) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes (the rule of `open_regular`); a file that
+    grew past `limit` since it was checked is refused too."""
+    with open_regular(path, limit, what) as fh:
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise FileRefused(f"The {what} {printable(str(path))} is larger than a {what} can be ({limit:,} bytes).")
+    return data
+
+
+# --------------------------------------------------------------------------- printing
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """`text` with control characters (escape sequences, newlines, bidi overrides) shown as escapes
+    (\\x1b, \\n, \\u202e), so a name or path handed in can never drive the terminal it is printed on."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
