@@ -335,7 +335,8 @@ def load_config(
         path = root / name
         if path.exists():
             layers.append((f"configs/{name}", read_yaml(path, f"configs/{name}")))
-    if home_file is not None and home_file.is_file():
+    if home_file is not None and (home_file.exists() or home_file.is_symlink()):
+        # present in any form: a symlink to /dev/zero, a FIFO or a folder is refused by read_yaml, never skipped
         home_layer = (str(home_file), read_yaml(home_file, str(home_file)))
         if "stage" in home_layer[1]:
             raise ConfigError(f"{home_file}: key 'stage' cannot be set in a league home's config; pass --stage.")

@@ -22,6 +22,7 @@ from typing import Any, Literal
 import yaml
 
 from league.errors import ConfigError
+from league.files import FileRefused, read_regular
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1  # the bounds of every int field without tighter ones
 
@@ -194,15 +195,9 @@ def merge(base: dict[str, Any], layer: dict[str, Any]) -> dict[str, Any]:
 def read_yaml(path: Path, source: str) -> dict[str, Any]:
     """A config file's top-level mapping ({} when empty); every problem is one ConfigError sentence."""
     try:
-        with path.open("rb") as fh:
-            raw = fh.read(MAX_CONFIG_BYTES + 1)  # bounded: the path may be huge, or endless like /dev/zero
-    except FileNotFoundError:
-        raise ConfigError(f"Config file {source} does not exist.") from None
-    except OSError as exc:
-        raise ConfigError(f"Config file {source} cannot be read: {exc.strerror}.") from None
-    if len(raw) > MAX_CONFIG_BYTES:
-        raise ConfigError(f"Config file {source} is larger than {MAX_CONFIG_BYTES >> 20} MiB; "
-                          "a config is a few kilobytes of YAML.")
+        raw = read_regular(path, MAX_CONFIG_BYTES, "config file")  # never a FIFO, a device or a folder
+    except FileRefused as exc:
+        raise ConfigError(str(exc)) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -215,14 +215,39 @@ def test_file_size_is_bounded(tmp_path):
     user = write(tmp_path, "# padding\n" * (MAX_CONFIG_BYTES // 10 + 1) + "seed: 1\n")
     with pytest.raises(ConfigError) as info:
         load_config(user_file=user)
-    one_sentence(info, str(user), "larger than 1 MiB")
+    one_sentence(info, str(user), "more than a config file can be")
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
-def test_endless_file_is_bounded():
+def test_endless_file_is_refused_unread():
     with pytest.raises(ConfigError) as info:
         load_config(user_file=Path("/dev/zero"))
-    one_sentence(info, "/dev/zero", "larger than 1 MiB")
+    one_sentence(info, "/dev/zero", "is a device, not a file")
+
+
+@pytest.mark.timeout(20)
+def test_fifo_config_is_refused_at_once(tmp_path):
+    """Issue 37, item 3: `--config FIFO` blocked for good in open(); it is refused without being opened for reading."""
+    fifo = tmp_path / "config.yaml"
+    os.mkfifo(fifo)
+    with pytest.raises(ConfigError) as info:
+        load_config(user_file=fifo)
+    one_sentence(info, str(fifo), "named pipe (FIFO), not a file")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "devzero", "folder"])
+def test_home_config_that_is_not_a_file_is_refused(tmp_path, kind):
+    """Issue 37, item 8: a home config.yaml that was a FIFO or a symlink to /dev/zero was silently ignored."""
+    home_file = tmp_path / "config.yaml"
+    if kind == "fifo":
+        os.mkfifo(home_file)
+    elif kind == "devzero":
+        home_file.symlink_to("/dev/zero")
+    else:
+        home_file.mkdir()
+    with pytest.raises(ConfigError) as info:
+        load_config(home_file=home_file)
+    one_sentence(info, str(home_file), "not a file")
 
 
 def test_alias_bomb_is_refused(tmp_path):
