@@ -1,4 +1,5 @@
-"""Ownership of a training run or a tournament by one process.
+"""Ownership of a training run or a tournament by one process (and short waits for steps such as
+creating the database).
 
 An exclusive `flock` on `<home>/locks/<kind>-<key>.lock`: the kernel releases it when the
 process ends, however it ends (kill -9 included), so a lock never outlives its owner and
@@ -13,6 +14,7 @@ import fcntl
 import json
 import os
 import sys
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -53,27 +55,53 @@ def _holder(fd: int) -> str:
         return "another process"
 
 
+def _lock_file(root: Path, kind: str, key: str, what: str) -> tuple[int, Path]:
+    folder = root / LOCKS_DIRNAME
+    try:
+        folder.mkdir(exist_ok=True)
+        path = folder / f"{kind}-{key}.lock"
+        return os.open(path, os.O_RDWR | os.O_CREAT, 0o644), path
+    except OSError as exc:
+        raise LeagueError(f"Cannot take the lock for {what} in {folder}: {exc.strerror}.") from None
+
+
+def _own(fd: int, path: Path) -> Ownership:
+    since = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    record = json.dumps({"pid": os.getpid(), "since": since, "command": " ".join(sys.argv)[:500]}).encode()
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, record, 0)
+    return Ownership(fd, path)
+
+
 def claim(root: Path, kind: str, key: str, what: str) -> Ownership:
     """Own `kind`/`key` under the league home `root`, or fail at once naming the holder.
 
     `what` names the thing for the message, e.g. "Run 'mlp-1v1'". `key` must already be a
     valid name (league.names) or a number: it becomes part of a file name.
     """
-    folder = root / LOCKS_DIRNAME
-    try:
-        folder.mkdir(exist_ok=True)
-        path = folder / f"{kind}-{key}.lock"
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as exc:
-        raise LeagueError(f"Cannot take the lock for {what} in {folder}: {exc.strerror}.") from None
+    fd, path = _lock_file(root, kind, key, what)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         holder = _holder(fd)
         os.close(fd)
         raise LeagueError(f"{what} is in use by {holder}; wait for it to finish or stop it first.") from None
-    since = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    record = json.dumps({"pid": os.getpid(), "since": since, "command": " ".join(sys.argv)[:500]}).encode()
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, record, 0)
-    return Ownership(fd, path)
+    return _own(fd, path)
+
+
+def wait_for(root: Path, kind: str, key: str, what: str, timeout_seconds: float = 60.0) -> Ownership:
+    """Own `kind`/`key` like `claim`, but wait up to `timeout_seconds` for a holder to finish first: for
+    short steps two commands may both need, such as creating or upgrading the database."""
+    fd, path = _lock_file(root, kind, key, what)
+    deadline = time.monotonic() + timeout_seconds
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return _own(fd, path)
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                holder = _holder(fd)
+                os.close(fd)
+                raise LeagueError(f"{what} has been in use by {holder} for over {timeout_seconds:.0f} s; "
+                                  "try again once it has finished.") from None
+            time.sleep(0.02)

@@ -17,6 +17,7 @@ from typing import Any
 from league import ratings as rating_math
 from league.config import RatingsConfig
 from league.errors import LeagueError
+from league.locks import wait_for
 from league.schema import latest_version, migrate
 from league.standings import fit_mle, read_pair_records
 from league.stores.agents import BASELINES, Agent, AgentStore
@@ -32,6 +33,11 @@ from league.stores.tournaments import TournamentStore
 
 __all__ = ["BASELINES", "Agent", "ExportRecord", "GameRecord", "MatchSettings", "MatchStats", "Promotion", "Rating",
            "Registry", "SprtTest", "connect", "utc_now"]
+
+
+def _schema_lock(db_path: Path):
+    """Held while the database is created or upgraded, so two commands never apply one migration twice."""
+    return wait_for(db_path.parent, "schema", "league-db", f"The league database {db_path}")
 
 
 class Registry:
@@ -63,11 +69,16 @@ class Registry:
         """
         path.parent.mkdir(parents=True, exist_ok=True)
         require_writable(path)
-        db, _ = open_league_db(path, readonly=False)
-        db.execute("PRAGMA journal_mode = WAL")
-        migrate(db)
-        reg = cls(db, ratings_cfg)
-        reg.agent_store.ensure_baselines()
+        db, _ = open_league_db(path, readonly=False)  # refuses another application's database, writing nothing
+        try:
+            with _schema_lock(path):  # two `league init` at once: the second waits, then finds the tables made
+                db.execute("PRAGMA journal_mode = WAL")
+                migrate(db)
+                reg = cls(db, ratings_cfg)
+                reg.agent_store.ensure_baselines()
+        except BaseException:
+            db.conn.close()
+            raise
         return reg
 
     @classmethod
@@ -87,7 +98,8 @@ class Registry:
             raise LeagueError(f"{path} has no league tables yet; run `league init --home {path.parent}`.")
         if not readonly and version < latest_version():
             try:
-                migrate(db)
+                with _schema_lock(path):
+                    migrate(db)  # pending migrations are read again under the lock: applied once
             except BaseException:
                 db.conn.close()
                 raise

@@ -297,7 +297,7 @@ def test_a_file_write_the_disk_refuses_is_one_sentence_and_keeps_the_old_file(tm
     line = one_error_line(result.stderr)
     assert "File too large" in line, line
     assert (home / "config.yaml").read_text() == small.read_text()  # the league's config is not cut short
-    assert sorted(p.name for p in home.iterdir()) == ["checkpoints", "config.yaml", "league.db", "replays", "runs"]
+    assert sorted(p.name for p in home.iterdir()) == ["checkpoints", "config.yaml", "league.db", "locks", "replays", "runs"]
 
 
 # A command as small as can be, wrapped like every `league` command: it writes SIZE bytes to PATH.
@@ -324,3 +324,46 @@ def test_any_write_the_machine_refuses_is_one_sentence_and_a_bug_keeps_its_trace
     assert "File too large" in one_error_line(refused.stderr)
     bug = writing(tmp_path / "no-such-folder" / "small.bin", 16)  # a path the code got wrong: not the machine's doing
     assert bug.returncode == 1 and "Traceback" in bug.stderr and "FileNotFoundError" in bug.stderr
+
+
+# --------------------------------------------------------------------------- two commands at once
+
+
+def _init_at(home: str, barrier) -> None:
+    from league.create import create_league
+    from league.home import LeagueHome
+
+    barrier.wait()
+    create_league(LeagueHome(Path(home)))
+
+
+def test_league_init_run_many_times_at_once_never_fails(tmp_path):
+    """Issue 37, item 5: two `league init` on one home at once failed in 2 of 6 tries ("database is
+    locked", "table agents already exists"). Six rounds of four processes starting together."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    for attempt in range(6):
+        home = tmp_path / f"home{attempt}"
+        barrier = ctx.Barrier(4)
+        procs = [ctx.Process(target=_init_at, args=(str(home), barrier)) for _ in range(4)]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join(60)
+        assert [p.exitcode for p in procs] == [0, 0, 0, 0], f"attempt {attempt}"
+        reg = Registry.open(home / "league.db")
+        try:
+            assert sorted(a.name for a in reg.agents()) == ["atba", "random", "rule", "rule-pro"]
+        finally:
+            reg.close()
+
+
+def test_init_on_an_empty_database_file_says_created(tmp_path):
+    """Issue 37, item 12: `league init` on a 0-byte league.db said "Already initialised" while it initialised it."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "league.db").touch()
+    result = run("init", "--home", home)
+    assert result.exit_code == 0 and "Created league" in result.output, result.output
+    assert "Already initialised" in run("init", "--home", home).output
