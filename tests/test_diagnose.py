@@ -7,6 +7,7 @@ these machines are too noisy for timed unit tests.
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from typer.testing import CliRunner
@@ -97,10 +98,21 @@ def test_gpu_on_a_cpu_machine_says_no_gpu_and_leaves_figures_empty(tmp_path):
     (None, "does not exist"),
     ("{not json", "is not JSON"),
     ('{"figures": [1, 2]}', "is not a `league diagnose --json` file"),
+    ("[" * 100_000, "is not JSON"),  # issue 37, item 6: a RecursionError traceback before
+    ("fifo", "is a named pipe (FIFO), not a file"),
+    ("/dev/zero", "is a device, not a file"),  # issue 37, item 6: grew the process to 23 GB before
+    ("big", "more than a baseline file can be"),
 ])
+@pytest.mark.timeout(60)
 def test_a_bad_baseline_is_one_sentence_and_exit_2(tmp_path, content, message):
     path = tmp_path / "baseline.json"
-    if content is not None:
+    if content == "fifo":
+        os.mkfifo(path)
+    elif content == "/dev/zero":
+        path.symlink_to("/dev/zero")
+    elif content == "big":
+        path.write_text(" " * (2 << 20) + "{}")
+    elif content is not None:
         path.write_text(content)
     result = diagnose("--test", "env", "--baseline", path)
     assert result.exit_code == 2

@@ -43,6 +43,7 @@ import torch
 
 from league.config import Config
 from league.errors import LeagueError
+from league.files import printable, read_regular
 from training.accel import learner_threads
 from training.measure.env import EnvBench
 from training.measure.system import MIB, GpuReport, ResourceSampler, SystemReport, gpu_report, gpu_status, system_report
@@ -395,16 +396,21 @@ def write_json(document: dict, path: Path) -> None:
         raise LeagueError(f"Cannot write {path}: {exc.strerror}.") from None
 
 
+MAX_BASELINE_BYTES = 1 << 20  # a --json file is a few KiB of figures
+
+
 def read_baseline(path: Path) -> dict[str, float | None]:
-    """The figures of an earlier `--json` file, by key; one clear sentence when it is not one."""
+    """The figures of an earlier `--json` file, by key; one clear sentence when it is not one.
+
+    Read by the file rule (a regular file of at most 1 MiB: never a FIFO or /dev/zero), and
+    parsed with nesting bounded (a file of 100k nested brackets is refused, not a RecursionError).
+    """
     try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise LeagueError(f"Baseline file {path} does not exist.") from None
-    except OSError as exc:
-        raise LeagueError(f"Baseline file {path} cannot be read: {exc.strerror}.") from None
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise LeagueError(f"Baseline file {path} is not JSON; pass a file written by `league diagnose --json`.") from None
+        raw = read_regular(path, MAX_BASELINE_BYTES, "baseline file")
+        data = json.loads(raw.decode("utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        raise LeagueError(f"Baseline file {printable(str(path))} is not JSON; pass a file written by "
+                          "`league diagnose --json`.") from None
     figures = data.get("figures") if isinstance(data, dict) else None
     if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(figures, dict):
         raise LeagueError(f"Baseline file {path} is not a `league diagnose --json` file (no {FORMAT!r} figures).")
