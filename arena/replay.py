@@ -22,12 +22,12 @@ import struct
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
 from league.errors import LeagueError
-from league.files import write_file_atomic
+from league.files import open_regular, printable, write_file_atomic
 
 REPLAY_FORMAT = "rl-league-replay"
 REPLAY_VERSION = 1
@@ -193,20 +193,20 @@ def _is_number(value: Any) -> bool:
         return False
 
 
-def _check_zip_directory(path: Path) -> None:
-    """Refuse a file larger than a replay can be, or whose zip directory is larger than a replay's."""
-    with open(path, "rb") as fh:
-        size = fh.seek(0, os.SEEK_END)
-        if size > MAX_FILE_BYTES:
-            raise _Malformed(f"it is {size:,} bytes, more than a replay can be ({MAX_FILE_BYTES:,})")
-        fh.seek(max(0, size - ZIP64_LOCATOR_BYTES - ZIP_END_RECORD.size))
-        tail = fh.read()
+def _check_zip_directory(fh: BinaryIO) -> None:
+    """Refuse a file whose zip directory is larger than a replay's (its size was checked when it was opened)."""
+    size = fh.seek(0, os.SEEK_END)
+    if size > MAX_FILE_BYTES:  # grew since it was opened
+        raise _Malformed(f"it is {size:,} bytes, more than a replay can be ({MAX_FILE_BYTES:,})")
+    fh.seek(max(0, size - ZIP64_LOCATOR_BYTES - ZIP_END_RECORD.size))
+    tail = fh.read(ZIP64_LOCATOR_BYTES + ZIP_END_RECORD.size)
     end = tail[-ZIP_END_RECORD.size:]
     if len(end) < ZIP_END_RECORD.size or not end.startswith(ZIP_END_SIGNATURE):
         raise zipfile.BadZipFile("no zip end record")
     _, _, _, directory_bytes, _, comment = ZIP_END_RECORD.unpack(end)
     if directory_bytes > MAX_ZIP_DIRECTORY_BYTES or comment or tail.startswith(ZIP64_LOCATOR_SIGNATURE):
         raise _Malformed(f"its zip directory is not a replay's ({directory_bytes:,} bytes)")
+    fh.seek(0)
 
 
 def _read_member(z: zipfile.ZipFile, info: zipfile.ZipInfo, name: str) -> np.ndarray:
@@ -232,10 +232,10 @@ def _read_member(z: zipfile.ZipFile, info: zipfile.ZipInfo, name: str) -> np.nda
     return np.frombuffer(data, dtype, offset=raw.tell()).reshape(shape).copy()
 
 
-def _read_members(path: Path) -> dict[str, np.ndarray]:
+def _read_members(fh: BinaryIO) -> dict[str, np.ndarray]:
     """Every member, by name, refusing an archive that holds other members than a replay's."""
-    _check_zip_directory(path)
-    with zipfile.ZipFile(path) as z:
+    _check_zip_directory(fh)
+    with zipfile.ZipFile(fh) as z:
         infos = z.infolist()
         names = [info.filename for info in infos]
         missing = sorted({f"{name}.npy" for name in MEMBERS} - set(names))
@@ -304,26 +304,28 @@ def _check_arrays(arrays: dict[str, np.ndarray], cars: int) -> None:
 def read_replay(path: Path) -> Replay:
     """Load a replay; a missing, corrupt, foreign or malformed file is refused with one sentence.
 
-    Nothing in the file is trusted (docs/replay.md, "Reading"): its size, its zip directory and
+    Nothing in the file is trusted (docs/replay.md, "Reading"): it is opened by the league's file
+    rule (`league.files.open_regular`: a regular file of at most MAX_FILE_BYTES, checked on the open
+    descriptor, so a FIFO or a device is refused at once, never read), then its zip directory and
     each member's uncompressed size are checked before anything is inflated, each array's dtype
     and shape before it is allocated, then the metadata and the arrays against each other.
     """
-    if not Path(path).is_file():
-        raise LeagueError(f"Replay file {path} does not exist.")
-    try:
-        arrays = _read_members(Path(path))
-        meta = _parse_meta(arrays["meta"])
-        if not isinstance(meta, dict) or meta.get("format") != REPLAY_FORMAT:
-            raise LeagueError(f"{path} is not an rl-league replay.")
-        if meta.get("version") != REPLAY_VERSION:
-            raise LeagueError(f"{path} is replay format version {meta.get('version')!r}; this rl-league reads "
-                              f"version {REPLAY_VERSION}.")
-        _check_meta(meta)
-        _check_arrays(arrays, len(meta["car_teams"]))
-    except _Malformed as exc:
-        raise LeagueError(f"{path} is not a valid replay: {exc}.") from None
-    except (OSError, ValueError, zipfile.BadZipFile, UnicodeDecodeError, EOFError) as exc:
-        raise LeagueError(f"{path} is not a readable replay file ({exc.__class__.__name__}).") from None
+    shown = printable(str(path))
+    with open_regular(Path(path), MAX_FILE_BYTES, "replay file") as fh:
+        try:
+            arrays = _read_members(fh)
+            meta = _parse_meta(arrays["meta"])
+            if not isinstance(meta, dict) or meta.get("format") != REPLAY_FORMAT:
+                raise LeagueError(f"{shown} is not an rl-league replay.")
+            if meta.get("version") != REPLAY_VERSION:
+                raise LeagueError(f"{shown} is replay format version {printable(repr(meta.get('version')))}; this "
+                                  f"rl-league reads version {REPLAY_VERSION}.")
+            _check_meta(meta)
+            _check_arrays(arrays, len(meta["car_teams"]))
+        except _Malformed as exc:
+            raise LeagueError(f"{shown} is not a valid replay: {printable(str(exc))}.") from None
+        except (OSError, ValueError, zipfile.BadZipFile, UnicodeDecodeError, EOFError) as exc:
+            raise LeagueError(f"{shown} is not a readable replay file ({exc.__class__.__name__}).") from None
     flags = arrays["flags"]
     replay = Replay(
         meta=meta,
@@ -336,5 +338,5 @@ def read_replay(path: Path) -> Replay:
         event_team=arrays["event_team"],
     )
     if tuple(meta["score"]) != replay.score_from_events():
-        raise LeagueError(f"{path} is corrupt: its goal events do not add up to its recorded score.")
+        raise LeagueError(f"{shown} is corrupt: its goal events do not add up to its recorded score.")
     return replay

@@ -8,6 +8,7 @@ appear within seconds. Functions take the league home as a string so it can be a
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -246,6 +247,32 @@ def baseline_win_rates(root: str, run: str) -> pd.DataFrame:
 
 
 # --------------------------------------------------------------------------- replays
+
+
+def confined_replay_path(home_root: Path, stored: str) -> Path | None:
+    """The file a game's stored replay path names, or None when it lies outside `<home>/replays`.
+
+    A relative path is taken from the league home (as tournaments store it). The check is made on
+    the text first (an absolute path elsewhere, or `..` climbing out, is refused without a look at
+    the file system), then on the path with every symlink resolved, so a link inside the replays
+    folder that points out of it is refused too. Nothing is opened or read, and the answer does
+    not depend on whether the file exists (a path holding a NUL byte, which no file has, is refused
+    too). The returned path is the resolved one, so what is read
+    is what was checked.
+    """
+    if "\x00" in stored:  # no file has such a name (and os calls raise ValueError on it)
+        return None
+    replays = Path(os.path.normpath(home_root / "replays"))
+    wanted = Path(os.path.normpath(home_root / stored))  # an absolute `stored` replaces home_root
+    real_replays = Path(os.path.realpath(replays))
+    if not (_within(wanted, replays) or _within(wanted, real_replays)):
+        return None
+    real = Path(os.path.realpath(wanted))
+    return real if _within(real, real_replays) else None
+
+
+def _within(path: Path, folder: Path) -> bool:
+    return path != folder and path.is_relative_to(folder)
 
 
 @dataclass

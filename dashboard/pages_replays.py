@@ -5,8 +5,6 @@ The URL carries the choice (`?page=replays&game=ID`), so a game can be linked to
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import altair as alt
 import pandas as pd
 import streamlit as st
@@ -100,19 +98,25 @@ def show_game(root: str, game_id: int) -> None:
     if not game["replay_path"]:
         st.info(f"Game #{game_id} has no replay file recorded.")
         return
-    path = Path(game["replay_path"])
-    path = path if path.is_absolute() else data.open_league(root).home.root / path
+    path = data.confined_replay_path(data.open_league(root).home.root, game["replay_path"])
+    if path is None:
+        # Refused on the path alone: nothing outside <home>/replays is opened, and the sentence is
+        # the same whether such a file exists or not.
+        st.error(f"The replay path stored for game #{game_id} is outside the league's replays folder, so the "
+                 "dashboard does not read it.")
+        return
     try:
         mtime = path.stat().st_mtime
     except OSError:
-        st.warning(f"The replay file of game #{game_id} is missing: {path}. It may have been deleted or moved; "
-                   "the game's result and ratings are still recorded.")
+        st.warning(f"The replay file of game #{game_id} is missing: {ui.plain(str(path))}. It may have been deleted "
+                   "or moved; the game's result and ratings are still recorded.")
         return
     try:
         view = data.replay_view(str(path), mtime)
     except LeagueError as exc:
         st.error(str(exc))
         return
+    note_other_names(game_id, game, view.meta)
 
     events = view.events
     goals = events[events["kind"] == "goal"]
@@ -144,6 +148,17 @@ def show_game(root: str, game_id: int) -> None:
             st.dataframe(touches[["time", "team", "car", "step"]], hide_index=True, width="stretch", height=230)
     st.subheader("Ball")
     st.altair_chart(ball_chart(view.timeline, goals, view.seconds_per_step), width="stretch")
+
+
+def note_other_names(game_id: int, game: dict, meta: dict) -> None:
+    """Say so when the replay names its teams otherwise than the league records the game: the
+    player shows the replay's own names."""
+    stored = (str(meta.get("blue", "")), str(meta.get("orange", "")))
+    if stored == (game["blue"], game["orange"]):
+        return
+    st.warning(f"The replay file names its teams {ui.plain(stored[0])} (blue) and {ui.plain(stored[1])} (orange), "
+               f"but the league records game #{game_id} as {ui.plain(game['blue'])} against "
+               f"{ui.plain(game['orange'])}: the player shows the replay file's names.")
 
 
 def ball_chart(timeline: pd.DataFrame, goals: pd.DataFrame, seconds_per_step: float) -> alt.VConcatChart:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import altair as alt
 import pandas as pd
 import streamlit as st
 
 from dashboard import data
+from league.files import printable
 from league.registry import BASELINES
 
 STAGE_KEY = "stage"  # one stage choice shared by the rating pages
@@ -14,6 +17,16 @@ STAGE_KEY = "stage"  # one stage choice shared by the rating pages
 PERSISTENT_KEYS = (STAGE_KEY, "rank_by", "show_retired")
 # One colour per baseline whatever subset a chart shows, so rule is the same colour everywhere.
 BASELINE_COLOURS = dict(zip(BASELINES, ("#8a8f98", "#e45756", "#f58518", "#4c78a8", "#54a24b", "#b279a2")))
+
+
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]<>()#+\-.!|~$:/@&=])")
+
+
+def plain(text: str) -> str:
+    """`text` (a name or path read from a file) for a markdown element: control characters shown as
+    escapes (league.files.printable), markdown's own characters backslash-escaped, so it shows as
+    itself and never as a link, an image or formatting."""
+    return _MARKDOWN.sub(r"\\\1", printable(text))
 
 
 def stage_label(team_size: int) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -316,6 +317,86 @@ def test_a_malformed_replay_file_is_one_sentence(monkeypatch, tmp_path, damage, 
     assert not at.exception and not at.get("iframe")
     [error] = at.error
     assert words in error.value and "\n" not in error.value and error.value.endswith(".")
+
+
+def league_with_game(tmp_path, replay_path: str, blue: str = "rule", orange: str = "random"):
+    """An empty league with one 1v1 game (rule 1-0 random) whose replay path is `replay_path`."""
+    home = build_empty_league(tmp_path / "league")
+    reg = Registry.open(home.db_path)
+    reg.record_game(GameRecord(blue=blue, orange=orange, team_size=1, seed=1, blue_goals=1, orange_goals=0,
+                               length_seconds=20.0, replay_path=replay_path))
+    reg.close()
+    return home
+
+
+OUTSIDE_WORDS = "the replay path stored for game #1 is outside the league's replays folder"
+
+
+@pytest.mark.parametrize("stored", ["/etc/passwd", "/etc/no-such-file", "../../../../etc/shadow",
+                                    "replays/../league.db", "replays/../../elsewhere.replay",
+                                    "replays/nul\x00.replay"])
+def test_a_replay_path_outside_the_replays_folder_is_not_read(monkeypatch, tmp_path, stored):
+    # Before: the page opened the file and answered "BadZipFile" (or "missing"), telling whether it exists.
+    home = league_with_game(tmp_path, stored)
+    write_replay(tmp_path / "elsewhere.replay", synthetic_replay(1, "rule", "random", 1, 1, 0, 20.0))
+    at = page(monkeypatch, home.root, "replays", game=1)
+    assert not at.exception and not at.get("iframe") and not at.warning
+    [error] = at.error
+    assert OUTSIDE_WORDS in error.value.lower() and error.value.endswith(".")
+
+
+def test_a_symlink_out_of_the_replays_folder_is_not_followed(monkeypatch, tmp_path):
+    outside = tmp_path / "outside.replay"
+    write_replay(outside, synthetic_replay(1, "rule", "random", 1, 1, 0, 20.0))
+    home = league_with_game(tmp_path, "replays/link.replay")
+    (home.replays / "link.replay").symlink_to(outside)
+    at = page(monkeypatch, home.root, "replays", game=1)
+    assert not at.exception and not at.get("iframe")
+    assert OUTSIDE_WORDS in texts(at.error).lower()
+
+
+def test_a_symlink_within_the_replays_folder_is_read(monkeypatch, tmp_path):
+    home = league_with_game(tmp_path, "replays/link.replay")
+    write_replay(home.replays / "sub" / "real.replay", synthetic_replay(1, "rule", "random", 1, 1, 0, 20.0))
+    (home.replays / "link.replay").symlink_to(home.replays / "sub" / "real.replay")
+    at = no_problems(page(monkeypatch, home.root, "replays", game=1))
+    assert at.get("iframe") and "names" not in texts(at.warning)
+
+
+def test_an_absolute_path_inside_the_replays_folder_is_read(monkeypatch, tmp_path):
+    home = build_empty_league(tmp_path / "league")
+    write_replay(home.replays / "g.replay", synthetic_replay(1, "rule", "random", 1, 1, 0, 20.0))
+    (tmp_path / "alias").symlink_to(home.root)  # the home reached through a link, the path stored resolved
+    reg = Registry.open(home.db_path)
+    reg.record_game(GameRecord(blue="rule", orange="random", team_size=1, seed=1, blue_goals=1, orange_goals=0,
+                               length_seconds=20.0, replay_path=str(home.replays.resolve() / "g.replay")))
+    reg.close()
+    at = no_problems(page(monkeypatch, tmp_path / "alias", "replays", game=1))
+    assert at.get("iframe") and not at.warning
+
+
+def test_a_fifo_named_as_a_replay_is_refused_at_once(monkeypatch, tmp_path):
+    home = league_with_game(tmp_path, "replays/pipe.replay")
+    os.mkfifo(home.replays / "pipe.replay")
+    at = page(monkeypatch, home.root, "replays", game=1)
+    assert not at.exception and not at.get("iframe")
+    assert "is a named pipe (FIFO), not a file." in texts(at.error)
+
+
+def test_replay_names_that_differ_from_the_league_s_are_noted(monkeypatch, tmp_path):
+    # Before: the player showed the replay's names without a word.
+    home = league_with_game(tmp_path, "replays/g.replay")
+    write_replay(home.replays / "g.replay", synthetic_replay(1, "impostor\x1b[31m", "random", 1, 1, 0, 20.0))
+    at = no_problems(page(monkeypatch, home.root, "replays", game=1))
+    assert at.get("iframe")
+    note = texts(at.warning)
+    assert "impostor" in note and "x1b" in note and "\x1b" not in note  # shown, escaped
+    assert "rule" in note and "names" in note
+
+
+def test_matching_replay_names_are_not_noted(monkeypatch, league):
+    at = no_problems(page(monkeypatch, league.home.root, "replays", game=league.replay_game))
+    assert at.get("iframe") and not at.warning
 
 
 # --------------------------------------------------------------------------- training

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import RocketSim as rsim
 
-from arena.replay import Replay, encode, read_replay, write_replay
+from arena.replay import MAX_FILE_BYTES, Replay, encode, read_replay, write_replay
 from arena.sim import new_arena
 from league.errors import LeagueError
 
@@ -281,3 +281,40 @@ def test_a_zip_directory_of_thousands_of_entries_is_refused_before_it_is_listed(
         for i in range(2000):
             z.writestr(f"{i}.npy", b"")
     refused(path, "zip directory")
+
+
+# --------------------------------------------------------------------------- the file rule
+
+
+@pytest.mark.parametrize("kind, words", [
+    ("fifo", "is a named pipe (FIFO), not a file."),
+    ("device", "is a device, not a file."),
+    ("folder", "is a folder, not a file."),
+    ("link to a fifo", "is a named pipe (FIFO), not a file."),
+])
+def test_only_a_regular_file_is_read(tmp_path, kind, words):
+    # Before: "does not exist" for each, from a Path.is_file() check made apart from the open.
+    path = tmp_path / "x.replay"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "device":
+        path = Path("/dev/zero")
+    elif kind == "folder":
+        path.mkdir()
+    else:
+        os.mkfifo(tmp_path / "pipe")
+        path.symlink_to(tmp_path / "pipe")
+    text = refused(path, words)
+    assert text.startswith("The replay file ")
+
+
+def test_a_missing_replay_and_a_control_character_in_its_name(tmp_path):
+    text = refused(tmp_path / "gone\x1b[31m.replay", "does not exist")
+    assert "\x1b" not in text and "gone\\x1b[31m.replay" in text
+
+
+def test_a_replay_larger_than_any_replay_is_refused_before_it_is_read(tmp_path):
+    path = tmp_path / "huge.replay"
+    with open(path, "wb") as f:
+        f.truncate(MAX_FILE_BYTES + 1)  # sparse
+    refused(path, f"more than a replay file can be ({MAX_FILE_BYTES:,})")
