@@ -105,9 +105,15 @@ def read_regular(path: Path, limit: int, what: str) -> bytes:
 # --------------------------------------------------------------------------- printing
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_CONTROL_BUT_LINES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
-def printable(text: str) -> str:
-    """`text` with control characters (escape sequences, newlines, bidi overrides) shown as escapes
-    (\\x1b, \\n, \\u202e), so a name or path handed in can never drive the terminal it is printed on."""
-    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+def _escaped(match: re.Match) -> str:
+    return match.group().encode("unicode_escape").decode("ascii")
+
+
+def printable(text: str, *, keep_lines: bool = False) -> str:
+    """`text` with control characters (escape sequences, carriage returns, bidi overrides) shown as
+    escapes (\\x1b, \\r, \\u202e), so a name or path handed in can never drive the terminal it is
+    printed on. Newlines and tabs are escaped too, unless `keep_lines` (for whole blocks of output)."""
+    return (_CONTROL_BUT_LINES if keep_lines else _CONTROL).sub(_escaped, text)

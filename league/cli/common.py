@@ -16,10 +16,20 @@ from rich.console import Console
 from rich.markup import escape
 
 from league.errors import LeagueError
+from league.files import printable
+
+
+class _SafeConsole(Console):
+    """A console that prints every string it is given (table cells included) with control characters
+    escaped, and never turns `:name:` into an emoji: names, paths and notes come from users and files."""
+
+    def render_str(self, text: str, **kwargs):
+        return super().render_str(printable(text, keep_lines=True), **kwargs)
+
 
 # Piped output gets a wide console so tables are not squeezed to 80 columns.
-out = Console() if sys.stdout.isatty() else Console(width=160)
-err = Console(stderr=True)
+out = _SafeConsole(emoji=False) if sys.stdout.isatty() else _SafeConsole(emoji=False, width=160)
+err = _SafeConsole(stderr=True, emoji=False)
 
 PROGRESS_LINE_SECONDS = 30.0  # how often a long command prints a progress line when its output is not a terminal
 
@@ -78,7 +88,7 @@ def handles_errors(fn):
                 raise
             message = f"Cannot write the league database {_database_of(kwargs.get('home'))}: {exc}."
         # Escaped: a path or name with [brackets] in the sentence is text, not rich markup.
-        err.print(f"[bold red]Error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+        err.print(f"[bold red]Error:[/] {escape(printable(message))}", highlight=False, soft_wrap=True)
         raise typer.Exit(USAGE_ERROR)
 
     return wrapper
