@@ -52,6 +52,9 @@ Elo estimate (as fastchess `app/src/matchmaking/elo/elo_pentanomial.cpp` and Ope
 report it): the mean per-game score s; its standard error from the per-pair variance (pairs:
 var_pair / N, which keeps the correlation of a pair's two games) or the per-game variance
 (games); logistic Elo -400 log10(1/s - 1) at s and at s -+ 1.96 se; LOS = Phi((s - 1/2) / se).
+Where every pair (or game) ended alike, one pair included, the sample variance is 0 and says
+nothing; the standard error then takes the largest variance a game can have (1/4 per game, 1/8
+per pair), so one won pair is not reported as a certainty with an interval of zero width.
 Scores are clamped to [1e-3, 1 - 1e-3] before converting (as OpenBench's `logistic_elo`), so the
 Elo stays within +-ELO_CLAMP (about 1200) when one side won everything. Normalized Elo:
 (s - 1/2) / sigma * 800 / ln 10 with sigma = sqrt(2 var_pair) per game for pairs (sqrt(var)
@@ -93,6 +96,7 @@ PENTANOMIAL_SCORES = np.array([0.0, 0.25, 0.5, 0.75, 1.0])
 TRINOMIAL_SCORES = np.array([0.0, 0.5, 1.0])
 GAME_SCORES = (0.0, 0.5, 1.0)  # loss, draw, win
 Z95 = NormalDist().inv_cdf(0.975)  # 1.95996...
+GAME_VARIANCE_CEILING = 0.25  # the largest variance a game's score (0, 1/2, 1) can have: all wins and losses
 SCORE_CLAMP = 1e-3  # scores are clamped to [SCORE_CLAMP, 1 - SCORE_CLAMP] before converting to Elo
 
 _MLE_ROUNDS = 10  # Fishtest: for i in range(10)
@@ -285,15 +289,14 @@ def elo_estimate(counts: Sequence[float]) -> EloEstimate:
         return EloEstimate(0.5, math.inf, 0.0, (-ELO_CLAMP, ELO_CLAMP), 0.5, 0.0, (-ELO_CLAMP, ELO_CLAMP))
     p = raw / n
     score = float((p * scores).sum())
+    games_per_row = 2.0 if width == 5 else 1.0
     var = float((p * (scores - score) ** 2).sum())  # per pair (pentanomial) or per game
+    if var == 0.0:  # every pair (game) ended alike, one pair included: the sample says nothing of the spread
+        var = GAME_VARIANCE_CEILING / games_per_row  # a game's widest spread; a pair averages two such games
     se = math.sqrt(var / n)
-    if se > 0:
-        los = 0.5 * math.erfc(-(score - 0.5) / se / math.sqrt(2.0))
-    else:
-        los = 1.0 if score > 0.5 else 0.0 if score < 0.5 else 0.5
+    los = 0.5 * math.erfc(-(score - 0.5) / se / math.sqrt(2.0))
     elo = logistic_elo(score)
     elo_95 = (logistic_elo(score - Z95 * se), logistic_elo(score + Z95 * se))
-    games_per_row = 2.0 if width == 5 else 1.0
     reg = np.where(raw == 0, REGULARIZATION, raw)
     reg_p = reg / reg.sum()
     reg_mu = float((reg_p * scores).sum())

@@ -285,7 +285,19 @@ def test_elo_estimate_fixture():
     assert pairs.score_se == pytest.approx(pair_scores.std() / math.sqrt(57))
     assert pairs.elo == pytest.approx(logistic_elo(pair_scores.mean()))
     assert elo_estimate([0, 0, 0, 0, 0]).los == 0.5
-    assert elo_estimate([0, 0, 0, 0, 9]).elo == pytest.approx(ELO_CLAMP) and elo_estimate([0, 0, 0, 0, 9]).los == 1.0
+    nine_won = elo_estimate([0, 0, 0, 0, 9])
+    assert nine_won.elo == pytest.approx(ELO_CLAMP) and 0.9999 < nine_won.los < 1.0
+
+
+@pytest.mark.parametrize("counts", [[0, 0, 1, 0, 0], [0, 0, 0, 0, 1], [1, 0, 0, 0, 0], [0, 0, 0, 3, 0], [0, 2, 0]])
+def test_pairs_that_all_ended_alike_still_have_an_interval(counts):
+    """Issue 37, item 11: a match of one pair printed a 95% interval of zero width ("[+190.8, +190.8]")."""
+    est = elo_estimate(counts)
+    lo, hi = est.elo_95
+    assert lo < est.elo < hi or (est.elo == pytest.approx(ELO_CLAMP) and lo < hi) \
+        or (est.elo == pytest.approx(-ELO_CLAMP) and lo < hi), est
+    assert hi - lo > 100  # one pair says little
+    assert 0.0 < est.los < 1.0
 
 
 # --------------------------------------------------------------------------- distributions

@@ -174,6 +174,20 @@ def test_cli_tournament_prints_standings_and_refuses_bad_input(league):
     assert bad.exit_code == 2
 
 
+@pytest.mark.parametrize("args, message", [
+    (["--address", "127.0.0.1:6379"], "--address goes with --backend ray"),  # issue 37, item 11: silently ignored
+    (["--agents", ""], "--agents lists no agent"),  # issue 37, item 11: entered every agent
+    (["--agents", ","], "--agents lists no agent"),
+    (["--agents", "rule,,random"], "has an empty name"),
+])
+def test_cli_tournament_refuses_flags_it_would_ignore(league, args, message):
+    home, reg = league
+    before = len(reg.tournaments())
+    result = CliRunner().invoke(app, ["tournament", "--home", str(home.root), "--games", "2", *args])
+    assert result.exit_code == 2 and message in result.output, result.output
+    assert len(reg.tournaments()) == before  # nothing stored
+
+
 def test_ray_backend_on_a_local_instance_matches_the_local_backend(league, tmp_path):
     pytest.importorskip("ray")
     home, reg = league

@@ -45,6 +45,9 @@ def tournament_command(
 
     if arenas < 1:
         raise LeagueError("--arenas must be at least 1.")
+    if address is not None and backend != "ray":
+        raise LeagueError("--address goes with --backend ray.")
+    entrants = _entrants(agents)
     league_home = resolve_home(home).require()
     if abandon is not None:
         t = abandon_tournament(Registry.open(league_home.db_path), league_home, abandon,
@@ -58,12 +61,25 @@ def tournament_command(
     # Claims the tournament before anything is printed: one that another process plays is left alone.
     run = start_or_resume_tournament(
         registry, league_home, cfg, resume=resume, games_per_pair=games if games is not None else 2,
-        agents=agents.split(",") if agents else None, baselines=not no_baselines, workers=workers or default_workers(),
+        agents=entrants, baselines=not no_baselines, workers=workers or default_workers(),
         backend=backend, address=address, max_arenas=arenas)
     out.print(f"{'Resuming' if run.resumed else 'Starting'} tournament {run.id}: {len(run.entrants)} entrants, "
               f"{run.planned_games} games ({run.to_play} to play), {run.game_seconds:g} s each", highlight=False)
     _play_with_progress(run)
     _print_standings(registry, run.id)
+
+
+def _entrants(agents: str | None) -> list[str] | None:
+    """The --agents list (None: every active agent); an empty list or an empty name is refused, never read as "all"."""
+    if agents is None:
+        return None
+    names = [name.strip() for name in agents.split(",")]
+    if not any(names):
+        raise LeagueError("--agents lists no agent; give names separated by commas, or leave --agents out to enter "
+                          "every active agent.")
+    if not all(names):
+        raise LeagueError(f"--agents {agents!r} has an empty name between its commas.")
+    return names
 
 
 def _play_with_progress(run) -> None:
