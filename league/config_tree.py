@@ -214,6 +214,12 @@ def parse_yaml(text: str, source: str) -> Any:
     """YAML from a file or a --set flag; every way it can fail is one ConfigError sentence."""
     try:
         data = load_yaml(text)
+    except yaml.constructor.ConstructorError as exc:  # a tag such as !!python/object: never constructed
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}" if mark else ""
+        tag = str(getattr(exc, "problem", "")).rpartition("tag ")[2].strip("'").replace("tag:yaml.org,2002:", "!!")
+        raise ConfigError(f"{source}: the YAML tag {clip(tag)!r}{at} is not read by the league; a config holds plain "
+                          "values (numbers, strings, true/false, lists, mappings).") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}" if mark else ""

@@ -130,7 +130,7 @@ def test_file_that_is_not_utf8(tmp_path, as_home):
 
 @pytest.mark.parametrize("text, fragment", [
     ("ppo.epochs=[1", "not valid YAML"),
-    ("seed=!!python/name:os.system", "not valid YAML"),
+    ("seed=!!python/name:os.system", "the YAML tag '!!python/name:os.system' at line 1 is not read by the league"),
     ("seed=" + "[" * 5000, "nested too deeply"),
     ("seed=" + "9" * 5000, "not valid YAML"),
     ("=3", "dotted key"),
@@ -196,6 +196,9 @@ def test_curriculum_step_budgets_are_bounded():
     ("seed: " + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply"),
     ("seed: " + "9" * 5000 + "\n", "not valid YAML"),
     ("seed: " + "x" * 100_000 + "\n", "key 'seed' must be an integer"),
+    # issue 37, item 12: a tag was reported as "not valid YAML at line 1"
+    ("ppo:\n  epochs: !!python/object/apply:os.system ['touch pwned']\n",
+     "the YAML tag '!!python/object/apply:os.system' at line 2 is not read by the league"),
 ])
 def test_hostile_user_files_are_one_sentence(tmp_path, text, fragment):
     user = write(tmp_path, text)
