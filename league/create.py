@@ -6,7 +6,8 @@ from pathlib import Path
 
 from league.config import load_config
 from league.errors import LeagueError
-from league.files import write_file_atomic
+from league.config_tree import MAX_CONFIG_BYTES
+from league.files import read_regular, write_file_atomic
 from league.home import LeagueHome
 from league.registry import Registry
 
@@ -37,6 +38,6 @@ def create_league(home: LeagueHome, config: Path | None = None) -> bool:
 def _copy_config(config: Path, dest: Path) -> None:
     """Atomically: a copy cut short (a full disk) never replaces the league's config."""
     try:
-        write_file_atomic(dest, config.read_bytes())  # a validated config: at most a megabyte
+        write_file_atomic(dest, read_regular(config, MAX_CONFIG_BYTES, "config file"))  # validated: a megabyte at most
     except OSError as exc:
         raise LeagueError(f"Cannot write {dest}: {exc.strerror}; the league's config is unchanged.") from None
