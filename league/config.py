@@ -49,6 +49,16 @@ SEED_MAX = 2**32 - 1
 STEPS_MAX = 10**12  # agent-step budgets: months at 50k steps/s, far beyond any run
 WIDTH_MAX = 65_536  # hidden-layer widths
 THREADS_MAX = 1024
+# Float bounds: every number in the tree has a range a real user could want (docs/threat-model.md), so
+# no setting can overflow the math it feeds (10**(diff/scale), TrueSkill's Gaussians, Adam's steps).
+RATING_MAX = 10_000.0  # initial and anchor ratings (Elo and TrueSkill): far beyond any league's spread
+TS_SCALE_MIN, TS_SCALE_MAX = 0.001, 10_000.0  # TrueSkill's sigma and beta
+SECONDS_MAX = 3600.0  # a game's or an episode's clock: an hour
+GAMES_MAX = 10_000  # games of one evaluation or one match (a tournament's bound per pairing)
+MINUTES_MAX = 525_600.0  # a wall-clock budget: a year
+REWARD_WEIGHT_MAX = 1000.0  # a reward term's weight, either sign
+COEF_MAX = 100.0  # a PPO loss or kickstart weight
+WEIGHT_RANGE = {"min": -REWARD_WEIGHT_MAX, "max": REWARD_WEIGHT_MAX}
 
 KEY_RE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")  # a dotted --set key: ppo.epochs
 
@@ -58,25 +68,28 @@ KEY_RE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")  # a dotted --set key: p
 
 @dataclass
 class EloConfig:
-    initial: float = param(1500.0, "Elo of a new agent.")
+    initial: float = param(1500.0, "Elo of a new agent.", min=-RATING_MAX, max=RATING_MAX)
     k_factor: float = param(32.0, "Elo K-factor: the largest change one game can make.", min=0, max=400)
-    scale: float = param(400.0, "Elo points for 10:1 odds.", min=1)
+    scale: float = param(400.0, "Elo points for 10:1 odds.", min=1, max=RATING_MAX)
 
 
 @dataclass
 class TrueSkillConfig:
-    mu: float = param(25.0, "Initial TrueSkill mean.")
-    sigma: float = param(25.0 / 3, "Initial TrueSkill standard deviation.", min=0.001)
-    beta: float = param(25.0 / 6, "Performance noise: skill difference for ~76% win chance.", min=0.001)
-    tau: float = param(25.0 / 300, "Dynamics factor added to sigma before each game.", min=0)
-    draw_probability: float = param(0.10, "Prior probability of a draw between equal teams.", min=0, max=0.999)
+    mu: float = param(25.0, "Initial TrueSkill mean.", min=-RATING_MAX, max=RATING_MAX)
+    sigma: float = param(25.0 / 3, "Initial TrueSkill standard deviation.", min=TS_SCALE_MIN, max=TS_SCALE_MAX)
+    beta: float = param(25.0 / 6, "Performance noise: skill difference for ~76% win chance.", min=TS_SCALE_MIN,
+                        max=TS_SCALE_MAX)
+    tau: float = param(25.0 / 300, "Dynamics factor added to sigma before each game.", min=0, max=TS_SCALE_MAX)
+    # Above 0: with a draw impossible, TrueSkill's update of a drawn game can fail outright.
+    draw_probability: float = param(0.10, "Prior probability of a draw between equal teams.", min=0.001, max=0.999)
 
 
 @dataclass
 class MleConfig:
     anchor_agent: str = param("rule", "Agent whose maximum-likelihood rating is pinned.")
-    anchor_rating: float = param(1500.0, "Rating the anchor agent is pinned to.")
-    prior_draws: float = param(1.0, "Virtual draws against the anchor that keep unbeaten agents finite.", min=0)
+    anchor_rating: float = param(1500.0, "Rating the anchor agent is pinned to.", min=-RATING_MAX, max=RATING_MAX)
+    prior_draws: float = param(1.0, "Virtual draws against the anchor that keep unbeaten agents finite.", min=0,
+                               max=GAMES_MAX)
 
 
 @dataclass
@@ -91,8 +104,10 @@ class GameConfig:
     team_size: int = param(1, "Cars per team.", min=1, max=3)
     tick_skip: int = param(8, "Physics ticks (120 Hz) each action is repeated for: the action repeat.", min=1, max=120)
     game_seconds: float = param(300.0, "Game clock of a timed game (tournaments).", min=1, max=3600)
-    no_touch_timeout_seconds: float = param(10.0, "Training episodes end when nobody touched the ball this long.", min=1)
-    episode_timeout_seconds: float = param(300.0, "Training episodes end after this much game time.", min=1)
+    no_touch_timeout_seconds: float = param(10.0, "Training episodes end when nobody touched the ball this long.",
+                                            min=1, max=SECONDS_MAX)
+    episode_timeout_seconds: float = param(300.0, "Training episodes end after this much game time.", min=1,
+                                           max=SECONDS_MAX)
     random_start_share: float = param(0.5, "Share of training episodes that start from a randomized state.", min=0, max=1)
     goal_ends_episode: bool = param(False, "Training: a goal ends the episode (true), or play restarts with a kickoff "
                                            "and the episode goes on, as in a timed game (false: a goal then never "
@@ -134,39 +149,42 @@ class PolicyConfig:
 
 @dataclass
 class PpoConfig:
-    learning_rate: float = param(5e-4, "Adam learning rate at the start of training.", min=0)
+    learning_rate: float = param(5e-4, "Adam learning rate at the start of training.", min=1e-8, max=1.0)
     lr_schedule: Literal["constant", "linear"] = param(
         "linear", "Learning-rate schedule: constant, or linear to 0 over the run's budget (its steps or its "
                     "--minutes, whichever is further spent).")
     gamma: float = param(0.995, "Discount factor.", min=0, max=1)
     gae_lambda: float = param(0.95, "GAE lambda.", min=0, max=1)
-    clip_coef: float = param(0.2, "PPO policy clipping range.", min=0)
+    clip_coef: float = param(0.2, "PPO policy clipping range.", min=0, max=10)
     clip_value: bool = param(False, "Clip the value loss around the rollout's values as well.")
-    ent_coef: float = param(0.001, "Entropy bonus weight.", min=0)
-    vf_coef: float = param(0.5, "Value loss weight.", min=0)
-    max_grad_norm: float = param(0.5, "Gradient-norm clipping threshold.", min=0)
+    ent_coef: float = param(0.001, "Entropy bonus weight.", min=0, max=COEF_MAX)
+    vf_coef: float = param(0.5, "Value loss weight.", min=0, max=COEF_MAX)
+    max_grad_norm: float = param(0.5, "Gradient-norm clipping threshold.", min=0, max=1000)
     normalize_advantages: bool = param(True, "Normalize advantages per minibatch.")
     normalize_returns: bool = param(True, "Divide rewards by the running std of the discounted return.")
     epochs: int = param(2, "Passes over each rollout.", min=1, max=1000)
-    minibatch_size: int = param(2048, "Agent steps per minibatch (LSTM: rounded to whole sequences).", min=1)
-    steps_per_env: int = param(128, "Decision steps each env slot collects per rollout.", min=1)
-    sequence_length: int = param(16, "Truncated-BPTT sequence length for the LSTM learner.", min=1)
-    target_kl: float = param(0.0, "Stop the epoch loop early above this approximate KL (0: never).", min=0)
+    minibatch_size: int = param(2048, "Agent steps per minibatch (LSTM: rounded to whole sequences).", min=1,
+                                max=1 << 24)
+    steps_per_env: int = param(128, "Decision steps each env slot collects per rollout.", min=1, max=65_536)
+    sequence_length: int = param(16, "Truncated-BPTT sequence length for the LSTM learner.", min=1, max=4096)
+    target_kl: float = param(0.0, "Stop the epoch loop early above this approximate KL (0: never).", min=0,
+                             max=COEF_MAX)
 
 
 @dataclass
 class RewardWeights:
-    goal: float = param(30.0, "Per goal scored (conceding costs the same).")
-    touch: float = param(0.0, "Per touch of the ball (a run of touching steps counts once).")
-    hit: float = param(0.0, "On a touch: the change in the ball's velocity (share of its top speed).")
+    goal: float = param(30.0, "Per goal scored (conceding costs the same).", **WEIGHT_RANGE)
+    touch: float = param(0.0, "Per touch of the ball (a run of touching steps counts once).", **WEIGHT_RANGE)
+    hit: float = param(0.0, "On a touch: the change in the ball's velocity (share of its top speed).", **WEIGHT_RANGE)
     shot: float = param(15.0, "On a touch: the change in the ball's velocity towards the opponent's goal (share of its "
-                              "top speed; a hit towards the own goal costs).")
-    velocity_player_to_ball: float = param(0.1, "Car speed towards the ball (share of top speed).")
-    velocity_ball_to_goal: float = param(2.0, "Ball speed towards the opponent's goal (share of top speed).")
-    face_ball: float = param(0.05, "Cosine between the car's nose and the ball.")
-    boost: float = param(0.0, "sqrt(boost / 100) held.")
-    demo: float = param(0.5, "Per opponent demolished (being demolished costs the same).")
-    save: float = param(1.0, "Per touch of a ball heading fast into our goal area.")
+                              "top speed; a hit towards the own goal costs).", **WEIGHT_RANGE)
+    velocity_player_to_ball: float = param(0.1, "Car speed towards the ball (share of top speed).", **WEIGHT_RANGE)
+    velocity_ball_to_goal: float = param(2.0, "Ball speed towards the opponent's goal (share of top speed).",
+                                         **WEIGHT_RANGE)
+    face_ball: float = param(0.05, "Cosine between the car's nose and the ball.", **WEIGHT_RANGE)
+    boost: float = param(0.0, "sqrt(boost / 100) held.", **WEIGHT_RANGE)
+    demo: float = param(0.5, "Per opponent demolished (being demolished costs the same).", **WEIGHT_RANGE)
+    save: float = param(1.0, "Per touch of a ball heading fast into our goal area.", **WEIGHT_RANGE)
 
 
 @dataclass
@@ -185,18 +203,19 @@ class RewardsConfig:
 
 @dataclass
 class OpponentMix:
-    latest: float = param(0.3, "Share of slots playing the learner's latest snapshot.", min=0)
-    past: float = param(0.05, "Share playing a uniformly chosen earlier version.", min=0)
-    pfsp: float = param(0.2, "Share playing an earlier version chosen by PFSP.", min=0)
-    rule: float = param(0.4, "Share playing the rule bot.", min=0)
-    random: float = param(0.05, "Share playing the random bot.", min=0)
+    latest: float = param(0.3, "Share of slots playing the learner's latest snapshot.", min=0, max=1)
+    past: float = param(0.05, "Share playing a uniformly chosen earlier version.", min=0, max=1)
+    pfsp: float = param(0.2, "Share playing an earlier version chosen by PFSP.", min=0, max=1)
+    rule: float = param(0.4, "Share playing the rule bot.", min=0, max=1)
+    random: float = param(0.05, "Share playing the random bot.", min=0, max=1)
 
 
 @dataclass
 class KickstartConfig:
     teacher: str = param("rule-pro", "Agent whose actions the learner is pulled towards early on (rule-pro, rule, or "
                                      "a champion when a new architecture starts out); empty: off.")
-    weight: float = param(1.0, "Starting weight of the cross-entropy to the teacher's actions.", min=0)
+    weight: float = param(1.0, "Starting weight of the cross-entropy to the teacher's actions.", min=0,
+                           max=COEF_MAX)
     steps: int = param(4_000_000, "The network's first agent steps of training (a resumed run, or one --from a "
                                   "trained agent, counts those agents' steps), over which the weight falls linearly "
                                   "to 0; PPO alone after.", min=1, max=STEPS_MAX)
@@ -206,18 +225,20 @@ class KickstartConfig:
 class TrainingConfig:
     steps: int = param(1_000_000, "Agent steps of experience to train for (0: until --minutes or Ctrl-C).", min=0,
                        max=STEPS_MAX)
-    minutes: float = param(0.0, "Wall-clock budget in minutes (0: no limit).", min=0)
+    minutes: float = param(0.0, "Wall-clock budget in minutes (0: no limit).", min=0, max=MINUTES_MAX)
     snapshot_every_steps: int = param(200_000, "Agent steps between snapshots (checkpoint + registry version).",
                                       min=1, max=STEPS_MAX)
     eval_every_snapshots: int = param(4, "Snapshots between evaluation games (0: never); 4 with 200k-step snapshots "
-                                           "keeps them to about 8% of a run on 2 cores (docs/learning.md, run JJ).", min=0)
-    eval_games: int = param(6, "Evaluation games against each baseline (random, atba, rule, rule-pro) and the champion.", min=0)
-    eval_game_seconds: float = param(60.0, "Game clock of an evaluation game.", min=1, max=3600)
+                                         "keeps them to about 8% of a run on 2 cores (docs/learning.md, run JJ).",
+                                      min=0, max=1_000_000)
+    eval_games: int = param(6, "Evaluation games against each baseline (random, atba, rule, rule-pro) and the "
+                               "champion.", min=0, max=GAMES_MAX)
+    eval_game_seconds: float = param(60.0, "Game clock of an evaluation game.", min=1, max=SECONDS_MAX)
     opponents: OpponentMix = section(OpponentMix, "Where self-play opponents come from.")
     kickstart: KickstartConfig = section(KickstartConfig, "Kickstarting: distil a teacher agent's actions early on.")
     pfsp_weighting: Literal["hard", "variance", "linear", "even"] = param("hard", "PFSP weighting of past versions.")
     payoff_decay: float = param(0.99, "Decay of old payoff counts at each snapshot.", min=0, max=1)
-    max_opponents: int = param(4, "Most distinct opponent policies loaded at once.", min=1)
+    max_opponents: int = param(4, "Most distinct opponent policies loaded at once.", min=1, max=256)
     device: Literal["auto", "cpu", "cuda"] = param("auto", "Where the learner runs.")
     amp: Literal["auto", "off", "bf16", "fp16"] = param(
         "auto", "Learner mixed precision: auto is bf16 on CUDA, bf16 for the PPO update alone on a CPU with AMX tiles, "

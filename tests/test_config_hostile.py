@@ -277,5 +277,62 @@ def test_long_values_are_shortened_in_messages():
 
 
 def test_finite_values_still_load():
-    cfg = load_config(sets=["ratings.elo.initial=-1e6", "ppo.gamma=1", f"training.steps={10**12}"])
+    cfg = load_config(sets=["ratings.elo.initial=-1e4", "ppo.gamma=1", f"training.steps={10**12}"])
     assert math.isfinite(cfg.ratings.elo.initial) and cfg.training.steps == 10**12
+
+
+# --------------------------------------------------------------------------- 6. every number bounded (issue 37, item 2)
+
+
+NUMERIC_KEYS = [k for k, tp in leaf_fields() if tp in (int, float) or tp in (list[int], list[float])]
+
+
+def field_of(dotted: str) -> dataclasses.Field:
+    cls = Config
+    *parents, last = dotted.split(".")
+    for part in parents:
+        cls = typing.get_type_hints(cls)[part]
+    return {f.name: f for f in dataclasses.fields(cls)}[last]
+
+
+@pytest.mark.parametrize("key", NUMERIC_KEYS)
+def test_every_number_in_the_config_tree_has_a_documented_range(key):
+    meta = field_of(key).metadata
+    assert meta.get("min") is not None and meta.get("max") is not None, f"{key} needs both min= and max="
+    assert meta["min"] < meta["max"]
+
+
+def just_outside(bound: float, tp, up: bool):
+    if tp in (int, list[int]):
+        return int(bound) + (1 if up else -1)
+    return math.nextafter(float(bound), INF if up else -INF)
+
+
+@pytest.mark.parametrize("key", NUMERIC_KEYS)
+def test_a_value_just_outside_either_bound_is_refused_naming_the_key(key):
+    tp = dict(leaf_fields())[key]
+    meta = field_of(key).metadata
+    for bound, up in ((meta["min"], False), (meta["max"], True)):
+        bad = just_outside(bound, tp, up)
+        value = [bad] if tp in (list[int], list[float]) else bad
+        with pytest.raises(ConfigError) as info:
+            validate(Config, nest(key, value), "user.yaml")
+        one_sentence(info, f"user.yaml: key {key!r} must be", " between ")
+        for ok in (meta["min"], meta["max"]):  # the bounds themselves are inside
+            validate(Config, nest(key, [ok] if tp in (list[int], list[float]) else ok), "user.yaml")
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("ratings.elo.initial=1.0e+308", "'ratings.elo.initial' must be a finite number between -10000 and 10000"),
+    ("ratings.elo.initial=150000", "'ratings.elo.initial' must be a finite number between -10000 and 10000"),
+    ("ratings.mle.anchor_rating=1e9", "'ratings.mle.anchor_rating' must be a finite number between"),
+    ("ratings.trueskill.mu=1e300", "'ratings.trueskill.mu' must be a finite number between"),
+    ("ratings.trueskill.sigma=1e200", "'ratings.trueskill.sigma' must be a finite number between"),
+    ("ppo.learning_rate=1e300", "'ppo.learning_rate' must be a finite number between"),
+    ("ppo.learning_rate=0", "'ppo.learning_rate' must be a finite number between"),
+])
+def test_the_reported_unbounded_settings_are_refused(text, fragment):
+    with pytest.raises(ConfigError) as info:
+        load_config(sets=[text])
+    one_sentence(info, f"--set {text}", fragment)
+
