@@ -167,13 +167,17 @@ def start_or_resume_match(registry: Registry, home: LeagueHome, cfg: Config, a: 
         raise LeagueError(f"--workers must be at least 1, not {workers}.")
     if resume is not None:
         match_id, resumed = resume, True
-        if registry.match_store.get(match_id)["status"] == "abandoned":
+        row = registry.match_store.get(match_id)
+        if row["status"] == "abandoned":
             raise LeagueError(f"Match {match_id} is already abandoned.")
+        if row["status"] != "finished":
+            registry.check_ratings_usable(row["team_size"], (row["a"], row["b"]))  # before any game is played
     else:
         if a is None or b is None:
             raise LeagueError("Name the two agents of the match (or give --resume ID).")
         team_size = cfg.game.team_size
         check_agents(registry, a, b, team_size, b_any_stage)
+        registry.check_ratings_usable(team_size, (a, b))  # damaged ones: one sentence, before any game is played
         check_max_games(max_games)
         if batch_pairs is None:
             batch_pairs = PAIRS_PER_WORKER * workers

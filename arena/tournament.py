@@ -125,9 +125,13 @@ def start_or_resume_tournament(registry: Registry, home: LeagueHome, cfg: Config
     if resume is not None:
         refuse_match(registry, resume, "resume")
         tid, resumed = resume, True
+        t = registry.tournament(tid)
+        if t["status"] not in ("finished", "abandoned"):  # damaged ratings: one sentence, before any game
+            registry.check_ratings_usable(t["team_size"], json.loads(t["entrants_json"]))
     else:
         team_size = cfg.game.team_size
         entrants = resolve_entrants(registry, team_size, agents, baselines)
+        registry.check_ratings_usable(team_size, entrants)  # damaged ones: one sentence, before anything is stored
         tid, resumed = open_tournament(registry, cfg, team_size, games_per_pair, cfg.seed, entrants)
     game_seconds = json.loads(registry.tournament(tid)["config_json"])["game"]["game_seconds"]
     games = run_tournament(registry, home, tid, workers, game_seconds, cfg.game.tick_skip, backend=backend,

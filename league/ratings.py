@@ -18,6 +18,12 @@ from league.config import EloConfig, MleConfig, TrueSkillConfig
 
 WIN, DRAW, LOSS = 1.0, 0.5, 0.0
 Z_95 = 1.959963984540054  # two-sided 95% normal quantile
+# 10**x overflows a float above x ~ 308; at |x| = 300 one side's expected score is already 1e-300 from certain.
+ELO_EXPONENT_LIMIT = 300.0
+# The range a stored rating must lie in (docs/schema.md): Elo and the TrueSkill mean within +-1e6, sigma in
+# (0, 1e6]. The configured starting points lie within +-1e4 (league/config.py); a game moves Elo by at most
+# k_factor (<= 400), and a league's spread stays in the thousands, so anything beyond is damage, not skill.
+STORED_RATING_LIMIT = 1e6
 
 
 def score_from_goals(goals_a: int, goals_b: int) -> float:
@@ -29,8 +35,10 @@ def score_from_goals(goals_a: int, goals_b: int) -> float:
 
 
 def elo_expected(rating_a: float, rating_b: float, scale: float = 400.0) -> float:
-    """Expected score of A against B."""
-    return 1.0 / (1.0 + 10.0 ** ((rating_b - rating_a) / scale))
+    """Expected score of A against B, for any finite ratings (the exponent is clamped, so a gap of
+    1e308 points is a certain result, never an OverflowError)."""
+    exponent = (rating_b - rating_a) / scale  # inf when the difference itself overflows: clamped below
+    return 1.0 / (1.0 + 10.0 ** min(max(exponent, -ELO_EXPONENT_LIMIT), ELO_EXPONENT_LIMIT))
 
 
 def elo_update(
@@ -72,12 +80,47 @@ def trueskill_update(
     result at the pre-game sigma so that a single game never makes a rating *less* certain.
     """
     ranks = [0, 1] if score_a > 0.5 else [1, 0] if score_a < 0.5 else [0, 0]
-    groups = [[env.create_rating(mu, sigma) for mu, sigma in team] for team in (team_a, team_b)]
-    rated = env.rate(groups, ranks=ranks)
+    try:
+        rated = _rate(env, team_a, team_b, ranks)
+    except (ArithmeticError, ValueError):
+        # At extreme ratios of sigma to beta, float64 loses the factor graph's messages (a negative precision,
+        # "math domain error"); arbitrary precision does not. Slower, so only where float64 failed.
+        precise = _precise(env)
+        if precise is None:
+            raise
+        rated = _rate(precise, team_a, team_b, ranks)
     out = []
     for before, after in zip((team_a, team_b), rated):
-        out.append([(r.mu, min(r.sigma, sigma)) for (_, sigma), r in zip(before, after)])
+        out.append([(float(r.mu), min(float(r.sigma), sigma)) for (_, sigma), r in zip(before, after)])
     return out[0], out[1]
+
+
+def _rate(env: trueskill.TrueSkill, team_a, team_b, ranks: list[int]):
+    groups = [[env.create_rating(mu, sigma) for mu, sigma in team] for team in (team_a, team_b)]
+    return env.rate(groups, ranks=ranks)
+
+
+def _precise(env: trueskill.TrueSkill) -> trueskill.TrueSkill | None:
+    """The same TrueSkill environment computed with mpmath (None where mpmath is not installed)."""
+    try:
+        return trueskill.TrueSkill(mu=env.mu, sigma=env.sigma, beta=env.beta, tau=env.tau,
+                                   draw_probability=env.draw_probability, backend="mpmath")
+    except ImportError:
+        return None
+
+
+def rating_problem(elo: float, mu: float, sigma: float) -> str | None:
+    """What makes (elo, mu, sigma) unfit to store or to rate from (None: nothing): a value that is not a
+    finite number, or one outside the stored range (STORED_RATING_LIMIT; sigma above 0)."""
+    named = {"Elo": elo, "TrueSkill mu": mu, "TrueSkill sigma": sigma}
+    for name, value in named.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            return f"{name} is {value!r}, not a finite number"
+        if abs(value) > STORED_RATING_LIMIT:
+            return f"{name} is {value:.6g}, outside -{STORED_RATING_LIMIT:,.0f} to {STORED_RATING_LIMIT:,.0f}"
+    if sigma <= 0:
+        return f"TrueSkill sigma is {sigma:.6g}, not above 0"
+    return None
 
 
 def conservative(mu: float, sigma: float) -> float:

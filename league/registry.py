@@ -24,7 +24,7 @@ from league.stores.agents import BASELINES, Agent, AgentStore
 from league.stores.curricula import CurriculumStore
 from league.stores.database import Database, connect, open_league_db, require_writable, utc_now
 from league.stores.exports import ExportRecord, ExportStore
-from league.stores.games import GameRecord, GameStore, Rating
+from league.stores.games import GameRecord, GameStore, Rating, RatingsRebuilt
 from league.stores.matches import MatchSettings, MatchStats, MatchStore
 from league.stores.payoff import PayoffStore
 from league.stores.promotions import Promotion, PromotionStore, SprtTest
@@ -32,7 +32,7 @@ from league.stores.runs import RunStore
 from league.stores.tournaments import TournamentStore
 
 __all__ = ["BASELINES", "Agent", "ExportRecord", "GameRecord", "MatchSettings", "MatchStats", "Promotion", "Rating",
-           "Registry", "SprtTest", "connect", "utc_now"]
+           "RatingsRebuilt", "Registry", "SprtTest", "connect", "utc_now"]
 
 
 def _schema_lock(db_path: Path):
@@ -147,6 +147,14 @@ class Registry:
 
     def recompute_ratings(self, team_size: int) -> dict[str, tuple[float, float, float]]:
         return self.game_store.recompute_ratings(team_size)
+
+    def rebuild_ratings(self, team_size: int) -> RatingsRebuilt:
+        """Replace the stored ratings and rating history of a team size by those its recorded games make."""
+        return self.game_store.rebuild(team_size)
+
+    def check_ratings_usable(self, team_size: int, names: Sequence[str]) -> None:
+        """A LeagueError naming `league ratings rebuild` if any of `names` has damaged ratings in the team size."""
+        self.game_store.check_usable(team_size, tuple(names))
 
     def mle(self, team_size: int, names: Sequence[str] | None = None) -> rating_math.MleRatings:
         """Whole-history maximum-likelihood ratings for a team size (league.standings.fit_mle)."""

@@ -136,3 +136,32 @@ def test_mle_without_the_anchor_pins_a_virtual_player():
     assert fit.anchor is None and set(fit.names) == {"x", "y", "z"}
     assert fit.rating("x") > fit.rating("z") > fit.rating("y")
     assert fit.rating("z") == pytest.approx(1500.0)
+
+
+# --------------------------------------------------------------------------- any finite input (issue 37, item 2)
+
+any_finite = st.floats(allow_nan=False, allow_infinity=False)
+
+
+@given(any_finite, any_finite, st.floats(min_value=1, max_value=1e300))
+def test_elo_expected_never_overflows_for_finite_ratings(a, b, scale):
+    e = R.elo_expected(a, b, scale)
+    assert 0.0 <= e <= 1.0 and math.isfinite(e)
+
+
+def test_elo_expected_of_a_1e308_gap_is_certain_not_an_overflow():
+    assert R.elo_expected(1500.0, 1e308) == pytest.approx(0.0, abs=1e-200)
+    assert R.elo_expected(1e308, 1500.0) == 1.0
+    assert R.elo_expected(-1.7e308, 1.7e308) == pytest.approx(0.0, abs=1e-200)  # the difference itself overflows
+
+
+def test_trueskill_falls_back_to_arbitrary_precision_where_float64_fails():
+    # Within the configured ranges, float64 TrueSkill can fail at extreme sigma/beta ratios ("Cannot calculate
+    # correctly", math domain errors); the update is then computed with mpmath instead of raising.
+    env = R.trueskill_env(TrueSkillConfig(mu=0.0, sigma=5951.137222675757, beta=0.3208821972775532, tau=0.0,
+                                          draw_probability=0.001))
+    team_a, team_b = [(93.73711634780557, 0.09394310509668272)], [(5116.084083144478, 21.30997679145059)]
+    with pytest.raises(FloatingPointError):
+        R._rate(env, team_a, team_b, [1, 0])
+    (a,), (b,) = R.trueskill_update(env, team_a, team_b, R.LOSS)
+    assert all(math.isfinite(x) for x in (*a, *b)) and a[0] <= team_a[0][0] and b[0] >= team_b[0][0]

@@ -7,6 +7,7 @@
     curriculum.py  curriculum status, and the progress display of train --curriculum
     tournament.py  tournament
     match.py       match (mirrored pairs until an SPRT decides)
+    ratings.py     ratings rebuild (the stored ratings recomputed from the recorded games)
     bench.py       bench env, bench tournament, bench train
     diagnose.py    diagnose
     dashboard.py   dashboard
@@ -24,7 +25,7 @@ import sys
 
 import typer
 
-from league.cli import agents, bench, curriculum, dashboard, diagnose, io, match, tournament, train
+from league.cli import agents, bench, curriculum, dashboard, diagnose, io, match, ratings, tournament, train
 
 app = typer.Typer(
     name="league",
@@ -53,6 +54,7 @@ app.command("export")(io.export_agent)
 app.command("diagnose")(diagnose.diagnose_command)
 app.add_typer(bench.app, name="bench")
 app.add_typer(curriculum.app, name="curriculum")
+app.add_typer(ratings.app, name="ratings")
 
 
 def main() -> None:

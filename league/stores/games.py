@@ -1,4 +1,10 @@
-"""Games and ratings: each finished game, the Elo and TrueSkill updates it made, their history."""
+"""Games and ratings: each finished game, the Elo and TrueSkill updates it made, their history.
+
+A rating is stored only if it is finite and in the stored range (league.ratings.rating_problem); a
+game whose update would break that is not recorded. A home whose stored ratings are already out of
+range (written by an older rl-league) is told to rebuild them from the games (`rebuild`, the command
+`league ratings rebuild`), which replays every recorded game in order with the home's config.
+"""
 
 from __future__ import annotations
 
@@ -55,18 +61,60 @@ class Rating:
     last_played: str | None = None
 
 
+@dataclass(frozen=True)
+class RatingsRebuilt:
+    """What `GameStore.rebuild` did for one team size."""
+
+    team_size: int
+    games: int  # rated games replayed (mirror games are recorded but never rated)
+    agents: int  # agents with ratings in the team size now
+
+
+def rebuild_command(team_size: int) -> str:
+    return f"league ratings rebuild --stage {team_size}v{team_size}"
+
+
+def damaged_ratings(name: str, team_size: int, problem: str) -> LeagueError:
+    """The one sentence for a stored rating that cannot be rated from, naming the command that repairs it."""
+    return LeagueError(f"The stored {team_size}v{team_size} ratings of {name!r} are damaged ({problem}); rebuild "
+                       f"every rating from the recorded games with `{rebuild_command(team_size)}`.")
+
+
+class _Unratable(Exception):
+    """A game whose rating update fails or would store an unusable rating; its text ends a sentence."""
+
+
 class GameStore(Store):
     def __init__(self, database: Database, agents: AgentStore, ratings_cfg: RatingsConfig):
         super().__init__(database)
         self.agents, self.ratings_cfg = agents, ratings_cfg
         self._ts_env = rating_math.trueskill_env(ratings_cfg.trueskill)
 
-    def _rating(self, agent_id: int, team_size: int) -> Rating:
-        rows = list(self.db.query("SELECT * FROM ratings WHERE agent_id = ? AND team_size = ?", [agent_id, team_size]))
-        if rows:
-            return Rating(**rows[0])
+    def _initial(self, agent_id: int, team_size: int) -> Rating:
         ts = self.ratings_cfg.trueskill
         return Rating(agent_id, team_size, self.ratings_cfg.elo.initial, ts.mu, ts.sigma)
+
+    def _stored(self, agent_id: int, team_size: int) -> Rating | None:
+        rows = list(self.db.query("SELECT * FROM ratings WHERE agent_id = ? AND team_size = ?", [agent_id, team_size]))
+        return Rating(**rows[0]) if rows else None
+
+    def _rating(self, agent_id: int, team_size: int) -> Rating:
+        return self._stored(agent_id, team_size) or self._initial(agent_id, team_size)
+
+    def _usable(self, name: str, agent_id: int, team_size: int) -> Rating:
+        """The rating to rate a game from; a damaged stored one is one LeagueError naming the rebuild command."""
+        stored = self._stored(agent_id, team_size)
+        if stored is None:
+            return self._initial(agent_id, team_size)
+        problem = rating_math.rating_problem(stored.elo, stored.mu, stored.sigma)
+        if problem:
+            raise damaged_ratings(name, team_size, problem)
+        return stored
+
+    def check_usable(self, team_size: int, names: list[str] | tuple[str, ...]) -> None:
+        """Refuse, before any game is played, agents whose stored ratings in `team_size` are damaged."""
+        for name in names:
+            self._usable(name, self.agents.get(name).id, team_size)
 
     def rating(self, name: str, team_size: int) -> Rating:
         """An agent's current rating in a team size (the initial one if it has not played)."""
@@ -102,26 +150,77 @@ class GameStore(Store):
         (ts_b,), (ts_o,) = rating_math.trueskill_update(self._ts_env, [blue[1:]], [orange[1:]], score)
         return (elo_b, *ts_b), (elo_o, *ts_o)
 
+    def _rated(self, game_id: int, team_size: int, names: tuple[str, str], before: tuple[Rating, Rating],
+               goals: tuple[int, int], played: str) -> list[tuple[Rating, dict[str, Any]]]:
+        """Both sides' ratings after a game, each with its history row; _Unratable when the update fails
+        (TrueSkill's math can, at extreme settings) or makes a rating unusable, so nothing is stored."""
+        score = rating_math.score_from_goals(*goals)
+        try:
+            after = self._rate_pair((before[0].elo, before[0].mu, before[0].sigma),
+                                    (before[1].elo, before[1].mu, before[1].sigma), score)
+        except (ArithmeticError, ValueError) as exc:
+            raise _Unratable(f"its rating update failed ({type(exc).__name__}: {exc})") from None
+        out = []
+        for name, old, (elo, mu, sigma), s, (gf, ga) in zip(names, before, after, (score, 1.0 - score),
+                                                            (goals, goals[::-1])):
+            problem = rating_math.rating_problem(elo, mu, sigma)
+            if problem:
+                raise _Unratable(f"it would make the ratings of {name!r} unusable ({problem})")
+            new = dataclasses.replace(
+                old, elo=elo, mu=mu, sigma=sigma, games=old.games + 1, wins=old.wins + (s == 1.0),
+                draws=old.draws + (s == 0.5), losses=old.losses + (s == 0.0),
+                goals_for=old.goals_for + gf, goals_against=old.goals_against + ga, last_played=played)
+            out.append((new, {
+                "game_id": game_id, "agent_id": old.agent_id, "team_size": team_size,
+                "elo_before": old.elo, "elo_after": elo, "mu_before": old.mu, "mu_after": mu,
+                "sigma_before": old.sigma, "sigma_after": sigma, "played": played,
+            }))
+        return out
+
     def _apply_ratings(self, game_id: int, game: GameRecord, blue_id: int, orange_id: int, played: str) -> None:
-        before_b = self._rating(blue_id, game.team_size)
-        before_o = self._rating(orange_id, game.team_size)
-        score = rating_math.score_from_goals(game.blue_goals, game.orange_goals)
-        after_b, after_o = self._rate_pair((before_b.elo, before_b.mu, before_b.sigma),
-                                           (before_o.elo, before_o.mu, before_o.sigma), score)
-        for before, (elo, mu, sigma), s, gf, ga in (
-            (before_b, after_b, score, game.blue_goals, game.orange_goals),
-            (before_o, after_o, 1.0 - score, game.orange_goals, game.blue_goals),
-        ):
-            after = dataclasses.replace(
-                before, elo=elo, mu=mu, sigma=sigma, games=before.games + 1, wins=before.wins + (s == 1.0),
-                draws=before.draws + (s == 0.5), losses=before.losses + (s == 0.0),
-                goals_for=before.goals_for + gf, goals_against=before.goals_against + ga, last_played=played)
+        names = (game.blue, game.orange)
+        before = (self._usable(game.blue, blue_id, game.team_size),
+                  self._usable(game.orange, orange_id, game.team_size))
+        try:
+            rated = self._rated(game_id, game.team_size, names, before, (game.blue_goals, game.orange_goals), played)
+        except _Unratable as exc:
+            raise LeagueError(f"The game between {game.blue!r} and {game.orange!r} was not recorded: {exc}; check "
+                              "the ratings settings of the config (ratings.elo, ratings.trueskill).") from None
+        for after, history in rated:
             self.db["ratings"].upsert(dataclasses.asdict(after), pk=("agent_id", "team_size"))
-            self.db["rating_history"].insert({
-                "game_id": game_id, "agent_id": before.agent_id, "team_size": game.team_size,
-                "elo_before": before.elo, "elo_after": elo, "mu_before": before.mu, "mu_after": mu,
-                "sigma_before": before.sigma, "sigma_after": sigma, "played": played,
-            })
+            self.db["rating_history"].insert(history)
+
+    def rebuild(self, team_size: int) -> RatingsRebuilt:
+        """Recompute every agent's Elo, TrueSkill and record in `team_size`, and the rating history, by
+        replaying the recorded games in game order with this store's config; one transaction, so a
+        failure changes nothing."""
+        stage = f"{team_size}v{team_size}"
+        with self.transaction():
+            state: dict[int, Rating] = {}
+            history: list[dict[str, Any]] = []
+            games = 0
+            for g in self.games(team_size):
+                blue_id, orange_id = g["blue_agent_id"], g["orange_agent_id"]
+                if blue_id == orange_id:  # a mirror game says nothing about strength: recorded, never rated
+                    continue
+                before = (state.get(blue_id) or self._initial(blue_id, team_size),
+                          state.get(orange_id) or self._initial(orange_id, team_size))
+                try:
+                    rated = self._rated(g["id"], team_size, (g["blue"], g["orange"]), before,
+                                        (g["blue_goals"], g["orange_goals"]), g["played"])
+                except _Unratable as exc:
+                    raise LeagueError(f"The {stage} ratings were not rebuilt (nothing was changed): game {g['id']} "
+                                      f"between {g['blue']!r} and {g['orange']!r}: {exc}.") from None
+                for after, row in rated:
+                    state[after.agent_id] = after
+                    history.append(row)
+                games += 1
+            self.db.execute("DELETE FROM rating_history WHERE team_size = ?", [team_size])
+            self.db.execute("DELETE FROM ratings WHERE team_size = ?", [team_size])
+            if state:
+                self.db["ratings"].insert_all([dataclasses.asdict(r) for r in state.values()])
+                self.db["rating_history"].insert_all(history)
+        return RatingsRebuilt(team_size, games, len(state))
 
     def games(self, team_size: int | None = None, tournament_id: int | None = None) -> list[dict[str, Any]]:
         """Games in recorded order, with agent names."""
