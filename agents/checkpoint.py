@@ -42,7 +42,7 @@ from agents.obs import OBS_LAYOUT_VERSION
 from league.config import PolicyConfig
 from league.config_tree import validate
 from league.errors import LeagueError
-from league.files import already_exists, write_file_atomic
+from league.files import already_exists, read_regular, write_file_atomic
 
 FORMAT_NAME = "rl-league-checkpoint"
 FORMAT_VERSION = 1
@@ -74,6 +74,10 @@ ADAM_GROUP_NUMBERS = ("lr", "eps", "weight_decay")
 _INDEX = re.compile(r"0|[1-9][0-9]*")  # a parameter index as the optimizer state names it
 # Tensor dtypes a checkpoint may hold (torch's float8 types cannot even be checked for finiteness).
 FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+# The largest weight magnitude a checkpoint may hold, checked in the network's own dtype (float32). Trained
+# weights are of order 1 (a few tens at most); a weight near float32's 3e38 is finite but makes every
+# forward overflow, so beyond this a network is broken, not trained. The learner stops before it gets there.
+MAX_WEIGHT = 1e6
 
 REQUIRED_FIELDS: dict[str, type | tuple[type, ...]] = {
     "format": str,
@@ -143,7 +147,7 @@ def checkpoint_paths(path: str | Path) -> tuple[Path, Path]:
     path = Path(path)
     if path.suffix in (WEIGHTS_SUFFIX, META_SUFFIX):
         path = path.with_suffix("")
-    elif path.suffix and path.is_file():
+    elif path.suffix and _present(path):  # a FIFO or a folder handed in is refused for what it is
         return path, path.with_suffix(META_SUFFIX)
     return path.with_name(path.name + WEIGHTS_SUFFIX), path.with_name(path.name + META_SUFFIX)
 
@@ -169,12 +173,18 @@ def checkpoint_sha256(path: str | Path) -> str:
 # --------------------------------------------------------------------------- saving
 
 
-def _finite_tensors(prefix: str, tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+def _finite_tensors(prefix: str, tensors: dict[str, torch.Tensor],
+                    bound: float | None = None) -> dict[str, torch.Tensor]:
+    """The tensors, prefixed and copied to the CPU; non-finite ones (or, with `bound`, ones holding a value
+    larger in magnitude: what loading would refuse) are refused."""
     out = {}
     for name, tensor in tensors.items():
         tensor = tensor.detach().to("cpu").contiguous()
         if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
             raise LeagueError(f"Refusing to save a checkpoint: tensor {name!r} contains NaN or infinite values.")
+        if bound is not None and tensor.is_floating_point() and tensor.numel() and float(tensor.abs().max()) > bound:
+            raise LeagueError(f"Refusing to save a checkpoint: tensor {name!r} holds values larger than {bound:g} in "
+                              "magnitude, which no checkpoint may hold.")
         out[prefix + name] = tensor.clone()  # no shared storage: safetensors refuses aliased tensors
     return out
 
@@ -260,7 +270,7 @@ def save_checkpoint(
     statistics, numbers only) beside them. Non-finite weights are refused. With `exclusive`,
     existing files are never replaced: writing over them is refused with a LeagueError.
     """
-    tensors = _finite_tensors(MODEL_PREFIX, net.state_dict())
+    tensors = _finite_tensors(MODEL_PREFIX, net.state_dict(), bound=MAX_WEIGHT)
     optimizer_json = None
     if optimizer is not None:
         state = optimizer.state_dict() if isinstance(optimizer, torch.optim.Optimizer) else optimizer
@@ -399,8 +409,14 @@ def _parse_meta(meta_bytes: bytes, where: Path) -> CheckpointMeta:
     )
 
 
-def _finite_floats(tensor: torch.Tensor) -> bool:
-    return tensor.dtype in FLOAT_DTYPES and bool(torch.isfinite(tensor).all())
+def _as_float(tensor: torch.Tensor, dtype: torch.dtype) -> torch.Tensor | None:
+    """`tensor` converted to `dtype`, the one the network (or the optimizer) holds it in, or None when it is
+    not a float tensor or not finite once converted: float64 weights of 1e300 are finite, but infinite in
+    float32, so finiteness is checked after the conversion."""
+    if tensor.dtype not in FLOAT_DTYPES:
+        return None
+    converted = tensor.to(dtype)
+    return converted if bool(torch.isfinite(converted).all()) else None
 
 
 def _network_outline(architecture: PolicyConfig, where: Path) -> ActorCritic:
@@ -444,9 +460,17 @@ def _model_tensors(outline: ActorCritic, tensors: dict[str, torch.Tensor], where
         if tuple(tensor.shape) != tuple(expected[name].shape):
             raise LeagueError(f"{where} does not match its architecture: tensor {name!r} has shape "
                               f"{list(tensor.shape)} but the architecture needs {list(expected[name].shape)}.")
-        if not _finite_floats(tensor):
-            raise LeagueError(f"{where} is unusable: tensor {name!r} holds non-finite or non-float values.")
-    return {k: v.to(expected[k].dtype) for k, v in found.items()}
+    out = {}
+    for name, tensor in sorted(found.items()):
+        converted = _as_float(tensor, expected[name].dtype)
+        if converted is None:
+            raise LeagueError(f"{where} is unusable: tensor {name!r} holds non-finite or non-float values (as "
+                              f"{str(expected[name].dtype).removeprefix('torch.')}, the network's type).")
+        if converted.numel() and float(converted.abs().max()) > MAX_WEIGHT:
+            raise LeagueError(f"{where} is unusable: tensor {name!r} holds weights larger than {MAX_WEIGHT:g} in "
+                              "magnitude, which no trained network has.")
+        out[name] = converted
+    return out
 
 
 def _check_param_groups(groups: Any, optimizer_class: Any, n_params: int, refuse) -> None:
@@ -487,7 +511,8 @@ def _optimizer_state(tensors: dict[str, torch.Tensor], json_part: dict[str, Any]
         if opt_tensors:
             raise refuse("it has optimizer tensors but no optimizer settings")
         return None
-    shapes = [tuple(p.shape) for p in outline.parameters()]
+    params = list(outline.parameters())
+    shapes = [tuple(p.shape) for p in params]
     optimizer_class = json_part.get("class")
     _check_param_groups(json_part.get("param_groups"), optimizer_class, len(shapes), refuse)
 
@@ -503,9 +528,11 @@ def _optimizer_state(tensors: dict[str, torch.Tensor], json_part: dict[str, Any]
         shape = () if name == "step" else shapes[index]  # Adam's step count is a 0-d tensor
         if not name or tuple(tensor.shape) != shape:
             raise refuse(f"tensor {OPTIMIZER_PREFIX + key!r} has shape {list(tensor.shape)}, not {list(shape)}")
-        if not _finite_floats(tensor) or (name == "step" and bool((tensor < 0).any())):
+        # Checked as the optimizer holds it: Adam keeps its step in float32, the rest in the parameter's dtype.
+        converted = _as_float(tensor, torch.float32 if name == "step" else params[index].dtype)
+        if converted is None or (name == "step" and bool((converted < 0).any())):
             raise refuse(f"tensor {OPTIMIZER_PREFIX + key!r} holds non-finite or non-float values, or a negative step")
-        state.setdefault(index, {})[name] = tensor
+        state.setdefault(index, {})[name] = converted
     scalars = json_part.get("scalars", {})
     if not isinstance(scalars, dict):
         raise refuse("its scalars are not an object")
@@ -523,13 +550,10 @@ def _optimizer_state(tensors: dict[str, torch.Tensor], json_part: dict[str, Any]
     return {"state": state, "param_groups": list(groups)}
 
 
-def _read_bounded(path: Path, limit: int, what: str) -> bytes:
-    """A file's bytes, refusing (without reading further) one larger than any we write."""
-    with open(path, "rb") as f:
-        data = f.read(limit + 1)
-    if len(data) > limit:
-        raise LeagueError(f"{path} is larger than {what} can be ({limit:,} bytes).")
-    return data
+def _present(path: Path) -> bool:
+    """Whether anything is at `path` (a dangling symlink included): what is there is then read by the file
+    rule, which names it if it is not a file, rather than called missing."""
+    return path.exists() or path.is_symlink()
 
 
 def load_checkpoint(path: str | Path, expected_sha256: str | None = None,
@@ -545,9 +569,11 @@ def load_checkpoint(path: str | Path, expected_sha256: str | None = None,
     the network until the file's tensors have been checked against it.
     """
     weights_path, meta_path = checkpoint_paths(path)
-    if not weights_path.is_file():
+    if not _present(weights_path):
         raise LeagueError(f"No checkpoint file at {weights_path}.")
-    blob = _read_bounded(weights_path, MAX_CHECKPOINT_BYTES, "a checkpoint")
+    # The shared file rule (league/files.py): a regular file of a bounded size; a FIFO, a device or a
+    # folder is refused at once for what it is, never opened for a blocking read.
+    blob = read_regular(weights_path, MAX_CHECKPOINT_BYTES, "checkpoint")
     sha = sha256_bytes(blob)
     if expected_sha256 is not None and sha != expected_sha256.lower():
         raise LeagueError(f"{weights_path} has sha256 {sha[:16]}…, not the expected {expected_sha256[:16]}…; "
@@ -555,10 +581,10 @@ def load_checkpoint(path: str | Path, expected_sha256: str | None = None,
     info = _read_header(blob, weights_path)
     if sha256_bytes(_data_section(blob)) != info["data_sha256"]:
         raise LeagueError(f"{weights_path} is truncated or corrupt: its tensor data does not match the checksum in its header.")
-    if not meta_path.is_file():
+    if not _present(meta_path):
         raise LeagueError(f"{weights_path} has no metadata file {meta_path.name} beside it; "
                           "a checkpoint is the .safetensors file together with its .json.")
-    meta_bytes = _read_bounded(meta_path, MAX_METADATA_BYTES, "checkpoint metadata")
+    meta_bytes = read_regular(meta_path, MAX_METADATA_BYTES, "checkpoint metadata file")
     if sha256_bytes(meta_bytes) != info["metadata_sha256"]:
         raise LeagueError(f"{meta_path} does not belong to {weights_path.name}: "
                           "its sha256 differs from the one recorded in the weights file.")

@@ -357,7 +357,7 @@ def test_an_oversized_file_is_refused_before_it_is_read(saved, monkeypatch):
     monkeypatch.setattr(checkpoint_module, "MAX_CHECKPOINT_BYTES", weights.stat().st_size - 1)
     with pytest.raises(LeagueError) as exc:
         load_checkpoint(weights)
-    assert "larger than a checkpoint can be" in one_sentence(exc)
+    assert "more than a checkpoint can be" in one_sentence(exc)
 
 
 @pytest.mark.parametrize("steps", [-1, 10**15, 2.5, True, "many"])
@@ -517,3 +517,86 @@ def test_of_writers_racing_for_one_name_exactly_one_wins(tmp_path):
     assert all("already exists" in str(r) for r in results if not isinstance(r, str))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.json", "c.safetensors"]
     assert load_checkpoint(tmp_path / "c", expected_sha256=winners[0]).sha256 == winners[0]
+
+
+# --------------------------------------------------------------------------- weights checked as the network holds them (issue 37, item 4)
+
+
+def test_float64_weights_that_overflow_float32_are_refused(saved):
+    # Finite as float64, infinite once converted to the network's float32: the check ran before the conversion.
+    weights, _ = saved
+    rewrite_tensors(weights, lambda t: t.update({"model/actor.0.weight": torch.full_like(
+        t["model/actor.0.weight"], 1e300, dtype=torch.float64)}))
+    with pytest.raises(LeagueError) as exc:
+        load_checkpoint(weights)
+    assert "'actor.0.weight'" in one_sentence(exc)
+
+
+def test_float32_weights_beyond_the_magnitude_bound_are_refused(saved):
+    weights, _ = saved
+    rewrite_tensors(weights, lambda t: t["model/critic.0.bias"].fill_(3e38))
+    with pytest.raises(LeagueError) as exc:
+        load_checkpoint(weights)
+    text = one_sentence(exc)
+    assert "'critic.0.bias'" in text and f"{checkpoint_module.MAX_WEIGHT:g}" in text
+
+
+def test_weights_at_the_magnitude_bound_still_load(saved):
+    weights, _ = saved
+    rewrite_tensors(weights, lambda t: t["model/critic.0.bias"].fill_(-checkpoint_module.MAX_WEIGHT))
+    assert float(load_checkpoint(weights).net.state_dict()["critic.0.bias"].min()) == -checkpoint_module.MAX_WEIGHT
+
+
+def test_float64_optimizer_state_that_overflows_float32_is_refused(saved):
+    weights, _ = saved
+    key = next(k for k in load_tensors(weights.read_bytes()) if k.endswith("/exp_avg_sq"))
+    rewrite_tensors(weights, lambda t: t.update({key: torch.full_like(t[key], 1e300, dtype=torch.float64)}))
+    with pytest.raises(LeagueError) as exc:
+        load_checkpoint(weights)
+    assert "malformed optimizer state" in one_sentence(exc)
+
+
+def test_saving_refuses_weights_beyond_the_magnitude_bound(tmp_path):
+    net, _ = trained_net(MLP)
+    with torch.no_grad():
+        next(net.parameters()).fill_(1e7)
+    with pytest.raises(LeagueError) as exc:
+        save_checkpoint(tmp_path / "huge", net)
+    assert "larger than" in one_sentence(exc)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.timeout(20)
+def test_a_fifo_is_refused_at_once_for_what_it_is(tmp_path):
+    fifo = tmp_path / "agent.safetensors"
+    os.mkfifo(fifo)
+    with pytest.raises(LeagueError) as exc:
+        load_checkpoint(fifo)
+    assert "is a named pipe (FIFO), not a file" in one_sentence(exc)
+
+
+@pytest.mark.timeout(20)
+def test_a_fifo_metadata_file_is_refused_at_once(saved):
+    weights, _ = saved
+    meta = weights.with_suffix(".json")
+    meta.unlink()
+    os.mkfifo(meta)
+    with pytest.raises(LeagueError) as exc:
+        load_checkpoint(weights)
+    assert "is a named pipe (FIFO), not a file" in one_sentence(exc)
+
+
+def test_a_folder_is_refused_for_what_it_is(tmp_path):
+    (tmp_path / "agent.safetensors").mkdir()
+    with pytest.raises(LeagueError) as exc:
+        load_checkpoint(tmp_path / "agent.safetensors")
+    assert "is a folder, not a file" in one_sentence(exc)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+@pytest.mark.timeout(20)
+def test_a_device_is_refused_for_what_it_is(tmp_path):
+    (tmp_path / "agent.safetensors").symlink_to("/dev/zero")
+    with pytest.raises(LeagueError) as exc:
+        load_checkpoint(tmp_path / "agent.safetensors")
+    assert "is a device, not a file" in one_sentence(exc)

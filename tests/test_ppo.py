@@ -1,13 +1,17 @@
 """The PPO learners on small tasks: CartPole (MLP) and a memory task (LSTM beats MLP)."""
 
+import dataclasses
+
 import gymnasium as gym
 import numpy as np
 import pytest
 import torch
 
+from agents.checkpoint import MAX_WEIGHT
 from agents.networks import build_network
+from league.errors import LeagueError
 from league.config import PolicyConfig, PpoConfig
-from training.ppo import PpoLearner, ReturnScale
+from training.ppo import PpoLearner, ReturnScale, TrainingDiverged
 
 
 UPDATES = 80  # ~82k env steps: every seed tried (0-3) solves it by then
@@ -177,3 +181,36 @@ def test_kickstarting_teaches_the_teachers_actions_without_any_reward():
     assert stats.teacher_agreement > 0.95 and stats.kickstart_weight == 1.0
     obs = torch.randn(256, 3, generator=gen)
     assert float((net.logits(obs).argmax(-1) == (obs[:, 0] > 0).long()).float().mean()) > 0.95
+
+
+def filled_cartpole_learner(learning_rate: float):
+    """A learner whose buffer holds one rollout of plausible CartPole-like data."""
+    learner = cartpole_learner(seed=0, n_envs=4)
+    learner.cfg = dataclasses.replace(learner.cfg, learning_rate=learning_rate, lr_schedule="constant")
+    gen = torch.Generator().manual_seed(0)
+    for t in range(learner.cfg.steps_per_env):
+        learner.act(torch.randn(4, 4, generator=gen), torch.zeros(4))
+        learner.observe_rewards(torch.ones(4))
+    return learner
+
+
+@pytest.mark.parametrize("learning_rate", [1e300, 1e30])
+def test_an_update_that_makes_the_weights_non_finite_stops_with_one_sentence(learning_rate):
+    # Issue 37, item 4: a huge learning rate ended in a traceback that dumped a tensor of NaNs.
+    learner = filled_cartpole_learner(learning_rate)
+    before = {k: v.clone() for k, v in learner.model.state_dict().items()}
+    with pytest.raises(TrainingDiverged) as info:
+        learner.update(torch.zeros(4, 4), torch.zeros(4))
+    text = str(info.value)
+    assert "\n" not in text and "non-finite" in text and f"ppo.learning_rate={learning_rate:g}" in text, text
+    assert isinstance(info.value, LeagueError)
+    for k, v in learner.model.state_dict().items():  # the weights from before the update are kept
+        assert torch.equal(v, before[k])
+
+
+def test_weights_beyond_the_checkpoint_bound_stop_the_update():
+    learner = filled_cartpole_learner(2.5e-3)
+    with torch.no_grad():
+        learner.model.critic[-1].bias.fill_(MAX_WEIGHT * 10)  # finite, but no checkpoint could hold it
+    with pytest.raises(TrainingDiverged):
+        learner.update(torch.zeros(4, 4), torch.zeros(4))

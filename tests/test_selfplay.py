@@ -187,3 +187,31 @@ def test_a_linear_learning_rate_decays_over_the_runs_budget(home, budget):
     rates = [r["charts/learning_rate"] for r in lines if "charts/learning_rate" in r]
     assert len(rates) >= 3 and rates == sorted(rates, reverse=True)
     assert rates[-1] < 0.5 * rates[0] and rates[0] <= 5e-4
+
+
+def test_a_diverging_update_stops_the_run_with_one_sentence_and_keeps_the_last_good_snapshot(home, monkeypatch):
+    # Issue 37, item 4: `--set ppo.learning_rate=1e300` ended in a traceback dumping a tensor of NaNs. The config
+    # now bounds the rate; here it turns huge after the first snapshot, as a run that diverges would.
+    import training.ppo as ppo
+
+    sane = ppo.PpoLearner._learning_rate
+    monkeypatch.setattr(ppo.PpoLearner, "_learning_rate",
+                        lambda self: 1e300 if self.updates_done >= 2 else sane(self))
+    cfg = load_config(stage="1v1", sets=[*TINY, "training.steps=2048", "training.eval_every_snapshots=0"])
+    reg = Registry.open(home.db_path, cfg.ratings)
+    with pytest.raises(LeagueError) as info:
+        SelfPlayTrainer(cfg, home, reg).run()
+    text = str(info.value)
+    assert "\n" not in text and "non-finite" in text and "ppo.learning_rate" in text, text
+    assert "mlp-1v1-v1 is kept" in text, text
+    versions = [a.name for a in reg.agents() if a.name.startswith("mlp-1v1")]
+    assert versions == ["mlp-1v1-v1"]  # no snapshot of the broken weights
+    agent = reg.agent("mlp-1v1-v1")
+    load_checkpoint(home.root / agent.checkpoint_path, expected_sha256=agent.checkpoint_sha256)
+    assert sorted(p.name for p in home.checkpoints.iterdir()) == ["mlp-1v1-v1.json", "mlp-1v1-v1.safetensors"]
+
+
+def test_cli_train_refuses_a_huge_learning_rate_before_training(home):
+    result = CliRunner().invoke(app, ["train", "--home", str(home.root), "--steps", "1000",
+                                      "--set", "ppo.learning_rate=1e300"])
+    assert result.exit_code == 2 and "'ppo.learning_rate' must be a finite number between" in result.output

@@ -7,9 +7,12 @@ when the buffer is full it calls `update`. Feed-forward minibatches are shuffled
 recurrent minibatches are whole fixed-length sequences cut by env slot, replayed from the
 LSTM state stored at their first step (truncated backprop through time).
 
-A non-finite loss, gradient or weight skips the update: the weights and optimizer state from
-before the update are restored and the event is counted, so one bad batch never poisons the
-learner.
+A non-finite loss or gradient before the update has taken a step skips the update: the weights and
+optimizer state from before it are restored and the event is counted, so one bad batch never
+poisons the learner. An update whose own steps make the weights non-finite (or larger than a
+checkpoint may hold, agents.checkpoint.MAX_WEIGHT), or the loss non-finite, has diverged: the
+weights from before it are restored and TrainingDiverged is raised, for the driver to stop the run
+(a learning rate far too large is the usual cause); its weights are never trained on or saved.
 """
 
 from __future__ import annotations
@@ -25,8 +28,10 @@ import torch
 from torch import nn
 from torch.distributions import Categorical
 
+from agents.checkpoint import MAX_WEIGHT
 from agents.networks import LstmState
 from league.config import PpoConfig
+from league.errors import LeagueError
 from training.accel import Accel
 from training.rollout import RolloutBuffer
 from training.segment import Segment
@@ -106,8 +111,30 @@ class ReturnScale:
         self.m2 = float(stats.get("return_m2", 0.0))
 
 
-def _finite(tensors) -> bool:
-    return all(bool(torch.isfinite(t).all()) for t in tensors)
+class TrainingDiverged(LeagueError):
+    """The update's own steps made the network's weights or loss non-finite (or its weights absurdly large)."""
+
+    def __init__(self, what: str, learning_rate: float):
+        self.what, self.learning_rate = what, learning_rate
+        super().__init__(f"The PPO update made the network's {what}; the learning rate "
+                         f"(ppo.learning_rate={learning_rate:g}) is the usual cause.")
+
+
+def _finite_batch(batch: dict) -> bool:
+    """Whether a minibatch's float data is finite (a bad batch is skipped; good data with a bad loss is divergence)."""
+    return all(bool(torch.isfinite(t).all()) for t in batch.values()
+               if isinstance(t, torch.Tensor) and t.is_floating_point())
+
+
+def _weights_problem(parameters) -> str | None:
+    """What is wrong with the weights (None: nothing): one max-abs per tensor and one sync, once per update."""
+    peaks = torch.stack([p.detach().abs().max().float() for p in parameters if p.numel()])
+    peak = float(peaks.max())
+    if not math.isfinite(peak):  # NaN propagates through max, and infinity is not finite
+        return "weights non-finite (NaN or infinity)"
+    if peak > MAX_WEIGHT:
+        return f"weights larger than {MAX_WEIGHT:g} in magnitude (on their way to non-finite values)"
+    return None
 
 
 class PpoLearner:
@@ -225,6 +252,8 @@ class PpoLearner:
                 out = self._minibatch_step(batch)
                 if out is None:
                     self._restore(good_model, good_optim)
+                    if stats.minibatches and _finite_batch(batch):  # the update's own steps broke the network
+                        raise TrainingDiverged("loss non-finite (NaN or infinity)", cfg.learning_rate)
                     stats.skipped = True
                     self.skipped_updates += 1
                     stop = True
@@ -238,10 +267,10 @@ class PpoLearner:
                     break
             if stop:
                 break
-        if not stats.skipped and not _finite(self.model.parameters()):
+        problem = None if stats.skipped else _weights_problem(self.model.parameters())
+        if problem:
             self._restore(good_model, good_optim)
-            stats.skipped = True
-            self.skipped_updates += 1
+            raise TrainingDiverged(problem, cfg.learning_rate)
         if stats.minibatches:
             (stats.policy_loss, stats.value_loss, stats.entropy, stats.approx_kl, stats.clip_fraction,
              stats.grad_norm, stats.kickstart_loss, stats.teacher_agreement) = (sums / stats.minibatches).tolist()
@@ -314,7 +343,8 @@ class PpoLearner:
                 logits, value = self.model.sequence_forward(b["obs"], LstmState(*b["state"]), b["episode_starts"])
             else:
                 logits, value = self.model(b["obs"])
-        dist = Categorical(logits=logits.float())
+        # Unvalidated: logits gone NaN must end in a non-finite loss (checked below), not a ValueError.
+        dist = Categorical(logits=logits.float(), validate_args=False)
         logprob, entropy, value = dist.log_prob(b["actions"]), dist.entropy(), value.float()
         adv = b["advantages"]
         if cfg.normalize_advantages and adv.numel() > 1:

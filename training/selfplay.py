@@ -49,7 +49,7 @@ from training.episode_stats import headline
 from training.evaluation import evaluate_snapshot
 from training.metrics import MetricsLog
 from training.opponents import LATEST, PolicySpec, agent_spec, draw_picks, pool_specs
-from training.ppo import PpoLearner
+from training.ppo import PpoLearner, TrainingDiverged
 from training.process_collection import ProcessCollection
 from training.progress import Note, OnProgress, UpdateDone, ignore
 from training.promotion import promote_after_evaluation
@@ -320,7 +320,14 @@ class SelfPlayTrainer:
         learner.progress = run.progress()
         with run.timed("update"), torch_threads(update_threads(self.cfg.training)):
             learner.ingest(seg)
-            update = learner.update(torch.from_numpy(seg.next_obs), torch.from_numpy(seg.next_starts))
+            try:
+                update = learner.update(torch.from_numpy(seg.next_obs), torch.from_numpy(seg.next_starts))
+            except TrainingDiverged as exc:  # the run stops here: no snapshot of these weights is ever taken
+                kept = (f"the last good snapshot {self.versions[-1]} is kept" if self.versions
+                        else "no snapshot was taken")
+                raise LeagueError(f"Training stopped: the PPO update made the network's {exc.what} at step "
+                                  f"{self.start_steps + run.steps + seg.steps:,}; the learning rate "
+                                  f"(ppo.learning_rate={exc.learning_rate:g}) is the usual cause; {kept}.") from None
         run.steps += seg.steps
         run.since_snapshot += seg.steps
         run.lost_steps += got.lost_steps
