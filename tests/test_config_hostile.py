@@ -184,6 +184,15 @@ def test_curriculum_step_budgets_are_bounded():
     one_sentence(info, "cur.yaml: key 'stages[0].max_steps' must be an integer between 1 and")
 
 
+@pytest.mark.parametrize("key, value", [("min_elo", 1e308), ("min_trueskill", -1e9), ("game_seconds", 1e9)])
+def test_curriculum_gate_numbers_are_bounded(key, value):
+    """Issue 37, item 2: the gate's thresholds and clock had no upper bound."""
+    data = {"stages": [{"name": "a", "gate": {key: value}}]}
+    with pytest.raises(ConfigError) as info:
+        parse_curriculum(data, "cur.yaml")
+    one_sentence(info, f"cur.yaml: key 'stages[0].gate.{key}' must be", " between ")
+
+
 # --------------------------------------------------------------------------- 5. other hostile files
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from league.config import even_games_problem, sprt_problem
 from league.config_tree import param
+from league.ratings import STORED_RATING_LIMIT as RATING_BOUND  # a threshold beyond any storable rating never passes
 from league.sprt_params import SprtParams
 
 NOT_WORSE_SCORE = 0.5  # "not worse than the previous agent": an even score cannot be ruled out
@@ -37,9 +38,11 @@ class GateSpec:
         min=0, max=1)
     confidence: float = param(1.645, "z of the Wilson score interval (1.645: one-sided 95%; 0: the point estimate).",
                               min=0, max=10)
-    min_elo: float | None = param(None, "Pass only if the agent's Elo in its team size is at least this (null: off).")
+    min_elo: float | None = param(None, "Pass only if the agent's Elo in its team size is at least this (null: off).",
+                                  min=-RATING_BOUND, max=RATING_BOUND)
     min_trueskill: float | None = param(
-        None, "Pass only if the agent's conservative TrueSkill (mu - 3 sigma) is at least this (null: off).")
+        None, "Pass only if the agent's conservative TrueSkill (mu - 3 sigma) is at least this (null: off).",
+        min=-RATING_BOUND, max=RATING_BOUND)
     not_worse_than_previous: bool = param(
         False, "Pass only if the agent is not significantly worse than the previous stage's final agent "
                "(Wilson upper bound of its score against it at least 0.5).")
@@ -49,7 +52,7 @@ class GateSpec:
               "(better) (null: off).", check=sprt_problem)
     sprt_max_games: int = param(200, "Cap of the sprt_vs_previous match (an even number of games); undecided there, "
                                      "the criterion fails.", min=2, max=10_000, check=even_games_problem)
-    game_seconds: float = param(60.0, "Game clock of a gate evaluation game.", min=1)
+    game_seconds: float = param(60.0, "Game clock of a gate evaluation game.", min=1, max=3600)
 
     def plays_rule(self) -> bool:
         """Whether a check plays games against rule (the win rate needs them; Elo and TrueSkill move with them)."""
