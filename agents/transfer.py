@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.metadata
-import os
 import secrets
 import shutil
 import tempfile
@@ -15,10 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from agents.checkpoint import checkpoint_paths, load_checkpoint, sha256_file
+from agents.export_destination import (check_destination, check_folder_path, check_place, folder_doomed,
+                                       shown_path, swap_in, zip_doomed)
 from agents.loading import checkpoint_file
 from league.config import STAGES, team_size_of
 from league.errors import LeagueError
-from league.files import write_file_atomic
+from league.files import printable, write_file_atomic
 from league.home import LeagueHome
 from league.registry import Agent, Registry
 
@@ -72,7 +73,7 @@ def import_checkpoint(home: LeagueHome, registry: Registry, file: Path, name: st
             agent = registry.add_agent(
                 name=name, kind=ckpt.meta.kind, team_size=team_size, checkpoint_path=relative.as_posix(),
                 checkpoint_sha256=ckpt.sha256, config=config, steps_trained=ckpt.meta.steps,
-                notes=f"imported from {Path(file).name}",
+                notes=f"imported from {printable(Path(file).name)}",
             )
             home.checkpoints.mkdir(parents=True, exist_ok=True)
             _copy_pair(ckpt.weights_path, stem, written)
@@ -95,24 +96,28 @@ def export_checkpoint(home: LeagueHome, registry: Registry, name: str, directory
     """Write an agent's checkpoint and metadata to `directory` as NAME.safetensors and NAME.json.
 
     The league's copy is verified against the registry's sha256 first; existing files in
-    `directory` are never overwritten.
+    `directory` are never overwritten, and `directory` is never the league home, inside it or
+    above it.
     """
     agent = registry.agent(name)
     if not agent.checkpoint_path:
         raise LeagueError(f"Agent {name!r} is a {agent.kind} baseline with no checkpoint to export.")
+    directory = Path(directory)
+    check_place(directory, home, rlbot=False, what="checkpoint")
+    check_folder_path(directory, "checkpoint", links_ok=True)
     ckpt = load_checkpoint(checkpoint_file(agent, home.root), expected_sha256=agent.checkpoint_sha256)
-    dest = Path(directory) / name
+    dest = directory / name
     weights, meta = checkpoint_paths(dest)
     for path in (weights, meta):
         if path.exists():
-            raise LeagueError(f"{path} already exists; remove it or export to another folder.")
+            raise LeagueError(f"{shown_path(path)} already exists; remove it or export to another folder.")
     written: list[Path] = []
     try:
-        Path(directory).mkdir(parents=True, exist_ok=True)
+        directory.mkdir(parents=True, exist_ok=True)
         _copy_pair(ckpt.weights_path, dest, written, exclusive=True)  # another writer's files stay theirs
     except OSError as exc:
         _remove(written)
-        raise LeagueError(f"Cannot write to {directory}: {exc.strerror or exc}.") from None
+        raise LeagueError(f"Cannot write to {shown_path(directory)}: {exc.strerror or exc}.") from None
     except BaseException:
         _remove(written)
         raise
@@ -147,42 +152,12 @@ def _league_version() -> str:
         return "unknown"
 
 
-def _check_destination(folder: Path, zip_path: Path | None, force: bool) -> None:
-    if folder.exists() and not folder.is_dir():
-        raise LeagueError(f"{folder} is a file, not a folder; give a folder for the bot.")
-    if not force:
-        if folder.is_dir() and any(folder.iterdir()):
-            raise LeagueError(f"{folder} exists and is not empty; pass --force to replace it, or give another folder.")
-        if zip_path is not None and zip_path.exists():
-            raise LeagueError(f"{zip_path} already exists; pass --force to replace it.")
-
-
 def _zip_folder(folder: Path, archive: Path, root_name: str) -> None:
-    """Zip `folder`'s files under `root_name/` into `archive` (written whole, then renamed)."""
-    tmp = archive.with_name(f".{archive.name}.{secrets.token_hex(6)}.tmp")
-    try:
-        with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as z:
-            for path in sorted(folder.rglob("*")):
-                if path.is_file():
-                    z.write(path, f"{root_name}/{path.relative_to(folder).as_posix()}")
-        os.replace(tmp, archive)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def _publish(tmp: Path, folder: Path) -> None:
-    """Move the finished temp folder to `folder`, replacing what is there (already refused unless forced)."""
-    if not folder.exists():
-        os.rename(tmp, folder)
-        return
-    old = folder.with_name(f".{folder.name}.{secrets.token_hex(6)}.old")
-    os.rename(folder, old)
-    try:
-        os.rename(tmp, folder)
-    except OSError:
-        os.rename(old, folder)  # put the old folder back: nothing is lost
-        raise
-    shutil.rmtree(old, ignore_errors=True)
+    """Zip `folder`'s files under `root_name/` into `archive` (a new file: the temp name beside the destination)."""
+    with zipfile.ZipFile(archive, "x", compression=zipfile.ZIP_DEFLATED) as z:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                z.write(path, f"{root_name}/{path.relative_to(folder).as_posix()}")
 
 
 def export_rlbot(home: LeagueHome, registry: Registry, name: str, directory: Path, *, force: bool = False,
@@ -190,10 +165,15 @@ def export_rlbot(home: LeagueHome, registry: Registry, name: str, directory: Pat
     """Write agent `name` as a self-contained RLBot v5 bot folder at `directory` and record the export.
 
     The folder is built in a temporary folder beside `directory` and renamed into place when
-    complete, so an interrupted export leaves no half-written bot; an existing non-empty
-    `directory` (or `directory`.zip with `make_zip`) is refused unless `force`.
+    complete, so an interrupted export leaves no half-written bot. `directory` may be missing or
+    empty; with `force` it may also be an earlier export (manifest.json and exactly the unchanged
+    files it lists), and `directory`.zip with `make_zip` an earlier export's zip, which are then
+    replaced. Anything else, and the league home, anything in it or above it, the current
+    folder, the user's home folder, / and symlinks, are refused before anything is written.
     """
-    from agents.rlbot_export import write_rlbot_bot  # the bot's code and templates: only when exporting
+    from agents.rlbot_export import (
+        write_rlbot_bot,  # the bot's code and templates: only when exporting
+    )
 
     agent = registry.agent(name)
     if not agent.checkpoint_path:
@@ -201,27 +181,30 @@ def export_rlbot(home: LeagueHome, registry: Registry, name: str, directory: Pat
                           "export a trained mlp or lstm agent.")
     folder = Path(directory).absolute()
     zip_path = folder.with_name(folder.name + ".zip") if make_zip else None
-    _check_destination(folder, zip_path, force)
+    check_destination(home, folder, zip_path, force)
     ckpt = load_checkpoint(checkpoint_file(agent, home.root), expected_sha256=agent.checkpoint_sha256)
     try:
         folder.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".tmp", dir=folder.parent))
         tmp.chmod(0o755)  # mkdtemp's 0700 would otherwise stay with the published folder
     except OSError as exc:
-        raise LeagueError(f"Cannot write to {folder.parent}: {exc.strerror or exc}.") from None
+        raise LeagueError(f"Cannot write to {shown_path(folder.parent)}: {exc.strerror or exc}.") from None
+    tmp_zip = folder.with_name(f".{folder.name}.zip.{secrets.token_hex(6)}.tmp")
     try:
         manifest = write_rlbot_bot(ckpt, tmp, agent_name=name, lineage=_lineage(registry, agent),
                                    deterministic=deterministic, league_version=_league_version())
         size = sum(p.stat().st_size for p in tmp.rglob("*") if p.is_file())
         manifest_sha256 = sha256_file(tmp / "manifest.json")
         if zip_path is not None:
-            _zip_folder(tmp, zip_path, folder.name)
-        _publish(tmp, folder)
+            _zip_folder(tmp, tmp_zip, folder.name)
+            swap_in(tmp_zip, zip_path, force, zip_doomed(folder.name))
+        swap_in(tmp, folder, force, folder_doomed)
     except OSError as exc:
-        raise LeagueError(f"Cannot write the bot to {folder}: {exc.strerror or exc}.") from None
+        raise LeagueError(f"Cannot write the bot to {shown_path(folder)}: {exc.strerror or exc}.") from None
     finally:
+        tmp_zip.unlink(missing_ok=True)
         if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+            shutil.rmtree(tmp, ignore_errors=True)  # our own temp folder, never the user's
     registry.export_store.record(name, "rlbot", str(folder), str(zip_path) if zip_path else None,
                                  deterministic, manifest_sha256)
     return RlbotExport(folder, zip_path, manifest, size)

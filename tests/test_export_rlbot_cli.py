@@ -78,15 +78,15 @@ def test_sampled_exports_say_so(home, trained, tmp_path):
     assert "sampled" in league("show", trained, "--home", home.root).output
 
 
-def test_a_non_empty_folder_is_kept_unless_forced(home, trained, tmp_path):
+def test_a_non_empty_folder_is_kept_even_when_forced(home, trained, tmp_path):
     dest = tmp_path / "mine"
     dest.mkdir()
     (dest / "notes.txt").write_text("my notes")
     result = league("export", trained, "--rlbot", dest, "--home", home.root)
-    assert result.exit_code == 2 and "not empty" in result.stderr and "--force" in result.stderr
+    assert result.exit_code == 2 and "not an rl-league export" in result.stderr and "--force" not in result.stderr
+    result = league("export", trained, "--rlbot", dest, "--force", "--home", home.root)
+    assert result.exit_code == 2 and "not an rl-league export" in result.stderr  # more cases: test_export_destination.py
     assert sorted(p.name for p in dest.iterdir()) == ["notes.txt"]
-    assert league("export", trained, "--rlbot", dest, "--force", "--home", home.root).exit_code == 0
-    assert (dest / "bot.toml").is_file() and not (dest / "notes.txt").exists()
     assert leftovers(tmp_path) == []
 
 
@@ -133,17 +133,17 @@ def test_an_export_that_fails_part_way_leaves_nothing(home, trained, tmp_path, m
         real(ckpt, dest, **kw)
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(rlbot_export, "write_rlbot_bot", half_then_fail)
     dest = tmp_path / "out"
-    dest.mkdir()
-    (dest / "old-bot.py").write_text("the previous export")
+    assert league("export", trained, "--rlbot", dest, "--home", home.root).exit_code == 0  # the previous export
+    before = {p.name: p.read_bytes() for p in dest.iterdir()}
+    monkeypatch.setattr(rlbot_export, "write_rlbot_bot", half_then_fail)
     result = league("export", trained, "--rlbot", dest, "--force", "--zip", "--home", home.root)
     assert result.exit_code == 2 and "No space left on device" in result.stderr
-    assert sorted(p.name for p in dest.iterdir()) == ["old-bot.py"]  # the old folder is untouched
+    assert {p.name: p.read_bytes() for p in dest.iterdir()} == before  # the old folder is untouched
     assert leftovers(tmp_path) == [] and not (tmp_path / "out.zip").exists()
     reg = Registry.open(home.db_path, readonly=True)
     try:
-        assert reg.export_store.of(trained) == []
+        assert len(reg.export_store.of(trained)) == 1  # the previous export's record only
     finally:
         reg.close()
 

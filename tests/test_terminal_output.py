@@ -12,6 +12,7 @@ from agents.networks import build_network
 from league.cli import app
 from league.config import PolicyConfig
 from league.files import printable
+from league.registry import Registry
 
 MLP = PolicyConfig(kind="mlp", actor_sizes=[8], critic_sizes=[8], activation="relu")
 HOSTILE = "ck\x1b]0;PWNED\x07\x1b[2J\u202e"
@@ -42,6 +43,11 @@ def test_an_imported_file_name_with_escapes_is_shown_escaped(home, tmp_path):
     shown = league("show", "bot", "--home", home.root)
     assert shown.exit_code == 0, shown.output
     assert_harmless(shown.output)
+    reg = Registry.open(home.db_path)  # the dashboard shows the stored notes too
+    try:
+        assert_harmless(reg.agent("bot").notes)
+    finally:
+        reg.close()
 
 
 def test_an_error_echoing_a_path_with_escapes_is_one_escaped_line(home, tmp_path):

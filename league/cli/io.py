@@ -10,6 +10,7 @@ import typer
 from league.cli.common import HomeOpt, StageOpt, handles_errors, open_league, out
 from league.config import STAGES
 from league.errors import LeagueError
+from league.files import printable
 
 
 @handles_errors
@@ -46,7 +47,8 @@ def export_agent(
     rlbot: Annotated[Optional[Path], typer.Option(
         "--rlbot", help="Write a runnable RLBot v5 bot folder here instead (docs/rlbot.md).")] = None,
     make_zip: Annotated[bool, typer.Option("--zip", help="With --rlbot: also write DIR.zip for sharing.")] = False,
-    force: Annotated[bool, typer.Option("--force", help="With --rlbot: replace a folder (and zip) that exists.")] = False,
+    force: Annotated[bool, typer.Option(
+        "--force", help="With --rlbot: replace an earlier export at DIR (and DIR.zip); never other files.")] = False,
     sampled: Annotated[bool, typer.Option(
         "--sampled", help="With --rlbot: the bot samples its actions (default: the most likely action).")] = False,
     home: HomeOpt = None,
@@ -55,6 +57,9 @@ def export_agent(
 
     Example: league export ppo-1v1-v12 ./exported
     Example: league export ppo-1v1-v12 --rlbot ./bots/ppo-1v1-v12 --zip
+
+    --force replaces only what an earlier export wrote there; the league home, the current folder,
+    your home folder and folders of other files are never replaced.
     """
     from league.names import check_name
 
@@ -68,7 +73,7 @@ def export_agent(
 
         league_home, reg = open_league(home, readonly=True)
         weights, meta = export_checkpoint(league_home, reg, name, directory)
-        out.print(f"Exported {name} to {weights} and {meta}", highlight=False)
+        out.print(f"Exported {name} to {printable(str(weights))} and {printable(str(meta))}", highlight=False)
         return
     if directory is not None:
         raise LeagueError("Give either a folder for the checkpoint or --rlbot DIR, not both.")
@@ -76,6 +81,6 @@ def export_agent(
 
     league_home, reg = open_league(home)
     made = export_rlbot(league_home, reg, name, rlbot, force=force, make_zip=make_zip, deterministic=not sampled)
-    out.print(f"Wrote the RLBot bot {name} to {made.folder} ({made.size_bytes / 1e6:.1f} MB"
-              + (f"; {made.zip_path}" if made.zip_path else "") + "). "
-              f"In RLBot v5, add {made.folder / 'bot.toml'}; its README.md says how.", highlight=False)
+    out.print(f"Wrote the RLBot bot {name} to {printable(str(made.folder))} ({made.size_bytes / 1e6:.1f} MB"
+              + (f"; {printable(str(made.zip_path))}" if made.zip_path else "") + "). "
+              f"In RLBot v5, add {printable(str(made.folder / 'bot.toml'))}; its README.md says how.", highlight=False)
