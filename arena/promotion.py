@@ -1,5 +1,5 @@
-"""Gated promotion: a candidate becomes its stage's champion only when an SPRT match against the
-champion accepts H1 ("the candidate is at least elo1 better").
+"""Gated promotion, the whole workflow: a candidate becomes its stage's champion only when an SPRT
+match against the champion accepts H1 ("the candidate is at least elo1 better").
 
     result = promote_by_sprt(home, registry, cfg, "ppo-1v1-v13")   # SPRT and cap from cfg.promotion
     result.promoted, result.match.decision, result.promotion        # the promotions row
@@ -9,24 +9,35 @@ rated, resumable; its game clock is `promotion.game_seconds`). A stage without a
 tested against `rule`, the league's anchor baseline: a first champion must at least beat the
 rule bot. H1 promotes; H0 and an inconclusive end leave the champion in place; either way the
 decision, with the match and its statistics, is one `promotions` row written in the same
-transaction as the status change (league/stores/promotions.py). `league promote NAME --sprt`
-and training (training/selfplay.py, with `promotion.during_training`) both come here.
+transaction as the status change (league/stores/promotions.py, the store). `league promote NAME
+--sprt` comes here, and so does training (training/selfplay.py, with `promotion.during_training`)
+through `promote_after_evaluation`.
+
+Promotion during training: after a snapshot's evaluation games, the same test of the snapshot,
+run synchronously, right after the evaluation it follows (so at most every
+`training.eval_every_snapshots` snapshots), counted as evaluation time in the run's time split:
+on a machine of a few cores a match beside the learner would only slow both. Two things keep
+it cheap. The evaluation just played a few games against the same opponent, so a snapshot whose
+evaluation score rate against it is below `promotion.training_min_score` is not tested at all;
+and the match stops at `promotion.training_max_games` (an undecided match leaves the champion).
+The decision is recorded with method 'training'. A test that cannot be played (the reference
+retired, the champion changed during the match) is reported and training goes on.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-
 
 from arena.match import MatchOutcome, MatchRun, match_outcome, start_or_resume_match
 from arena.tournament import MAX_ARENAS_PER_WORKER
 from league.config import Config
 from league.errors import LeagueError
 from league.home import LeagueHome
-from league.registry import Promotion, Registry, SprtTest
+from league.registry import Agent, Promotion, Registry, SprtTest
 from league.sprt import SprtParams
+from league.sprt_verdict import sprt_verdict
 
 REFERENCE_WITHOUT_CHAMPION = "rule"  # what a candidate is tested against in a stage with no champion
 
@@ -73,6 +84,15 @@ def sprt_test(match: MatchOutcome) -> SprtTest:
     return SprtTest(match.id, match.decision, s.llr, s.elo, s.elo_lo, s.elo_hi, s.los, s.games)
 
 
+def candidate(registry: Registry, name: str) -> Agent:
+    """Agent `name`, which may be tested for its stage's champion: a baseline, which plays every
+    stage, is refused."""
+    agent = registry.agent(name)
+    if agent.team_size is None:
+        raise LeagueError(f"{name!r} is a baseline that plays every stage; only a stage's own agents can be champion.")
+    return agent
+
+
 def promote_by_sprt(home: LeagueHome, registry: Registry, cfg: Config, name: str, params: SprtParams | None = None,
                     max_games: int | None = None, *, method: str = "sprt", batch_pairs: int | None = None,
                     workers: int = 1, max_arenas: int = MAX_ARENAS_PER_WORKER,
@@ -85,9 +105,7 @@ def promote_by_sprt(home: LeagueHome, registry: Registry, cfg: Config, name: str
     match's batches (`league promote` shows them); by default they are played quietly."""
     params = params if params is not None else SprtParams.parse(cfg.promotion.sprt)
     max_games = max_games if max_games is not None else cfg.promotion.max_games
-    agent = registry.agent(name)
-    if agent.team_size is None:
-        raise LeagueError(f"{name!r} is a baseline that plays every stage; only a stage's own agents can be champion.")
+    agent = candidate(registry, name)
     if agent.team_size != cfg.game.team_size:
         raise LeagueError(f"{name!r} is a {agent.stage} agent, but the config is for {cfg.stage}.")
     champion = registry.champion(agent.team_size)
@@ -107,3 +125,55 @@ def promote_by_sprt(home: LeagueHome, registry: Registry, cfg: Config, name: str
         promotion = recorded
     return PromotionResult(name, opponent, before, match, promotion, registry.agent(name).status == "champion",
                            already_recorded=recorded is not None)
+
+
+# --------------------------------------------------------------------------- during training
+
+
+@dataclass(frozen=True)
+class TrainingPromotion:
+    """What the test after one evaluation did: its result (None: not tested) and one line saying so."""
+
+    result: PromotionResult | None
+    note: str
+
+    def metrics(self) -> dict[str, float]:
+        """The metrics row of a test played (empty when none was)."""
+        if self.result is None or self.result.match is None:
+            return {}
+        stats = self.result.match.stats
+        return {"promotion/promoted": float(self.result.promoted), "promotion/llr": float(stats.llr or 0.0),
+                "promotion/games": float(stats.games)}
+
+
+def promote_after_evaluation(home: LeagueHome, registry: Registry, cfg: Config, name: str,
+                             rates: Mapping[str, float], seed: int, workers: int = 1) -> TrainingPromotion:
+    """Test snapshot `name`, whose evaluation scored `rates` (score rate per opponent), against its
+    stage's champion when its score against it reaches promotion.training_min_score; promote on H1.
+    `seed`: the match's (one per snapshot)."""
+    pcfg = cfg.promotion
+    champion = registry.champion(cfg.game.team_size)
+    reference = champion.name if champion else REFERENCE_WITHOUT_CHAMPION
+    score = rates.get(reference)
+    if pcfg.training_min_score > 0 and score is None:
+        return TrainingPromotion(None, f"promotion: {name} not tested (its evaluation played no games against "
+                                       f"{reference})")
+    if score is not None and score < pcfg.training_min_score:
+        return TrainingPromotion(None, f"promotion: {name} not tested: it scored {score:.0%} against {reference} in "
+                                       f"evaluation, below promotion.training_min_score "
+                                       f"{pcfg.training_min_score:.0%}")
+    try:
+        result = promote_by_sprt(home, registry, dataclasses.replace(cfg, seed=seed), name,
+                                 max_games=pcfg.training_max_games, method="training", workers=workers)
+    except LeagueError as exc:
+        return TrainingPromotion(None, f"promotion: {name} not tested: {exc}")
+    m = result.match
+    if m is None:  # cannot happen for a new snapshot; said rather than assumed
+        return TrainingPromotion(result, f"promotion: {name} is already the champion")
+    verdict = sprt_verdict(m.decision, m.max_games)
+    stats = f"LLR {m.stats.llr:+.2f}, Elo {m.stats.elo:+.0f} in {m.stats.games} games (match {m.id})"
+    if result.promoted:
+        was = f" (was {result.champion_before})" if result.champion_before else ""
+        return TrainingPromotion(result, f"promotion: {name} is now the {cfg.stage} champion{was}: {verdict} "
+                                         f"against {reference}, {stats}")
+    return TrainingPromotion(result, f"promotion: {name} not promoted: {verdict} against {reference}, {stats}")

@@ -14,6 +14,7 @@ import streamlit as st
 
 from dashboard import data, pages_replays, ui
 from dashboard.match_queries import PAIR_LABELS, match_params
+from league.sprt_verdict import match_verdict
 
 KEY = "match"
 WATCH_KEY = "match_watch"
@@ -55,20 +56,8 @@ def describe(row) -> str:
 
 def verdict(m: dict) -> str:
     """One sentence for where the match ended (the wording of `league match`)."""
-    p = m["params"]
-    if m["mode"] == "sprt":
-        if m["decision"] == "H1" and p is not None:
-            return f"H1 accepted: {m['a']} is at least {p.elo1:g} {p.model} Elo better than {m['b']}."
-        if m["decision"] == "H0" and p is not None:
-            return f"H0 accepted: {m['a']} is no more than {p.elo0:g} {p.model} Elo better than {m['b']}."
-        if m["decision"] == "inconclusive":
-            return f"Inconclusive: no decision within the cap of {m['max_games']} games."
-        if m["decision"]:
-            return f"SPRT decision {m['decision']} (its parameters cannot be read)."
-        return f"SPRT {m['status']}: no decision yet ({m['games']} of at most {m['max_games']} games counted)."
-    if m["status"] == "finished":
-        return f"Fixed match: {m['games']} games of {m['a']} against {m['b']} (no SPRT)."
-    return f"Fixed match {m['status']}: {m['games']} of {m['max_games']} games counted (no SPRT)."
+    return match_verdict(m["mode"], m["status"], m["decision"], m["params"], m["a"], m["b"], m["games"],
+                         m["max_games"])
 
 
 def render(root: str) -> None:

@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 from agents.checkpoint import save_checkpoint
 from agents.networks import build_network
 from arena.match import check_agents, match_outcome
+from arena.promotion import promote_after_evaluation
 from league.cli import app
 from league.config import PolicyConfig, load_config
 from league.errors import ConfigError, LeagueError
@@ -27,7 +28,6 @@ from league.schema import migrations
 from league.stores.database import connect
 from training.curriculum import CurriculumTrainer
 from training.curriculum_spec import parse_curriculum
-from training.promotion import promote_after_evaluation
 from training.selfplay import SelfPlayTrainer
 
 GAME_SECONDS = 8
@@ -119,8 +119,9 @@ def test_sprt_h0_keeps_the_champion_and_exits_1(league):
     reg.promotion_store.promote_manually("rulebot")
     result = cli(home, "promote", "net", "--sprt", *QUICK)
     assert result.exit_code == 1, result.output
-    assert ("not promoted: H0 accepted (net is no more than 0 normalized Elo better than rulebot); rulebot stays "
-            "the 1v1 champion.") in " ".join(result.output.split())
+    text = " ".join(result.output.split())
+    assert "H0 accepted: net is no more than 0 normalized Elo better than rulebot.  (match 1)" in result.output
+    assert "not promoted: H0 accepted; rulebot stays the 1v1 champion." in text
     m = match_outcome(reg, 1)
     (row,) = reg.promotion_store.for_agent("net")
     assert (row.method, row.promoted, row.match_id, row.decision, row.previous_champion, row.games) == (

@@ -20,6 +20,7 @@ from league.config import even_games_problem, sprt_problem
 from league.config_tree import param
 from league.ratings import STORED_RATING_LIMIT as RATING_BOUND  # a threshold beyond any storable rating never passes
 from league.sprt_params import SprtParams
+from league.sprt_verdict import sprt_verdict
 
 NOT_WORSE_SCORE = 0.5  # "not worse than the previous agent": an even score cannot be ruled out
 
@@ -199,8 +200,7 @@ def _sprt_criterion(spec: GateSpec, ev: Evidence) -> Criterion:
     o = ev.previous_sprt
     if o is None:
         return Criterion(name, False, None, upper, "the SPRT match against the previous agent was not played")
-    verdict = {"H1": "H1 accepted", "H0": "H0 accepted"}.get(o.decision,
-                                                           f"no decision within {spec.sprt_max_games} games")
+    verdict = sprt_verdict(o.decision, spec.sprt_max_games)
     match = f", match {o.match_id}" if o.match_id is not None else ""
     return Criterion(name, o.decision == "H1", o.llr, upper,
                      f"SPRT vs previous agent ({spec.sprt_vs_previous}): {verdict}, LLR {o.llr:+.2f} (H1 at "

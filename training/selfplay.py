@@ -4,7 +4,7 @@
     per opponent policy) -> a rollout segment -> PPO update -> every `snapshot_every_steps` a checkpoint
     and a new registry version (parent = previous version) -> every K snapshots evaluation games
     that update the ratings (and, with promotion.during_training, an SPRT match against the
-    champion that promotes the snapshot on H1: training.promotion).
+    champion that promotes the snapshot on H1: arena.promotion).
 
 A fixed share of the envs (`training.opponents.latest`, see training.opponents.lay_out) is
 pure self-play: the learner drives both teams there, and every car's experience is training
@@ -35,6 +35,7 @@ from agents.networks import build_network
 from agents.nn_policy import NetworkPolicy
 from agents.obs import OBS_DIM
 from arena.game import GamePlugins
+from arena.promotion import promote_after_evaluation
 from arena.vector import VecGame, default_workers
 from league.config import Config
 from league.errors import LeagueError
@@ -52,7 +53,6 @@ from training.opponents import LATEST, PolicySpec, agent_spec, draw_picks, pool_
 from training.ppo import PpoLearner, TrainingDiverged
 from training.process_collection import ProcessCollection
 from training.progress import Note, OnProgress, UpdateDone, ignore
-from training.promotion import promote_after_evaluation
 from training.rewards import build_reward, shaping_scale
 from training.seeds import derived_seed
 from training.snapshots import next_version, run_versions, write_checkpoint
@@ -375,7 +375,7 @@ class SelfPlayTrainer:
 
     def _promote(self, run: _Run, name: str, rates: dict[str, float]) -> None:
         """promotion.during_training: snapshot `name` just evaluated plays an SPRT match against the
-        stage's champion when its evaluation was promising, and is promoted on H1 (training.promotion)."""
+        stage's champion when its evaluation was promising, and is promoted on H1 (arena.promotion)."""
         attempt = promote_after_evaluation(self.home, self.registry, self.cfg, name, rates,
                                            derived_seed(self.cfg.seed, "promotion", run.snapshots), self.workers)
         self.on_progress(Note(attempt.note))

@@ -170,23 +170,22 @@ def _promote_by_sprt(name: str, sprt_params: str | None, max_games: int | None, 
     """`league promote NAME --sprt`: the test, its match's statistics and the decision; whether NAME is champion."""
     import time
 
-    from arena.promotion import REFERENCE_WITHOUT_CHAMPION, promote_by_sprt
+    from arena.promotion import REFERENCE_WITHOUT_CHAMPION, candidate, promote_by_sprt
     from arena.vector import default_workers
     from league.cli.match import match_settings_text, play_with_progress, print_match_result
     from league.config import load_config
     from league.home import resolve_home
     from league.registry import Registry
     from league.sprt import SprtParams
+    from league.sprt_verdict import sprt_verdict
 
     params = SprtParams.parse(sprt_params) if sprt_params is not None else None
     league_home = resolve_home(home).require()
     first = Registry.open(league_home.db_path, readonly=True)  # the agent's stage chooses the config
     try:
-        stage = first.agent(name).stage
+        stage = candidate(first, name).stage
     finally:
         first.close()
-    if stage == "any":
-        raise LeagueError(f"{name!r} is a baseline that plays every stage; only a stage's own agents can be champion.")
     cfg = load_config(stage=stage, user_file=config, home_file=league_home.config_path,
                       overrides={"seed": seed, "promotion.game_seconds": game_seconds})
     registry = Registry.open(league_home.db_path, cfg.ratings)
@@ -214,14 +213,13 @@ def _promote_by_sprt(name: str, sprt_params: str | None, max_games: int | None, 
         return True
     m = result.match
     print_match_result(m, None if result.already_recorded else time.perf_counter() - started, played)
-    p = m.params
     if result.is_champion:
         was = f" (was {result.champion_before})" if result.champion_before else ""
         out.print(f"promoted: {name} is now the {stage} champion{was}.", highlight=False)
         return True
-    why = {"H0": f"H0 accepted ({name} is no more than {p.elo0:g} {p.model} Elo better than {m.b})",
-           "H1": f"H1 was accepted in match {m.id}, but {name} is no longer the champion",
-           "inconclusive": f"no decision within {m.max_games} games"}[m.decision]
+    why = sprt_verdict(m.decision, m.max_games)  # the match's verdict, in full, is printed just above
+    if m.decision == "H1":
+        why += f" in match {m.id}, but {name} is no longer the champion"
     stays = (f"{result.champion_before} stays the {stage} champion" if result.champion_before
              else f"the {stage} stage still has no champion")
     out.print(f"not promoted: {why}; {stays}.", highlight=False, soft_wrap=True)

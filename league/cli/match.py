@@ -9,6 +9,7 @@ import typer
 
 from league.cli.common import ConfigOpt, HomeOpt, handles_errors, out
 from league.errors import LeagueError
+from league.sprt_verdict import match_verdict
 
 PAIR_LABELS = "LL LD WL+DD WD WW"
 
@@ -128,17 +129,6 @@ def play_with_progress(run, resume_hint: str | None = None) -> int:
         raise LeagueError(f"Interrupted; {played} games recorded in this run. {hint}") from None
 
 
-def _verdict(m) -> str:
-    p = m.params
-    if m.decision == "H1":
-        return f"H1 accepted: {m.a} is at least {p.elo1:g} {p.model} Elo better than {m.b}."
-    if m.decision == "H0":
-        return f"H0 accepted: {m.a} is no more than {p.elo0:g} {p.model} Elo better than {m.b}."
-    if m.decision == "inconclusive":
-        return f"Inconclusive: no decision within the cap of {m.max_games} games."
-    return f"Fixed match: {m.stats.games} games of {m.a} against {m.b} (no SPRT)."
-
-
 def print_match_result(m, wall_seconds: float | None, played: int) -> None:
     """A finished match (arena.match.MatchOutcome): its verdict and statistics (also `league promote --sprt`)."""
     s = m.stats
@@ -152,7 +142,8 @@ def print_match_result(m, wall_seconds: float | None, played: int) -> None:
         rows.append(("LLR", f"{s.llr:+.3f}  bounds [{lower:+.3f}, {upper:+.3f}]"))
     if wall_seconds is not None:
         rows.append(("wall time", f"{wall_seconds:.1f} s"))
-    out.print(f"{_verdict(m)}  (match {m.id})", highlight=False, soft_wrap=True)
+    verdict = match_verdict(m.mode, m.status, m.decision, m.params, m.a, m.b, s.games, m.max_games)
+    out.print(f"{verdict}  (match {m.id})", highlight=False, soft_wrap=True)
     width = max(len(k) for k, _ in rows)
     for key, value in rows:
         out.print(f"  {key:<{width}}  {value}", highlight=False)
