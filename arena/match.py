@@ -193,7 +193,7 @@ def start_or_resume_match(registry: Registry, home: LeagueHome, cfg: Config, a: 
         return MatchRun(match_id, resumed, True, recorded, match, iter(()))
     ownership = claim_match(registry, home, match_id)
     config = json.loads(registry.tournament(match.tournament_id)["config_json"])
-    batches = _play_owned(ownership, registry, home, match, config["game"]["tick_skip"], workers, max_arenas)
+    batches = ownership.holding(_play(registry, home, match, config["game"]["tick_skip"], workers, max_arenas))
     return MatchRun(match_id, resumed, False, recorded, match, batches)
 
 
@@ -234,11 +234,6 @@ def match_stats(games: list[dict], a: str, pairs: int, params: SprtParams | None
         return MatchStats(tuple(counts), r.games, r.llr, r.elo, *r.elo_95, r.nelo, *r.nelo_95, r.los)
     e = elo_estimate(counts)
     return MatchStats(tuple(counts), 2 * sum(counts), None, e.elo, *e.elo_95, e.nelo, *e.nelo_95, e.los)
-
-
-def _play_owned(ownership: Ownership, *args) -> Iterator[MatchProgress]:
-    with ownership:
-        yield from _play(*args)
 
 
 def _play(registry: Registry, home: LeagueHome, match: MatchOutcome, tick_skip: int, workers: int,

@@ -171,13 +171,8 @@ def run_tournament(registry: Registry, home: LeagueHome, tid: int, workers: int,
     if backend not in ("local", "ray"):
         raise LeagueError(f"Unknown backend {backend!r}; expected local or ray.")
     ownership = claim_tournament(registry, home, tid)
-    return _play_owned(ownership, registry, home, tid, workers, game_seconds, tick_skip, backend, address,
-                       max_arenas)
-
-
-def _play_owned(ownership: Ownership, *args) -> Iterator[GameOutcome]:
-    with ownership:
-        yield from _play(*args)
+    return ownership.holding(_play(registry, home, tid, workers, game_seconds, tick_skip, backend, address,
+                                   max_arenas))
 
 
 def _play(registry: Registry, home: LeagueHome, tid: int, workers: int, game_seconds: float, tick_skip: int,

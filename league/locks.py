@@ -15,12 +15,15 @@ import json
 import os
 import sys
 import time
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TypeVar
 
 from league.errors import LeagueError
 
 LOCKS_DIRNAME = "locks"
+T = TypeVar("T")
 
 
 class Ownership:
@@ -35,6 +38,12 @@ class Ownership:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None
+
+    def holding(self, items: Iterator[T]) -> Iterator[T]:
+        """`items`, iterated while this lock is held: it is released when they end, fail or are
+        closed (a tournament's or a match's games, played by whoever iterates them)."""
+        with self:
+            yield from items
 
     def __enter__(self) -> "Ownership":
         return self
