@@ -263,16 +263,6 @@ def games(db: sqlite_utils.Database, tournament_id: int | None = None, outside_t
     return _frame(db, sql + " ORDER BY g.id DESC LIMIT ?", [*params, limit])
 
 
-def count_games(db: sqlite_utils.Database, tournament_id: int | None = None, outside_tournaments: bool = False) -> int:
-    if tournament_id is not None:
-        row = next(db.query("SELECT COUNT(*) AS n FROM games WHERE tournament_id = ?", [tournament_id]))
-    elif outside_tournaments:
-        row = next(db.query("SELECT COUNT(*) AS n FROM games WHERE tournament_id IS NULL"))
-    else:
-        row = next(db.query("SELECT COUNT(*) AS n FROM games"))
-    return int(row["n"])
-
-
 def agents_in_games(db: sqlite_utils.Database, tournament_id: int | None = None,
                     outside_tournaments: bool = False) -> list[str]:
     """Names of the agents that played in the chosen set of games."""

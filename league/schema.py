@@ -350,7 +350,13 @@ def is_foreign(db: sqlite_utils.Database) -> bool:
 
 
 def latest_version() -> int:
-    return len(migrations._migrations)
+    """Number of migrations this rl-league knows: all of them are pending on an empty database
+    (sqlite-utils lists its registered migrations only through `pending`)."""
+    empty = sqlite_utils.Database(memory=True)
+    try:
+        return len(migrations.pending(empty))
+    finally:
+        empty.close()
 
 
 def migrate(db: sqlite_utils.Database) -> int:

@@ -11,7 +11,6 @@ docs/curriculum.md.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,11 +121,6 @@ def parse_curriculum(data: Any, source: str, name: str | None = None) -> Curricu
     for i in range(len(stages)):  # each stage's run is named <curriculum>-<stage>
         _check_name(spec.run_name(i), source if name is None else "the curriculum name", f"stages[{i}] run name")
     return spec
-
-
-def curriculum_from_dict(data: dict[str, Any], source: str = "stored curriculum") -> CurriculumSpec:
-    """Rebuild a spec from its `to_dict()` form (as kept in the registry)."""
-    return parse_curriculum(copy.deepcopy(data), source)
 
 
 def load_curriculum(path: Path | None = None, name: str | None = None) -> tuple[CurriculumSpec, str]:
