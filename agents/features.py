@@ -36,9 +36,10 @@ from agents.obs import (
     OBS_DIM,
     POS_COEF,
 )
+from league.game_values import BACK_WALL_Y, GOAL_CENTER_Z
 
-GOAL_Y = 5120.0 * POS_COEF  # goal lines in observation units; the observer always attacks +y
-GOAL_Z = 321.0 * POS_COEF
+GOAL_Y = BACK_WALL_Y * POS_COEF  # goal lines in observation units; the observer always attacks +y
+GOAL_Z = GOAL_CENTER_Z * POS_COEF
 N_FEATURES = 29
 
 

@@ -40,6 +40,7 @@ from agents import obs as league_obs
 from agents.checkpoint import Checkpoint
 from league.config import GameConfig
 from league.errors import LeagueError
+from league.game_values import TICKS_PER_SECOND
 
 FORMAT_NAME = "rl-league-rlbot-bot"
 FORMAT_VERSION = 1
@@ -89,9 +90,9 @@ def tick_skip_of(training_config: dict[str, Any] | None) -> int:
     if not isinstance(game, dict) or "tick_skip" not in game:
         return default
     value = game["tick_skip"]
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 120:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= TICKS_PER_SECOND:
         raise LeagueError(f"The checkpoint's training config has game.tick_skip {value!r}; expected a whole number "
-                          "of ticks from 1 to 120.")
+                          f"of ticks from 1 to {TICKS_PER_SECOND}.")
     return value
 
 

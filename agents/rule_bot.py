@@ -41,13 +41,13 @@ from agents.obs import (
     VEL_COEF,
 )
 from agents.policy import Policy, State
+from league.game_values import BACK_WALL_Y, SUPERSONIC_SPEED
 
 # Field geometry in unreal units (uu), in the own-team frame.
-OPP_GOAL_Y = 5120.0
-OWN_GOAL_Y = -5120.0
-FIELD_X = 3900.0  # keep targets a little inside the side walls (4096)
+OPP_GOAL_Y = BACK_WALL_Y
+OWN_GOAL_Y = -BACK_WALL_Y
+FIELD_X = 3900.0  # keep targets a little inside the side walls (SIDE_WALL_X, 4096)
 FIELD_Y = 5000.0
-SUPERSONIC_SPEED = 2200.0
 KICKOFF_SPOT_UU = 1.0  # ball within this of the centre spot and this slow (uu/s): kickoff
 
 

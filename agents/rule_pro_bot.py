@@ -47,19 +47,11 @@ from agents.rule_bot import (
     predicted_ball,
     read_view,
 )
+from league.game_values import BIG_PADS, BOOST_PADS
 
-# Boost pads in the own-team frame: the observation lists pads so that pad i of any observer
-# sits (to within 2 uu) at RLGym's BOOST_LOCATIONS[i] in that observer's frame.
-PAD_XY = np.array([
-    (0.0, -4240.0), (-1792.0, -4184.0), (1792.0, -4184.0), (-3072.0, -4096.0), (3072.0, -4096.0),
-    (-940.0, -3308.0), (940.0, -3308.0), (0.0, -2816.0), (-3584.0, -2484.0), (3584.0, -2484.0),
-    (-1788.0, -2300.0), (1788.0, -2300.0), (-2048.0, -1036.0), (0.0, -1024.0), (2048.0, -1036.0),
-    (-3584.0, 0.0), (-1024.0, 0.0), (1024.0, 0.0), (3584.0, 0.0), (-2048.0, 1036.0), (0.0, 1024.0),
-    (2048.0, 1036.0), (-1788.0, 2300.0), (1788.0, 2300.0), (-3584.0, 2484.0), (3584.0, 2484.0),
-    (0.0, 2816.0), (-940.0, 3310.0), (940.0, 3308.0), (-3072.0, 4096.0), (3072.0, 4096.0),
-    (-1792.0, 4184.0), (1792.0, 4184.0), (0.0, 4240.0),
-])
-BIG_PADS = np.array([3, 4, 15, 18, 29, 30])
+# Big boost pads in the own-team frame: the observation lists pads so that pad i of any observer
+# sits at BOOST_PADS[i] in that observer's frame.
+BIG_PAD_XY = np.array(BOOST_PADS)[list(BIG_PADS), :2]
 TEAM_SLOTS = ("self", "mate0", "mate1")
 OPP_SLOTS = ("opp0", "opp1", "opp2")
 CHALLENGE, SUPPORT, LAST = 0, 1, 2
@@ -155,7 +147,7 @@ def team_roles(obs: np.ndarray, ball_xy: np.ndarray, p: ProParams) -> np.ndarray
 
 def pad_detour(view: View, target: np.ndarray, available: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The available big pad with the shortest detour on the way to `target`: (pad xy [N, 2], detour [N] uu)."""
-    pads = PAD_XY[BIG_PADS]  # [P, 2]
+    pads = BIG_PAD_XY  # [P, 2]
     car = view.pos[:, None, :2]
     via = np.linalg.norm(pads[None] - car, axis=-1) + np.linalg.norm(target[:, None, :] - pads[None], axis=-1)
     direct = np.linalg.norm(target - view.pos[:, :2], axis=1)

@@ -29,7 +29,6 @@ from arena.rewards import GoalReward
 from arena.rlgym_state import base_state
 from arena.rules import (
     GAME_CLOCK_KEY,
-    TICKS_PER_SECOND,
     EpisodeTimeout,
     GameClock,
     GameClockOver,
@@ -37,6 +36,7 @@ from arena.rules import (
     NoTouchTimeout,
 )
 from arena.sim import init_rocketsim
+from league.game_values import TICKS_PER_SECOND
 
 Mode = Literal["training", "timed"]
 MODES = ("training", "timed")

@@ -14,13 +14,10 @@ from typing import Any
 import numpy as np
 from rlgym.api import StateMutator
 from rlgym.rocket_league.api import GameState
-from rlgym.rocket_league.common_values import (
-    BALL_RESTING_HEIGHT,
-    BLUE_TEAM,
-    CEILING_Z,
-    SIDE_WALL_X,
-)
+from rlgym.rocket_league.common_values import BLUE_TEAM
 from rlgym.rocket_league.state_mutators import KickoffMutator
+
+from league.game_values import BALL_RESTING_HEIGHT, CEILING_Z, SIDE_WALL_X
 
 RNG_KEY = "rng"
 CAR_RESTING_Z = 17.0

@@ -28,6 +28,7 @@ import numpy as np
 
 from league.errors import LeagueError
 from league.files import open_regular, printable, write_file_atomic
+from league.game_values import TICKS_PER_SECOND
 
 REPLAY_FORMAT = "rl-league-replay"
 REPLAY_VERSION = 1
@@ -55,9 +56,9 @@ EVENT_NAMES = {v: k for k, v in EVENT_KINDS.items()}
 # claiming terabytes) is refused from the sizes in its zip directory, before anything is inflated.
 MAX_TEAM_SIZE = 3
 MAX_CARS = 2 * MAX_TEAM_SIZE
-MAX_TICK_SKIP = 120  # one decision per second of game clock
+MAX_TICK_SKIP = TICKS_PER_SECOND  # one decision per second of game clock
 MAX_GAME_SECONDS = 3600  # an hour of game clock; league games last 5 minutes
-MAX_STEPS = MAX_GAME_SECONDS * 120  # at tick_skip 1, a decision every physics tick (120 Hz)
+MAX_STEPS = MAX_GAME_SECONDS * TICKS_PER_SECOND  # at tick_skip 1, a decision every physics tick
 MAX_EVENTS = (MAX_STEPS + 1) * (MAX_CARS + 2)  # at most a touch per car, a goal and a kick-off per step
 MAX_META_BYTES = 64 * 1024  # the metadata JSON is a few hundred bytes
 NPY_HEADER_BYTES = 4096  # a member's own .npy header (magic, dtype, shape), padded to 64 bytes
@@ -124,7 +125,7 @@ class Replay:
         return sum(g["team"] == 0 for g in goals), sum(g["team"] == 1 for g in goals)
 
     def seconds_per_step(self) -> float:
-        return self.meta["tick_skip"] / 120.0
+        return self.meta["tick_skip"] / TICKS_PER_SECOND
 
 
 def _quantize(values: np.ndarray, scales: np.ndarray) -> np.ndarray:

@@ -13,9 +13,9 @@ from __future__ import annotations
 import numpy as np
 import RocketSim as rsim
 from rlgym.rocket_league.api import Car, GameConfig, GameState, PhysicsObject
-from rlgym.rocket_league.common_values import GOAL_THRESHOLD
 
 from agents.obs import N_BOOST_PADS
+from league.game_values import GOAL_THRESHOLD
 
 
 def agent_ids(team_size: int) -> list[str]:

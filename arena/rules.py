@@ -23,7 +23,6 @@ from rlgym.rocket_league.done_conditions import GoalCondition, NoTouchTimeoutCon
 from arena.batch import StepBatch
 
 GAME_CLOCK_KEY = "game_clock"
-TICKS_PER_SECOND = 120
 
 
 @dataclass

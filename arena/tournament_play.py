@@ -18,11 +18,13 @@ from pathlib import Path
 import numpy as np
 
 from agents.actions import N_ACTIONS
+from agents import obs as raw  # the raw ball and car columns a game hands over (raw.CAR_POS, ...)
 from agents.baselines import RandomPolicy
 from agents.policy import Policy
 from arena.game import GameSpec
 from arena.replay import EVENT_KINDS, Replay, encode, write_replay
 from arena.vector import VecGame
+from league.game_values import TICKS_PER_SECOND
 from league.schedule import ScheduledGame
 
 _MASK64 = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -97,9 +99,9 @@ class GamePlayer:
         row_seeds = np.repeat(seeds, n_cars)
         row_cars = np.tile(np.arange(n_cars), m)
 
-        steps = int(round(spec.game_seconds * 120 / spec.tick_skip)) + 1
-        ball = np.zeros((steps + 1, m, 9), np.float32)
-        cars = np.zeros((steps + 1, m, n_cars, 18), np.float32)
+        steps = int(round(spec.game_seconds * TICKS_PER_SECOND / spec.tick_skip)) + 1
+        ball = np.zeros((steps + 1, m, raw.BALL_RAW_DIM), np.float32)
+        cars = np.zeros((steps + 1, m, n_cars, raw.CAR_RAW_DIM), np.float32)
         events: list[list[tuple[int, int, int, int]]] = [[(0, EVENT_KINDS["kickoff"], -1, -1)] for _ in range(m)]
         last_toucher = np.full(m, -1)
         self._snapshot(ball, cars, 0)
@@ -142,12 +144,14 @@ class GamePlayer:
     def _finish(self, game: ScheduledGame, ball, cars, events, score, length) -> GameOutcome:
         ev = np.array([(s, k, c) for s, k, c, _ in events], dtype=np.int32).reshape(-1, 3)
         teams = np.array([tm for *_, tm in events], dtype=np.int8)
-        physics = np.concatenate([cars[..., 0:3], _euler(cars[..., 3:6], cars[..., 6:9]), cars[..., 9:15]], axis=-1)
+        physics = np.concatenate([cars[..., raw.CAR_POS], _euler(cars[..., raw.CAR_FWD], cars[..., raw.CAR_UP]),
+                                  cars[..., raw.CAR_VEL], cars[..., raw.CAR_ANG_VEL]], axis=-1)
         meta = dict(self.meta, blue=game.blue, orange=game.orange, team_size=self.spec.team_size, seed=game.seed,
                     score=[int(score[0]), int(score[1])], length_seconds=length, tick_skip=self.spec.tick_skip,
                     game_seconds=self.spec.game_seconds, schedule_index=game.index,
                     car_teams=[0] * self.spec.team_size + [1] * self.spec.team_size)
-        replay = Replay(meta, ball, physics, cars[..., 15], cars[..., 16] > 0.5, cars[..., 17] > 0.5, ev, teams)
+        replay = Replay(meta, ball, physics, cars[..., raw.CAR_BOOST], cars[..., raw.CAR_ON_GROUND] > 0.5,
+                        cars[..., raw.CAR_DEMOED] > 0.5, ev, teams)
         rel = f"{self.replay_dir}/{game.index:05d}-{game.blue}-vs-{game.orange}.replay"
         if not self.write_replays:
             return GameOutcome(game, int(score[0]), int(score[1]), length, rel, encode(replay))

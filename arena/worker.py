@@ -35,9 +35,9 @@ from arena.mutators import RNG_KEY
 from arena.procs import detach_worker_signals
 from arena.rewards import GoalReward
 from arena.rlgym_state import agent_ids, base_state, read_state, write_state
-from arena.rules import TICKS_PER_SECOND
 from arena.shared import runner_layout, views
 from arena.sim import apply_actions, controls_table, new_arena, team_layout
+from league.game_values import TICKS_PER_SECOND
 
 # Messages between the runner and a worker process.
 MSG_STEP = b"step"

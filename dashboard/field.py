@@ -1,10 +1,10 @@
 """The soccar field seen from above, to scale, and the canvas code that draws it.
 
 Geometry is in Unreal units (uu), the same frame as replay files: blue defends y < 0, orange
-y > 0, z is up. Values are RocketSim's standard soccar arena (the ones RLGym's
-`rocket_league.common_values` lists); tests check the boost pads against RLGym when it is
-installed. The drawing itself runs in the browser (`FIELD_JS`), because a replay player has to
-redraw 15-30 frames a second without a round trip to the server.
+y > 0, z is up. The arena's values come from league/game_values.py (RocketSim's standard soccar
+arena); only what the drawing alone needs is defined here. The drawing itself runs in the
+browser (`FIELD_JS`), because a replay player has to redraw 15-30 frames a second without a
+round trip to the server.
 
 On the canvas the field lies on its side: +y (towards orange) points right and +x points up,
 which is the view from above in Rocket League's left-handed frame. Cars are drawn
@@ -14,16 +14,19 @@ stay visible on a laptop screen; everything else is to scale.
 
 from __future__ import annotations
 
-import json
+from league.game_values import (
+    BACK_NET_Y,
+    BACK_WALL_Y,
+    BALL_RADIUS,
+    BIG_PAD_Z,
+    CEILING_Z,
+    CORNER_CUT,
+    GOAL_HALF_WIDTH,
+    SIDE_WALL_X,
+)
+from league.game_values import BOOST_PADS as PAD_POSITIONS
 
-SIDE_WALL_X = 4096.0
-BACK_WALL_Y = 5120.0
-CORNER_CUT = 1152.0  # length of each leg of the 45-degree corner cut
-GOAL_HALF_WIDTH = 892.755  # goal centre to post
-GOAL_DEPTH = 880.0  # back of the net at |y| = 6000
-GOAL_HEIGHT = 642.775
-CEILING_Z = 2044.0
-BALL_RADIUS = 91.25
+GOAL_DEPTH = BACK_NET_Y - BACK_WALL_Y  # 880 uu of net behind each goal line
 CAR_LENGTH = 118.01  # Octane hitbox
 CAR_WIDTH = 84.2
 CENTER_CIRCLE_RADIUS = 1000.0  # kickoff circle as painted on the floor (approximate)
@@ -32,22 +35,8 @@ SMALL_PAD_RADIUS = 144.0
 CAR_DRAW_SCALE = 1.6
 MIN_BALL_PX = 6
 
-# The 34 boost pads: (x, y, big). Big pads are the six with z = 73 in RocketSim's list.
-BOOST_PADS: tuple[tuple[float, float, bool], ...] = (
-    (0.0, -4240.0, False), (-1792.0, -4184.0, False), (1792.0, -4184.0, False),
-    (-3072.0, -4096.0, True), (3072.0, -4096.0, True),
-    (-940.0, -3308.0, False), (940.0, -3308.0, False), (0.0, -2816.0, False),
-    (-3584.0, -2484.0, False), (3584.0, -2484.0, False),
-    (-1788.0, -2300.0, False), (1788.0, -2300.0, False),
-    (-2048.0, -1036.0, False), (0.0, -1024.0, False), (2048.0, -1036.0, False),
-    (-3584.0, 0.0, True), (-1024.0, 0.0, False), (1024.0, 0.0, False), (3584.0, 0.0, True),
-    (-2048.0, 1036.0, False), (0.0, 1024.0, False), (2048.0, 1036.0, False),
-    (-1788.0, 2300.0, False), (1788.0, 2300.0, False),
-    (-3584.0, 2484.0, False), (3584.0, 2484.0, False), (0.0, 2816.0, False),
-    (-940.0, 3310.0, False), (940.0, 3308.0, False),
-    (-3072.0, 4096.0, True), (3072.0, 4096.0, True),
-    (-1792.0, 4184.0, False), (1792.0, 4184.0, False), (0.0, 4240.0, False),
-)
+# The 34 boost pads as drawn: (x, y, big).
+BOOST_PADS: tuple[tuple[float, float, bool], ...] = tuple((x, y, z == BIG_PAD_Z) for x, y, z in PAD_POSITIONS)
 
 TEAM_COLORS = ("#2f7df6", "#ff8a1e")  # blue, orange
 TEAM_NAMES = ("blue", "orange")
@@ -86,10 +75,6 @@ def geometry() -> dict:
         "ceiling": CEILING_Z,
         "teamColors": list(TEAM_COLORS),
     }
-
-
-def geometry_json() -> str:
-    return json.dumps(geometry())
 
 
 # Browser side: a View maps field (x, y) to canvas pixels; drawField paints the static field

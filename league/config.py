@@ -27,6 +27,7 @@ from league.config_tree import (
     validate,
 )
 from league.errors import ConfigError, LeagueError
+from league.game_values import TICKS_PER_SECOND
 from league.sprt_params import SprtParams
 
 STAGES = ("1v1", "2v2", "3v3")
@@ -102,7 +103,8 @@ class RatingsConfig:
 @dataclass
 class GameConfig:
     team_size: int = param(1, "Cars per team.", min=1, max=3)
-    tick_skip: int = param(8, "Physics ticks (120 Hz) each action is repeated for: the action repeat.", min=1, max=120)
+    tick_skip: int = param(8, "Physics ticks (120 Hz) each action is repeated for: the action repeat.", min=1,
+                           max=TICKS_PER_SECOND)
     game_seconds: float = param(300.0, "Game clock of a timed game (tournaments).", min=1, max=3600)
     no_touch_timeout_seconds: float = param(10.0, "Training episodes end when nobody touched the ball this long.",
                                             min=1, max=SECONDS_MAX)

@@ -22,6 +22,7 @@ from arena.replay import write_replay  # noqa: E402
 from dashboard import field, queries  # noqa: E402
 from dashboard.replay_view import GOAL_LEAD_SECONDS, car_labels, events_table, format_clock, player_html, player_payload  # noqa: E402
 from dashboard.training_runs import list_runs, long_form, read_metrics  # noqa: E402
+from league import game_values  # noqa: E402
 from league.ratings import conservative  # noqa: E402
 from league.registry import BASELINES, GameRecord, Registry  # noqa: E402
 from league.standings import read_standings  # noqa: E402
@@ -650,7 +651,7 @@ def test_home_from_script_arguments(monkeypatch, league, tmp_path):
 def test_boost_pads_and_field_geometry():
     assert len(field.BOOST_PADS) == 34
     assert sum(big for _, _, big in field.BOOST_PADS) == 6
-    for x, y, big in field.BOOST_PADS:  # the field is point-symmetric (RocketSim's list is off by 2 uu once)
+    for x, y, big in field.BOOST_PADS:  # the field is point-symmetric
         assert any(abs(x + x2) <= 2 and abs(y + y2) <= 2 and big == big2 for x2, y2, big2 in field.BOOST_PADS)
     outline = field.field_outline()
     assert len(outline) == 8 and max(abs(x) for x, _ in outline) == 4096 and max(abs(y) for _, y in outline) == 5120
@@ -658,14 +659,14 @@ def test_boost_pads_and_field_geometry():
         assert abs(x) + abs(y) <= 4096 + 5120 - 1152
 
 
-def test_boost_pads_match_rlgym():
-    common = pytest.importorskip("rlgym.rocket_league.common_values")
-    assert [(x, y) for x, y, _ in field.BOOST_PADS] == [(x, y) for x, y, _ in common.BOOST_LOCATIONS]
-    assert [big for _, _, big in field.BOOST_PADS] == [z > 71 for _, _, z in common.BOOST_LOCATIONS]
-    assert field.SIDE_WALL_X == common.SIDE_WALL_X and field.BACK_WALL_Y == common.BACK_WALL_Y
-    assert field.CORNER_CUT == common.CORNER_CATHETUS_LENGTH
-    assert field.GOAL_HALF_WIDTH == common.GOAL_CENTER_TO_POST
-    assert field.BACK_WALL_Y + field.GOAL_DEPTH == common.BACK_NET_Y
+def test_field_draws_the_game_values():
+    """The drawing takes the arena from league/game_values.py (tests/test_game_values.py checks
+    those against RocketSim and RLGym)."""
+    assert [(x, y) for x, y, _ in field.BOOST_PADS] == [(x, y) for x, y, _ in game_values.BOOST_PADS]
+    assert [i for i, (_, _, big) in enumerate(field.BOOST_PADS) if big] == list(game_values.BIG_PADS)
+    geometry = field.geometry()
+    assert geometry["halfX"] == game_values.SIDE_WALL_X and geometry["halfY"] == game_values.BACK_NET_Y
+    assert geometry["ceiling"] == game_values.CEILING_Z and geometry["ballRadius"] == game_values.BALL_RADIUS
 
 
 def test_player_payload_round_trips_positions():

@@ -33,11 +33,8 @@ from agents.obs import (
 )
 from arena.batch import BatchRewardFunction, StepBatch
 from arena.rewards import GoalReward
+from league.game_values import BACK_WALL_Y, BALL_MAX_SPEED, CAR_MAX_SPEED, GOAL_CENTER_Z
 
-CAR_MAX_SPEED = 2300.0
-BALL_MAX_SPEED = 6000.0
-GOAL_Y = 5120.0  # the goal line; blue defends -y
-GOAL_CENTER_Z = 321.0
 SAVE_MIN_BALL_SPEED = 500.0  # uu/s towards our goal for a touch to count as a save
 SAVE_ZONE_Y = 2500.0  # the ball must be this deep in our half
 
@@ -152,7 +149,7 @@ class ShotTerm(HitTerm):
             self.prev_vel, self.known = vel.copy(), np.zeros(len(vel), bool)
         sign = _team_sign(batch)  # [C]
         goal = np.zeros((len(sign), 3))
-        goal[:, 1], goal[:, 2] = sign * GOAL_Y, GOAL_CENTER_Z
+        goal[:, 1], goal[:, 2] = sign * BACK_WALL_Y, GOAL_CENTER_Z
         to_goal = _unit(goal[None] - batch.ball[:, None, BALL_POS])  # [E, C, 3]
         change = np.sum((vel - self.prev_vel)[:, None, :] * to_goal, axis=-1) / BALL_MAX_SPEED  # [E, C]
         change = np.where(self.known[:, None], change, 0.0)
@@ -174,7 +171,7 @@ class VelocityBallToGoal(BatchedReward):
     def get_rewards_batch(self, batch, terminated, truncated):
         sign = _team_sign(batch)  # [C]
         goal = np.zeros((len(sign), 3))
-        goal[:, 1], goal[:, 2] = sign * GOAL_Y, GOAL_CENTER_Z
+        goal[:, 1], goal[:, 2] = sign * BACK_WALL_Y, GOAL_CENTER_Z
         to_goal = _unit(goal[None] - batch.ball[:, None, BALL_POS])  # [E, C, 3]
         return (np.sum(batch.ball[:, None, BALL_VEL] * to_goal, axis=-1) / BALL_MAX_SPEED).astype(np.float32)
 

@@ -18,11 +18,10 @@ from agents.checkpoint import save_checkpoint
 from agents.networks import build_network
 from arena.tournament import MAX_ARENAS_PER_WORKER, open_tournament, run_tournament
 from league.config import PolicyConfig, load_config
+from league.game_values import TICKS_PER_SECOND
 from league.home import LeagueHome
 from league.registry import Registry
 from training.measure.env import ceiling_meter
-
-TICKS_PER_SECOND = 120
 
 
 @dataclass(frozen=True)
