@@ -34,6 +34,7 @@ from league.locks import claim
 from league.ratings import conservative
 from league.registry import Registry, utc_now
 from league.sprt import SprtParams
+from training.budget import SECONDS_PER_MINUTE, Budget
 from training.curriculum_spec import CurriculumSpec, stage_config
 from training.evaluation import Player, play_recorded, score_rate
 from training.gates import Criterion, Evidence, GateResult, SprtOutcome, check_gate
@@ -87,19 +88,19 @@ class CurriculumTrainer:
         self.spec, self.home, self.registry, self.source = spec, home, registry, source
         self.user_file, self.sets = user_file, list(sets or [])
         self.overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
-        self.deadline = time.monotonic() + minutes * 60 if minutes else None
+        self.clock = Budget(seconds=minutes * SECONDS_PER_MINUTE).start(time.monotonic)  # this run's, all stages'
         self.init_from = init_from
         self.on_event = on_event or ignore
         # Every stage's config is built (and so validated) before anything is trained.
-        self.configs = [self.config(i) for i in range(len(spec.stages))]
+        self.configs = [self.config(i, Budget(steps=1)) for i in range(len(spec.stages))]
         if init_from:
             registry.agent(init_from)  # an unknown name fails now, with suggestions
 
     # ------------------------------------------------------------------ config and progress
 
-    def config(self, index: int, steps: int = 1, minutes: float = 0.0, seed: int | None = None) -> Config:
-        """Stage `index`'s config with the driver's step and time budget (and seed) for one chunk."""
-        overrides = {**self.overrides, "training.steps": steps, "training.minutes": minutes}
+    def config(self, index: int, budget: Budget, seed: int | None = None) -> Config:
+        """Stage `index`'s config with the driver's budget (and seed) for one chunk."""
+        overrides = {**self.overrides, **budget.overrides()}
         if seed is not None:
             overrides["seed"] = seed
         return stage_config(self.spec, index, user_file=self.user_file, home_file=self.home.config_path,
@@ -115,14 +116,6 @@ class CurriculumTrainer:
             return 0, None
         start = self._stage_row(index)["start_steps"]
         return self.registry.agent(versions[-1]).steps_trained - start, versions[-1]
-
-    def _time_left_minutes(self) -> float:
-        if self.deadline is None:
-            return 0.0
-        left = (self.deadline - time.monotonic()) / 60
-        if left <= 0:
-            raise _Interrupted("its time budget is spent")
-        return left
 
     # ------------------------------------------------------------------ the run
 
@@ -221,11 +214,13 @@ class CurriculumTrainer:
         return status
 
     def _train_chunk(self, index: int, steps: int, latest: str | None) -> None:
-        minutes = self._time_left_minutes()
+        left = self.clock.remaining()  # what is left of this run's clock (no limit: none) is the chunk's
+        if left is None:
+            raise _Interrupted("its time budget is spent")
         n_versions = len(run_versions(self.registry, self.spec.run_name(index)))
         # A different seed per chunk, so chunks do not replay the same start states.
         seed = derived_seed(self.configs[index].seed, "chunk", index, n_versions)
-        cfg = self.config(index, steps=steps, minutes=minutes, seed=seed)
+        cfg = self.config(index, Budget(steps, left.seconds), seed=seed)
         row = self._stage_row(index)
         base_steps, _ = self._progress(index)
 
@@ -240,7 +235,7 @@ class CurriculumTrainer:
         self.registry.update_curriculum_stage(self.spec.name, index, steps=self._progress(index)[0])
         if result.interrupted:
             raise _Interrupted("interrupted (final snapshot saved)")
-        if self.deadline is not None and time.monotonic() >= self.deadline:
+        if self.clock.done():
             raise _Interrupted("its time budget is spent")
 
     # ------------------------------------------------------------------ the gate

@@ -16,6 +16,7 @@ from typing import Any
 from league.config import Config, load_config
 from league.home import LeagueHome
 from league.registry import Registry
+from training.budget import flag_overrides
 from training.progress import OnEvent
 
 
@@ -25,16 +26,11 @@ def train_config(home: LeagueHome, stage: str, *, user_file: Path | None = None,
     """A self-play run's config: configs/ and the stage, the league's own layer, `user_file`, then
     `overrides` (dotted keys; None values are left out) and `sets` ("KEY=VALUE").
 
-    A budget given here replaces the config's other budget: `steps` alone trains for that many
-    agent steps whatever training.minutes says, `minutes` alone for that long.
+    A budget given here replaces the config's other budget (training.budget.flag_overrides): `steps`
+    alone trains for that many agent steps whatever training.minutes says, `minutes` alone for that long.
     """
-    budget: dict[str, Any] = {"training.steps": steps, "training.minutes": minutes}
-    if steps is not None and minutes is None:
-        budget["training.minutes"] = 0.0
-    if minutes is not None and steps is None:
-        budget["training.steps"] = 0
     return load_config(stage=stage, user_file=user_file, home_file=home.config_path,
-                       overrides={**budget, **(overrides or {})}, sets=sets)
+                       overrides={**flag_overrides(steps, minutes), **(overrides or {})}, sets=sets)
 
 
 def run_curriculum(home: LeagueHome, file: Path | None, *, name: str | None = None, user_file: Path | None = None,

@@ -44,6 +44,7 @@ from league.locks import claim
 from league.names import check_name, check_run_name, split_version
 from league.registry import BASELINES, Registry
 from training.accel import learner_threads, make_accel, maybe_compile, torch_threads, update_threads
+from training.budget import Budget, Clock
 from training.collection import Collection, LocalCollection, Order, Round, collection_backend, pipelining
 from training.collector import Collector
 from training.episode_stats import headline
@@ -89,9 +90,7 @@ class _Run:
     learner: PpoLearner
     log: MetricsLog
     rng: np.random.Generator  # draws the opponents at every refresh
-    budget: int | None  # agent steps to train in this call; None: the clock or Ctrl-C ends it
-    deadline: float | None  # time.perf_counter() when the clock ends it
-    started: float  # time.perf_counter() when the call started
+    clock: Clock  # this call's budget (training.steps, training.minutes), started with the call
     teaching: bool  # whether the kickstarting teacher's actions are still collected
     payoff: dict[str, list[float]] = field(default_factory=dict)  # opponent -> [wins, draws, games] since the snapshot
     steps: int = 0  # agent steps trained in this call (a resumed run's earlier ones: start_steps)
@@ -109,18 +108,9 @@ class _Run:
         finally:
             self.timing[part] += time.perf_counter() - t
 
-    def progress(self) -> float:
-        """The share of this call's budget spent: of its steps or its clock, whichever is further on
-        (0 with neither, a run only Ctrl-C ends)."""
-        done = self.steps / self.budget if self.budget else 0.0
-        if self.deadline is not None:
-            done = max(done, (time.perf_counter() - self.started) / (self.deadline - self.started))
-        return min(1.0, done)
-
     def going_on(self, steps_ahead: int = 0) -> bool:
-        """Whether to train on: budget and clock not reached (counting `steps_ahead` already under way)."""
-        return ((self.budget is None or self.steps + steps_ahead < self.budget)
-                and (self.deadline is None or time.perf_counter() < self.deadline))
+        """Whether to train on: the budget not spent (counting `steps_ahead` already under way)."""
+        return not self.clock.done(self.steps + steps_ahead)
 
 
 class SelfPlayTrainer:
@@ -207,10 +197,10 @@ class SelfPlayTrainer:
 
     def _train(self, log: MetricsLog) -> TrainResult:
         tcfg = self.cfg.training
-        started = time.perf_counter()
+        clock = Budget.from_config(tcfg).start()
         interrupted = False
         with self._collection() as collection:
-            run = self._start(collection, log, started)
+            run = self._start(collection, log, clock)
             try:
                 collection.submit(self._order(run))
                 while True:
@@ -232,7 +222,7 @@ class SelfPlayTrainer:
                 with run.timed("snapshot"):
                     self._record_payoff(run)
                     self._snapshot(run.learner, self.start_steps + run.steps)
-        return TrainResult(self.prefix, self.versions, self.start_steps + run.steps, time.perf_counter() - started,
+        return TrainResult(self.prefix, self.versions, self.start_steps + run.steps, clock.elapsed(),
                            interrupted, run.learner.skipped_updates, run.timing, run.lost_steps)
 
     @contextmanager
@@ -267,10 +257,9 @@ class SelfPlayTrainer:
         finally:
             collection.close()
 
-    def _start(self, collection: Collection, log: MetricsLog, started: float) -> _Run:
+    def _start(self, collection: Collection, log: MetricsLog, clock: Clock) -> _Run:
         """Build the learner, draw the first opponents; collection has reset its games."""
         cfg, tcfg = self.cfg, self.cfg.training
-        budget = tcfg.steps or None
         accel = make_accel(self.device, tcfg.amp, tcfg.pin_memory)
         model = maybe_compile(self.net, tcfg.compile, torch.zeros(2, OBS_DIM, device=self.device), accel.notes)
         for note in accel.notes:
@@ -286,8 +275,7 @@ class SelfPlayTrainer:
             learner.optimizer.load_state_dict(self.optimizer_state)
         if learner.return_scale is not None and self.learner_stats:
             learner.return_scale.load(self.learner_stats)
-        deadline = started + tcfg.minutes * 60 if tcfg.minutes else None
-        run = _Run(collection, learner, log, np.random.default_rng(cfg.seed), budget, deadline, started, teaching)
+        run = _Run(collection, learner, log, np.random.default_rng(cfg.seed), clock, teaching)
         self._draw_pool(run, refresh=0)
         return run
 
@@ -300,8 +288,9 @@ class SelfPlayTrainer:
         run.teaching = run.teaching and steps < kickstart.steps
         weights = {k: v.detach().clone() for k, v in self.net.state_dict().items()}
         length = self.cfg.ppo.steps_per_env
-        if run.budget is not None:  # the last round is cut to the budget
-            length = max(1, min(length, -(-(run.budget - run.steps - ahead) // run.collection.slots)))
+        left = run.clock.budget.steps_left(run.steps + ahead)
+        if left is not None:  # the last round is cut to the budget
+            length = max(1, min(length, -(-left // run.collection.slots)))
         return Order(weights, run.learner.updates_done, length, scale, run.teaching)
 
     def _learn(self, run: _Run, got: Round) -> None:
@@ -317,7 +306,7 @@ class SelfPlayTrainer:
         done = (self.start_steps + run.steps) / max(kickstart.steps, 1)
         learner.kickstart_weight = (kickstart.weight * max(0.0, 1 - done) if seg.teacher_actions is not None
                                     else 0.0)
-        learner.progress = run.progress()
+        learner.progress = run.clock.spent(run.steps)  # what the learning-rate schedule decays over
         with run.timed("update"), torch_threads(update_threads(self.cfg.training)):
             learner.ingest(seg)
             try:
@@ -334,7 +323,7 @@ class SelfPlayTrainer:
         for name, w, d, n in seg.tally.results():
             totals = run.payoff.setdefault(name, [0.0, 0.0, 0.0])
             totals[0], totals[1], totals[2] = totals[0] + w, totals[1] + d, totals[2] + n
-        elapsed = time.perf_counter() - run.started
+        elapsed = run.clock.elapsed()
         row = {**update.as_log(), **seg.tally.row(), "charts/steps_per_second": run.steps / elapsed,
                "charts/skipped_updates_total": learner.skipped_updates, "charts/policy_lag": float(lag),
                "charts/rollout_workers": float(got.workers), "charts/lost_steps_total": float(run.lost_steps)}
@@ -343,7 +332,7 @@ class SelfPlayTrainer:
             row["charts/shaping_scale"] = shaping_scale(self.start_steps + run.steps, rcfg.shaping_anneal_steps,
                                                         rcfg.shaping_floor)
         self._record_metrics(run, row, kept=headline(row))
-        self.on_progress(UpdateDone(run.steps, run.budget, elapsed, row))
+        self.on_progress(UpdateDone(run.steps, run.clock.budget.steps or None, elapsed, row))
 
     def _after_snapshot(self, run: _Run) -> None:
         """Every snapshot_every_steps: payoff, snapshot, every K snapshots an evaluation, new opponents."""

@@ -63,6 +63,7 @@ def train_command(
     """
     from league.home import resolve_home
     from league.registry import Registry
+    from training.budget import Budget
     from training.launch import train_config
     from training.selfplay import SelfPlayTrainer
 
@@ -88,9 +89,10 @@ def train_command(
                           "(league train --curriculum FILE).")
     cfg = train_config(league_home, stage or "1v1", user_file=config, steps=steps, minutes=minutes,
                        overrides=overrides, sets=set_)
-    if not cfg.training.steps and not cfg.training.minutes:
+    budget = Budget.from_config(cfg.training)
+    if budget.unlimited:
         raise LeagueError("Give a budget: --steps N or --minutes M (Ctrl-C also stops and saves).")
-    bar, on_progress = _progress_bar(cfg)
+    bar, on_progress = _progress_bar(budget)
     # Built before the progress bar is drawn: names, the run's ownership and the checkpoints are checked first.
     trainer = SelfPlayTrainer(cfg, league_home, Registry.open(league_home.db_path, cfg.ratings), name=name,
                               resume=resume, init_from=from_, on_progress=on_progress)
@@ -103,16 +105,17 @@ def train_command(
     out.print("Time split: " + ", ".join(f"{k} {v / split:.0%}" for k, v in result.timing.items()), highlight=False)
 
 
-def _progress_bar(cfg):
-    """A progress bar over the run's budget (steps, else seconds) and the trainer's callback that moves it."""
+def _progress_bar(budget):
+    """A progress bar over the run's budget (the share spent of its steps or its clock, whichever is further on)
+    and the trainer's callback that moves it."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     from training.progress import Note, TrainerEvent
 
-    bar = Progress(TextColumn("[bold]training[/]"), BarColumn(), TextColumn("{task.completed:,.0f} steps"),
+    bar = Progress(TextColumn("[bold]training[/]"), BarColumn(), TextColumn("{task.fields[steps]:,.0f} steps"),
                    TextColumn("{task.fields[sps]:,.0f} steps/s"), TextColumn("reward {task.fields[reward]}"),
                    TimeElapsedColumn(), TimeRemainingColumn(), console=out, transient=False)
-    task = bar.add_task("train", total=cfg.training.steps or cfg.training.minutes * 60, sps=0.0, reward="-")
+    task = bar.add_task("train", total=1.0, steps=0, sps=0.0, reward="-")
     ticker = LineTicker()
 
     def on_progress(event: TrainerEvent) -> None:
@@ -121,8 +124,8 @@ def _progress_bar(cfg):
             return
         reward = event.episode_reward
         shown = f"{reward:.2f}" if reward is not None else "-"
-        bar.update(task, completed=event.steps if cfg.training.steps else event.elapsed, sps=event.steps_per_second,
-                   reward=shown)
+        bar.update(task, completed=budget.spent(event.steps, event.elapsed), steps=event.steps,
+                   sps=event.steps_per_second, reward=shown)
         if ticker.due():
             out.print(f"training: {event.steps:,} steps, {event.steps_per_second:,.0f} steps/s, reward {shown}, "
                       f"{event.elapsed:.0f} s", highlight=False)

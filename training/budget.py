@@ -1,0 +1,115 @@
+"""A training call's budget: agent steps, wall-clock seconds, or both (0: no limit of that kind).
+
+The one place the rule lives. The config holds it as `training.steps` and `training.minutes`;
+the self-play loop, the learning-rate schedule, `league train`'s progress bar and the curriculum
+(which hands what is left of its own clock to each chunk) all ask a Budget:
+
+    budget = Budget.from_config(cfg.training)      # Budget(steps=1_000_000, seconds=0.0)
+    clock = budget.start()                         # the clock starts now
+    clock.spent(steps)                             # 0..1, whichever limit is further on
+    clock.done(steps)                              # a limit reached
+    clock.remaining(steps)                         # what is left, a Budget (None once spent)
+
+The methods of Budget are pure (steps and seconds handed in); Clock adds the time.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from league.config import TrainingConfig
+
+SECONDS_PER_MINUTE = 60.0
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Agent steps and wall-clock seconds a training call may spend; whichever runs out first ends
+    it, and 0 puts no limit of that kind (neither: only Ctrl-C ends the call)."""
+
+    steps: int = 0
+    seconds: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.steps < 0 or not (math.isfinite(self.seconds) and self.seconds >= 0):
+            raise ValueError(f"a budget is steps >= 0 and finite seconds >= 0, not {self.steps!r} and "
+                             f"{self.seconds!r}")
+
+    @classmethod
+    def from_config(cls, training: TrainingConfig) -> Budget:
+        """The budget `training.steps` and `training.minutes` give (validated with the config)."""
+        return cls(training.steps, training.minutes * SECONDS_PER_MINUTE)
+
+    @property
+    def minutes(self) -> float:
+        return self.seconds / SECONDS_PER_MINUTE
+
+    @property
+    def unlimited(self) -> bool:
+        """Neither limit set: only Ctrl-C ends the call."""
+        return not self.steps and not self.seconds
+
+    def overrides(self) -> dict[str, int | float]:
+        """The config keys that hold this budget, for a config built to spend it."""
+        return {"training.steps": self.steps, "training.minutes": self.minutes}
+
+    def spent(self, steps: int, seconds: float) -> float:
+        """The share spent after `steps` agent steps and `seconds`: of the steps or of the clock,
+        whichever is further on, at most 1 (0 for an unlimited budget)."""
+        share = steps / self.steps if self.steps else 0.0
+        if self.seconds:
+            share = max(share, seconds / self.seconds)
+        return min(1.0, share)
+
+    def done(self, steps: int, seconds: float) -> bool:
+        """Whether `steps` agent steps or `seconds` reach a limit."""
+        return bool(self.steps and steps >= self.steps) or bool(self.seconds and seconds >= self.seconds)
+
+    def steps_left(self, steps: int) -> int | None:
+        """Agent steps left to the step limit after `steps` (None without one)."""
+        return self.steps - steps if self.steps else None
+
+    def remaining(self, steps: int, seconds: float) -> Budget | None:
+        """What is left after `steps` and `seconds`: each limit less what is spent of it, no limit
+        staying no limit; None once spent (a limit of 0 would read as no limit)."""
+        if self.done(steps, seconds):
+            return None
+        return Budget(self.steps - steps if self.steps else 0, self.seconds - seconds if self.seconds else 0.0)
+
+    def start(self, clock: Callable[[], float] = time.perf_counter) -> Clock:
+        """This budget with its clock started now (`clock`: the time source, in seconds)."""
+        return Clock(self, clock(), clock)
+
+
+@dataclass(frozen=True)
+class Clock:
+    """A budget being spent: Budget's questions with the seconds read off `clock` since `started`."""
+
+    budget: Budget
+    started: float
+    clock: Callable[[], float] = time.perf_counter
+
+    def elapsed(self) -> float:
+        return self.clock() - self.started
+
+    def spent(self, steps: int = 0) -> float:
+        return self.budget.spent(steps, self.elapsed())
+
+    def done(self, steps: int = 0) -> bool:
+        return self.budget.done(steps, self.elapsed())
+
+    def remaining(self, steps: int = 0) -> Budget | None:
+        return self.budget.remaining(steps, self.elapsed())
+
+
+def flag_overrides(steps: int | None, minutes: float | None) -> dict[str, int | float | None]:
+    """The config overrides for a budget given as flags (None: not given): one limit given alone
+    replaces the config's other (`--steps` alone trains that many steps whatever
+    training.minutes says), and neither leaves the config's. None values are left to the config."""
+    return {"training.steps": 0 if steps is None and minutes is not None else steps,
+            "training.minutes": 0.0 if minutes is None and steps is not None else minutes}
