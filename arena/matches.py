@@ -25,6 +25,7 @@ import numpy as np
 
 from agents.policy import Policy
 from arena.game import GameSpec
+from arena.play import Driver, play_steps
 from arena.vector import VecGame, default_workers
 
 MAX_ENVS_PER_WORKER = 64
@@ -94,7 +95,8 @@ def play_pairings(
     Arena e plays pairing `e % len(pairings)` for the whole run, so a pairing's games are spread
     over the workers; rounds repeat until each pairing has its games. Each distinct policy (a
     policy may play in several pairings, on either side) drives all its rows with one batched
-    `act` per step, seeded `seed + k` in order of first appearance (blue, then orange).
+    `act` per step (arena.play, the one play loop), seeded `seed + k` in order of first
+    appearance (blue, then orange).
     """
     if not pairings:
         raise ValueError("play_pairings needs at least one pairing")
@@ -113,21 +115,15 @@ def play_pairings(
             for team, policy in enumerate((pairing.blue, pairing.orange)):
                 rows = np.flatnonzero((pair_of_row == k) & (games.teams == team))
                 drivers.setdefault(id(policy), (policy, []))[1].append(rows)
-        groups = []
+        seated = []
         for k, (policy, parts) in enumerate(drivers.values()):
             policy.seed(seed + k)
             rows = np.sort(np.concatenate(parts))
-            groups.append([policy, rows, policy.initial_state(len(rows))])
-        obs = games.reset(seed=seed)
-        starts = games.info.episode_start.copy()
-        actions = np.zeros(games.num_agents, dtype=np.int64)
-        while any(len(r) < p.games for r, p in zip(results, pairings)):
-            for group in groups:
-                policy, rows, state = group
-                actions[rows], group[2] = policy.act(obs[rows], state, starts[rows], deterministic)
-            obs, _, _, _, info = games.step(actions)
-            starts = info.episode_start.copy()
+            seated.append(Driver(policy, rows, policy.initial_state(len(rows))))
+        for info in play_steps(games, seated, games.reset(seed=seed), deterministic=deterministic):
             for env in np.flatnonzero(info.done):
                 (blue, orange), length = info.episode_score[env].tolist(), float(info.episode_seconds[env])
                 results[pair_of_env[env]].append(MatchResult(blue, orange, length))
+            if all(len(r) >= p.games for r, p in zip(results, pairings)):
+                break
     return [r[:p.games] for r, p in zip(results, pairings)]

@@ -2,7 +2,8 @@
 
 A `GamePlayer` holds one in-process runner of M arenas. Each round it starts up to M games,
 arena e's start state drawn from game e's own seed (arenas rebuilt), groups every car row by
-the policy that drives it (one batched `act` per policy per step), records each game's replay
+the policy that drives it (one batched `act` per policy per step: arena.play, the one play
+loop), records each game's replay
 from the arena states, and when the game clock runs out writes the replay (atomically) and
 yields the result. Network policies play their greedy action and the random bot draws from a
 counter-based generator keyed by the game's seed, so every game replays exactly, whatever
@@ -17,29 +18,14 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.actions import N_ACTIONS
 from agents import obs as raw  # the raw ball and car columns a game hands over (raw.CAR_POS, ...)
-from agents.baselines import RandomPolicy
 from agents.policy import Policy
 from arena.game import GameSpec
+from arena.play import Driver, play_steps
 from arena.replay import EVENT_KINDS, Replay, encode, write_replay
 from arena.vector import VecGame
 from league.game_values import TICKS_PER_SECOND
 from league.schedule import ScheduledGame
-
-_MASK64 = np.uint64(0xFFFFFFFFFFFFFFFF)
-
-
-def counter_actions(game_seeds: np.ndarray, step: int, cars: np.ndarray) -> np.ndarray:
-    """Uniform actions from (game seed, step, car) alone: splitmix64 over uint64 counters."""
-    with np.errstate(over="ignore"):
-        x = (game_seeds.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-             + np.uint64(step) * np.uint64(0xBF58476D1CE4E5B9) + cars.astype(np.uint64) * np.uint64(0x94D049BB133111EB))
-        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        x = x ^ (x >> np.uint64(31))
-    return (x % np.uint64(N_ACTIONS)).astype(np.int64)
-
 
 @dataclass(frozen=True)
 class GameOutcome:
@@ -87,17 +73,16 @@ class GamePlayer:
         live = len(batch)
         seeds = np.array([g.seed for g in batch] + [0] * (m - live), dtype=np.int64)
         obs = games.reset_games(seeds.tolist())
-        starts = games.info.episode_start.copy()
         # Who drives which rows: blue cars of env e -> batch[e].blue, orange -> batch[e].orange.
-        drivers = np.empty(games.num_agents, dtype=object)
+        names = np.empty(games.num_agents, dtype=object)
         for e in range(m):
             g = batch[e] if e < live else batch[0]
-            drivers[e * n_cars:e * n_cars + ts] = g.blue
-            drivers[e * n_cars + ts:(e + 1) * n_cars] = g.orange
-        groups = [(name, np.flatnonzero(drivers == name)) for name in dict.fromkeys(drivers.tolist())]
-        states = {name: self.policies[name].initial_state(len(rows)) for name, rows in groups}
-        row_seeds = np.repeat(seeds, n_cars)
-        row_cars = np.tile(np.arange(n_cars), m)
+            names[e * n_cars:e * n_cars + ts] = g.blue
+            names[e * n_cars + ts:(e + 1) * n_cars] = g.orange
+        drivers = []
+        for name in dict.fromkeys(names.tolist()):
+            rows = np.flatnonzero(names == name)
+            drivers.append(Driver(self.policies[name], rows, self.policies[name].initial_state(len(rows))))
 
         steps = int(round(spec.game_seconds * TICKS_PER_SECOND / spec.tick_skip)) + 1
         ball = np.zeros((steps + 1, m, raw.BALL_RAW_DIM), np.float32)
@@ -105,18 +90,8 @@ class GamePlayer:
         events: list[list[tuple[int, int, int, int]]] = [[(0, EVENT_KINDS["kickoff"], -1, -1)] for _ in range(m)]
         last_toucher = np.full(m, -1)
         self._snapshot(ball, cars, 0)
-        actions = np.zeros(games.num_agents, dtype=np.int64)
-        t = 0
-        while True:
-            for name, rows in groups:
-                policy = self.policies[name]
-                if isinstance(policy, RandomPolicy):
-                    actions[rows] = counter_actions(row_seeds[rows], t, row_cars[rows])
-                else:
-                    actions[rows], states[name] = policy.act(obs[rows], states[name], starts[rows], deterministic=True)
-            obs, _, _, _, info = games.step(actions)
-            starts = info.episode_start.copy()
-            t += 1
+        # Network policies play their greedy action; the random bot is keyed by each game's seed.
+        for t, info in enumerate(play_steps(games, drivers, obs, deterministic=True, game_seeds=seeds), start=1):
             touched = info.touches > 0
             for e, c in zip(*np.nonzero(touched)):
                 events[e].append((t, EVENT_KINDS["touch"], int(c), int(c >= ts)))
