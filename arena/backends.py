@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import json
 
-import multiprocessing as mp
 import weakref
 
+from arena.procs import worker_context
 from arena.shared import allocate_local, allocate_shared, runner_layout, views
 from arena.worker import (
     MSG_CLOSE,
@@ -109,8 +109,8 @@ def stop_processes(processes: list, conns: list, send_close=_send_close) -> None
 class MultiprocessingBackend:
     """One process per WorkerPlan, all writing into one shared RawArray."""
 
-    def __init__(self, plans: list[WorkerPlan], start_method: str = "spawn"):
-        ctx = mp.get_context(start_method)
+    def __init__(self, plans: list[WorkerPlan]):
+        ctx = worker_context()
         layout = runner_layout(plans[0].total_envs, plans[0].spec.n_cars)
         self._buffer = allocate_shared(ctx, layout)
         self.arrays = views(self._buffer, layout)
@@ -170,10 +170,10 @@ class MultiprocessingBackend:
         self._finalizer()
 
 
-def make_backend(kind: str, plans: list[WorkerPlan], start_method: str = "spawn"):
+def make_backend(kind: str, plans: list[WorkerPlan]):
     if kind == "serial":
         return SerialBackend(plans)
     if kind == "multiprocessing":
-        return MultiprocessingBackend(plans, start_method)
+        return MultiprocessingBackend(plans)
     raise ValueError(f"runner backend must be 'serial' or 'multiprocessing', got {kind!r}")
 

@@ -13,7 +13,6 @@ ends `play` with a LeagueError; the pool is then unusable and `close` ends the r
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import queue
 import traceback
 from collections.abc import Iterator
@@ -23,7 +22,7 @@ import torch
 
 from agents.loading import load_policy
 from arena.game import GameSpec
-from arena.procs import detach_worker_signals
+from arena.procs import detach_worker_signals, worker_context
 from arena.tournament_play import GameOutcome, GamePlayer
 from league.errors import LeagueError
 from league.registry import Agent
@@ -68,7 +67,7 @@ class WorkerPool:
     def __init__(self, agents: dict[str, Agent], spec: GameSpec, home_root: Path, replay_dir: str, meta: dict,
                  workers: int, arenas: int, resume_hint: str):
         self.resume_hint = resume_hint
-        ctx = mp.get_context("spawn")
+        ctx = worker_context()
         self._results = ctx.Queue()
         self._tasks = []
         self._procs = []

@@ -103,7 +103,6 @@ class VecGame:
         envs_per_worker: int | None = None,
         backend: str | None = None,
         plugins: GamePlugins | None = None,
-        start_method: str = "spawn",
     ):
         """`game`: a league.config.GameConfig or a GameSpec; `runner`: a league.config.RunnerConfig.
 
@@ -145,7 +144,7 @@ class VecGame:
             for w in range(workers)
         ]
         self.backend_kind = backend
-        self._backend = make_backend(backend, plans, start_method)
+        self._backend = make_backend(backend, plans)
         arrays = self._backend.arrays
         self._arrays = arrays
         self.info = StepInfo(**{name: arrays[name] for name in StepInfo.__dataclass_fields__})

@@ -312,3 +312,30 @@ def test_a_plain_function_is_a_batched_reward():
         games.reset()
         obs, rewards, *_ = games.step(np.full(games.num_agents, 8))
         np.testing.assert_allclose(rewards, obs[:, LAYOUT["ball"].start + 2] * 2300, rtol=1e-5)
+
+
+def test_kill_9_of_the_driver_leaves_no_worker_and_no_fork_server():
+    """Workers start from multiprocessing's fork server (arena.procs.worker_context), so their parent is
+    that server, not the driver: the driver's death must still take the server and every worker with it."""
+    import signal
+    import subprocess
+    import sys
+
+    import psutil
+
+    code = ("import os, sys, numpy as np\n"
+            "from arena.game import GameSpec\nfrom arena.vector import VecGame\n"
+            "g = VecGame(GameSpec(team_size=1), workers=2, envs_per_worker=1)\ng.reset()\n"
+            "print(*g.worker_pids, flush=True)\nsys.stdin.read()\n")
+    driver = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        pids = [int(p) for p in driver.stdout.readline().split()]
+        family = [p.pid for p in psutil.Process(driver.pid).children(recursive=True)]
+        assert len(pids) == 2 and set(pids) <= set(family)
+    finally:
+        driver.send_signal(signal.SIGKILL)
+        driver.wait()
+    deadline = time.monotonic() + 20
+    while any(alive(pid) for pid in family) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(alive(pid) for pid in family), family

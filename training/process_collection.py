@@ -18,10 +18,10 @@ had one); the last snapshot is where a resumed run starts.
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import weakref
 
 from arena.backends import JOIN_SECONDS, stop_processes, worker_error
+from arena.procs import worker_context
 from league.config import Config, PolicyConfig
 from training.collection import Order, Round
 from training.opponents import PolicySpec
@@ -38,8 +38,8 @@ class ProcessCollection(WorkerShapes):
     """Rollout worker processes behind the Collection interface (training.collection)."""
 
     def __init__(self, cfg: Config, net_config: PolicyConfig, teacher: PolicySpec | None, workers: int,
-                 pipelined: bool, start_method: str = "spawn"):
-        ctx = mp.get_context(start_method)
+                 pipelined: bool):
+        ctx = worker_context()
         self.pipelined = pipelined
         self._processes: list = []
         self._conns: list = []
