@@ -22,6 +22,7 @@ import math
 import time
 import warnings
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -75,6 +76,25 @@ def _clip_groups(model: nn.Module) -> list[list[nn.Parameter]]:
     seen = {id(p) for group in heads for p in group}
     rest = [p for p in model.parameters() if id(p) not in seen]
     return [g for g in (*heads, rest) if g]
+
+
+class MinibatchStats(NamedTuple):
+    """What one minibatch step measured. The fields named in AVERAGED are averaged over the
+    update into the UpdateStats fields of the same name; abs_log_ratio is kept from the first
+    minibatch only (UpdateStats.start_log_ratio)."""
+
+    policy_loss: float
+    value_loss: float
+    entropy: float
+    approx_kl: float
+    clip_fraction: float
+    grad_norm: float
+    kickstart_loss: float
+    teacher_agreement: float
+    abs_log_ratio: float  # mean |log pi_learner - log pi_behaviour|
+
+
+AVERAGED = MinibatchStats._fields[:-1]
 
 
 class ReturnScale:
@@ -245,7 +265,7 @@ class PpoLearner:
         good_optim = copy.deepcopy(self.optimizer.state_dict())
 
         stats = UpdateStats(learning_rate=lr, kickstart_weight=self._kickstart_weight())
-        sums = np.zeros(8)
+        sums = dict.fromkeys(AVERAGED, 0.0)
         stop = False
         for _ in range(cfg.epochs):
             for batch in (self._sequence_batches() if self.recurrent else self._flat_batches()):
@@ -259,10 +279,11 @@ class PpoLearner:
                     stop = True
                     break
                 if not stats.minibatches:
-                    stats.start_log_ratio = float(out[8])
-                sums += out[:8]
+                    stats.start_log_ratio = out.abs_log_ratio
+                for name in AVERAGED:
+                    sums[name] += getattr(out, name)
                 stats.minibatches += 1
-                if cfg.target_kl and out[3] > cfg.target_kl:
+                if cfg.target_kl and out.approx_kl > cfg.target_kl:
                     stop = True
                     break
             if stop:
@@ -272,8 +293,8 @@ class PpoLearner:
             self._restore(good_model, good_optim)
             raise TrainingDiverged(problem, cfg.learning_rate)
         if stats.minibatches:
-            (stats.policy_loss, stats.value_loss, stats.entropy, stats.approx_kl, stats.clip_fraction,
-             stats.grad_norm, stats.kickstart_loss, stats.teacher_agreement) = (sums / stats.minibatches).tolist()
+            for name, total in sums.items():
+                setattr(stats, name, total / stats.minibatches)
         y, v = buf.returns.flatten(), buf.values.flatten()
         var_y = torch.var(y)
         stats.explained_variance = float(1 - torch.var(y - v) / var_y) if var_y > 0 else float("nan")
@@ -336,7 +357,7 @@ class PpoLearner:
         norms = [nn.utils.clip_grad_norm_(group, self.cfg.max_grad_norm) for group in self.clip_groups]
         return norms[0] if all(math.isfinite(float(n)) for n in norms) else torch.tensor(float("nan"))
 
-    def _minibatch_step(self, b) -> np.ndarray | None:
+    def _minibatch_step(self, b) -> MinibatchStats | None:
         cfg = self.cfg
         with self.accel.autocast():
             if self.recurrent:
@@ -385,6 +406,8 @@ class PpoLearner:
             if not math.isfinite(float(grad_norm)):
                 return None
             self.optimizer.step()
-        return np.array([float(pg_loss.detach()), float(v_loss.detach()), float(ent.detach()), float(approx_kl),
-                         float(clip_frac), float(grad_norm), float(kick_loss.detach()), float(agreement),
-                         float(abs_log_ratio)])
+        return MinibatchStats(
+            policy_loss=float(pg_loss.detach()), value_loss=float(v_loss.detach()), entropy=float(ent.detach()),
+            approx_kl=float(approx_kl), clip_fraction=float(clip_frac), grad_norm=float(grad_norm),
+            kickstart_loss=float(kick_loss.detach()), teacher_agreement=float(agreement),
+            abs_log_ratio=float(abs_log_ratio))
