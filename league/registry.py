@@ -26,12 +26,12 @@ from league.stores.database import Database, connect, open_league_db, require_wr
 from league.stores.exports import ExportRecord, ExportStore
 from league.stores.games import GameRecord, GameStore, Rating, RatingsRebuilt
 from league.stores.matches import MatchSettings, MatchStats, MatchStore
-from league.stores.payoff import PayoffStore
+from league.stores.payoff import PayoffRecord, PayoffStore
 from league.stores.promotions import Promotion, PromotionStore, SprtTest
 from league.stores.runs import RunStore
 from league.stores.tournaments import TournamentStore
 
-__all__ = ["BASELINES", "Agent", "ExportRecord", "GameRecord", "MatchSettings", "MatchStats", "Promotion", "Rating",
+__all__ = ["BASELINES", "Agent", "ExportRecord", "GameRecord", "MatchSettings", "MatchStats", "PayoffRecord", "Promotion", "Rating",
            "RatingsRebuilt", "Registry", "SprtTest", "connect", "utc_now"]
 
 
@@ -162,11 +162,10 @@ class Registry:
 
     # ------------------------------------------------------------------ payoff and training runs
 
-    def record_payoff(self, learner: str, team_size: int, results: dict[str, tuple[float, float, float]],
-                      decay: float = 1.0) -> None:
+    def record_payoff(self, learner: str, team_size: int, results: dict[str, PayoffRecord], decay: float = 1.0) -> None:
         self.payoff_store.record(learner, team_size, results, decay)
 
-    def payoff(self, learner: str, team_size: int) -> dict[str, tuple[float, float, float]]:
+    def payoff(self, learner: str, team_size: int) -> dict[str, PayoffRecord]:
         return self.payoff_store.get(learner, team_size)
 
     def record_run_metrics(self, run: str, team_size: int, steps: int, metrics: dict[str, float]) -> None:

@@ -29,7 +29,7 @@ from agents.stacked import StackedActors, architecture_key, stackable
 from arena.vector import VecGame
 from league.config import OpponentMix, PolicyConfig, TrainingConfig
 from league.matchmaking import sample_opponents, win_rate
-from league.registry import Registry
+from league.registry import PayoffRecord, Registry
 from training.seeds import derived_seed
 
 # The pool's name for the learner's own weights as of the last refresh (a frozen copy). Not an
@@ -113,7 +113,7 @@ def draw_picks(registry: Registry, cfg: TrainingConfig, run: str, team_size: int
     active = {a.name for a in registry.agents(include_retired=False)}
     past = [v for v in versions[:-1] if v in active]
     payoff = registry.payoff(run, team_size)
-    rates = [win_rate(*payoff.get(v, (0, 0, 0))) for v in past]
+    rates = [win_rate(*payoff.get(v, PayoffRecord())) for v in past]
     baselines = [b for b in ("rule", "random") if b in active]
     _, mix = split_mix(cfg.opponents)
     picks = sample_opponents(n_envs, mix, LATEST, past, rates, baselines, rng, cfg.pfsp_weighting)

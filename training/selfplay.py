@@ -42,7 +42,7 @@ from league.errors import LeagueError
 from league.home import LeagueHome
 from league.locks import claim
 from league.names import check_name, check_run_name, split_version
-from league.registry import BASELINES, Registry
+from league.registry import BASELINES, PayoffRecord, Registry
 from training.accel import learner_threads, make_accel, maybe_compile, torch_threads, update_threads
 from training.budget import Budget, Clock
 from training.collection import Collection, LocalCollection, Order, Round, collection_backend, pipelining
@@ -92,7 +92,7 @@ class _Run:
     rng: np.random.Generator  # draws the opponents at every refresh
     clock: Clock  # this call's budget (training.steps, training.minutes), started with the call
     teaching: bool  # whether the kickstarting teacher's actions are still collected
-    payoff: dict[str, list[float]] = field(default_factory=dict)  # opponent -> [wins, draws, games] since the snapshot
+    payoff: dict[str, PayoffRecord] = field(default_factory=dict)  # opponent -> results since the snapshot
     steps: int = 0  # agent steps trained in this call (a resumed run's earlier ones: start_steps)
     since_snapshot: int = 0
     snapshots: int = 0  # snapshots taken in this call
@@ -321,8 +321,7 @@ class SelfPlayTrainer:
         run.since_snapshot += seg.steps
         run.lost_steps += got.lost_steps
         for name, w, d, n in seg.tally.results():
-            totals = run.payoff.setdefault(name, [0.0, 0.0, 0.0])
-            totals[0], totals[1], totals[2] = totals[0] + w, totals[1] + d, totals[2] + n
+            run.payoff[name] = run.payoff.get(name, PayoffRecord()).plus(PayoffRecord(w, d, n))
         elapsed = run.clock.elapsed()
         row = {**update.as_log(), **seg.tally.row(), "charts/steps_per_second": run.steps / elapsed,
                "charts/skipped_updates_total": learner.skipped_updates, "charts/policy_lag": float(lag),
@@ -407,15 +406,14 @@ class SelfPlayTrainer:
 
     def _record_payoff(self, run: _Run) -> None:
         """The learner's results against each opponent since the last snapshot, into the payoff table (PFSP)."""
-        results: dict[str, tuple[float, float, float]] = {}
-        for name, (w, d, n) in run.payoff.items():
+        results: dict[str, PayoffRecord] = {}
+        for name, record in run.payoff.items():
             if name == LATEST:
                 if not self.versions:
                     continue  # the frozen latest weights have no name before the first snapshot
                 name = self.versions[-1]
-            if n > 0:
-                prev = results.get(name, (0, 0, 0))
-                results[name] = (prev[0] + w, prev[1] + d, prev[2] + n)
+            if record.games > 0:
+                results[name] = results.get(name, PayoffRecord()).plus(record)
         if results:
             self.registry.record_payoff(self.prefix, self.team_size, results, decay=self.cfg.training.payoff_decay)
         run.payoff.clear()

@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
 
 from league.stores.agents import AgentStore
 from league.stores.database import Database, Store, utc_now
+
+
+class PayoffRecord(NamedTuple):
+    """A learner's results against one opponent: wins, draws and games (decayed counts, so floats)."""
+
+    wins: float = 0.0
+    draws: float = 0.0
+    games: float = 0.0
+
+    def plus(self, other: PayoffRecord) -> PayoffRecord:
+        """Both records' counts added (`+` on a NamedTuple would concatenate)."""
+        return PayoffRecord(self.wins + other.wins, self.draws + other.draws, self.games + other.games)
 
 
 class PayoffStore(Store):
@@ -14,8 +27,7 @@ class PayoffStore(Store):
         self.agents = agents
 
 
-    def record(self, learner: str, team_size: int, results: dict[str, tuple[float, float, float]],
-                      decay: float = 1.0) -> None:
+    def record(self, learner: str, team_size: int, results: dict[str, PayoffRecord], decay: float = 1.0) -> None:
         """Add (wins, draws, games) per opponent name to the learner's payoff, decaying old counts first."""
         with self.transaction():
             now = utc_now()
@@ -30,9 +42,9 @@ class PayoffStore(Store):
                     [learner, opp.id, team_size, wins, draws, games, now, decay, decay, decay],
                 )
 
-    def get(self, learner: str, team_size: int) -> dict[str, tuple[float, float, float]]:
-        """(wins, draws, games) per opponent name for a learner."""
+    def get(self, learner: str, team_size: int) -> dict[str, PayoffRecord]:
+        """The learner's record against each opponent, by opponent name."""
         rows = self.db.query(
             """SELECT a.name, p.wins, p.draws, p.games FROM payoff p JOIN agents a ON a.id = p.opponent_id
                WHERE p.learner = ? AND p.team_size = ?""", [learner, team_size])
-        return {r["name"]: (r["wins"], r["draws"], r["games"]) for r in rows}
+        return {r["name"]: PayoffRecord(r["wins"], r["draws"], r["games"]) for r in rows}
