@@ -37,7 +37,7 @@ from league.config import Config
 from league.errors import LeagueError
 from league.home import LeagueHome
 from league.locks import Ownership, claim
-from league.registry import MatchSettings, MatchStats, Registry
+from league.registry import Game, MatchSettings, MatchStats, Registry
 from league.schedule import MAX_GAMES_PER_PAIR, round_robin
 from league.sprt import SprtParams, decide, elo_estimate, pair_score, sprt_result
 
@@ -192,8 +192,8 @@ def start_or_resume_match(registry: Registry, home: LeagueHome, cfg: Config, a: 
     if match.status == "finished":
         return MatchRun(match_id, resumed, True, recorded, match, iter(()))
     ownership = claim_match(registry, home, match_id)
-    config = json.loads(registry.tournament(match.tournament_id)["config_json"])
-    batches = ownership.holding(_play(registry, home, match, config["game"]["tick_skip"], workers, max_arenas))
+    tick_skip = registry.tournament(match.tournament_id).config["game"]["tick_skip"]
+    batches = ownership.holding(_play(registry, home, match, tick_skip, workers, max_arenas))
     return MatchRun(match_id, resumed, False, recorded, match, batches)
 
 
@@ -218,13 +218,12 @@ def run_sprt_match(home: LeagueHome, registry: Registry, cfg: Config, a: str, b:
     return play_match(home, registry, cfg, a, b, params, max_games, **kwargs)
 
 
-def match_stats(games: list[dict], a: str, pairs: int, params: SprtParams | None) -> MatchStats:
+def match_stats(games: list[Game], a: str, pairs: int, params: SprtParams | None) -> MatchStats:
     """The statistics of the complete pairs among the first `pairs` of a match's recorded `games`."""
     score: dict[int, float] = {}
     for g in games:
-        a_goals, other = ((g["blue_goals"], g["orange_goals"]) if g["blue"] == a
-                          else (g["orange_goals"], g["blue_goals"]))
-        score[g["schedule_index"]] = 1.0 if a_goals > other else 0.5 if a_goals == other else 0.0
+        a_goals, other = (g.blue_goals, g.orange_goals) if g.blue == a else (g.orange_goals, g.blue_goals)
+        score[g.schedule_index] = 1.0 if a_goals > other else 0.5 if a_goals == other else 0.0
     counts = [0] * 5
     for p in range(pairs):
         if 2 * p in score and 2 * p + 1 in score:
@@ -249,7 +248,7 @@ def _play(registry: Registry, home: LeagueHome, match: MatchOutcome, tick_skip: 
     try:
         for batch in range(batches):
             hi = min(pairs, (batch + 1) * k)
-            done = {g["schedule_index"] for g in registry.games(tournament_id=tid)}
+            done = {g.schedule_index for g in registry.games(tournament_id=tid)}
             missing = [g for g in schedule[2 * batch * k:2 * hi] if g.index not in done]
             if missing:
                 if pool is None:

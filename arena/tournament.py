@@ -15,7 +15,6 @@ replays exactly from its seed, the results equal an uninterrupted run's.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -28,7 +27,7 @@ from league.config import Config
 from league.errors import LeagueError
 from league.home import LeagueHome
 from league.locks import Ownership, claim
-from league.registry import GameRecord, Registry
+from league.registry import GameRecord, Registry, Tournament
 from league.schedule import ScheduledGame, planned_games, round_robin
 
 MAX_ARENAS_PER_WORKER = 64
@@ -59,10 +58,9 @@ def open_tournament(registry: Registry, cfg: Config, team_size: int, games_per_p
     """The id of the matching unfinished tournament (resumed) or of a new one; and whether it resumed."""
     matches = registry.match_store.tournament_ids()  # a match's tournament is resumed by `league match` only
     for t in reversed(registry.tournaments()):
-        if (t["status"] in ("running", "interrupted") and t["id"] not in matches and t["team_size"] == team_size
-                and t["seed"] == seed and t["games_per_pair"] == games_per_pair
-                and json.loads(t["entrants_json"]) == entrants):
-            return t["id"], True
+        if (t.status in ("running", "interrupted") and t.id not in matches and t.team_size == team_size
+                and t.seed == seed and t.games_per_pair == games_per_pair and t.entrants == entrants):
+            return t.id, True
     planned = planned_games(len(entrants), games_per_pair)
     tid = registry.create_tournament(name or f"{team_size}v{team_size} round robin", team_size, seed, games_per_pair,
                                      planned, entrants, cfg.to_dict())
@@ -71,7 +69,7 @@ def open_tournament(registry: Registry, cfg: Config, team_size: int, games_per_p
 
 def pending_games(registry: Registry, tid: int) -> list[ScheduledGame]:
     t = registry.tournament(tid)
-    schedule = round_robin(json.loads(t["entrants_json"]), t["games_per_pair"], t["seed"])
+    schedule = round_robin(t.entrants, t.games_per_pair, t.seed)
     done = {row["schedule_index"] for row in registry.db.query(
         "SELECT schedule_index FROM games WHERE tournament_id = ?", [tid])}
     return [g for g in schedule if g.index not in done]
@@ -81,10 +79,10 @@ def claim_tournament(registry: Registry, home: LeagueHome, tid: int) -> Ownershi
     """Own tournament `tid` for playing it, or fail at once: it is finished or abandoned, or
     another process plays it (which is then left untouched)."""
     t = registry.tournament(tid)
-    if t["status"] in ("finished", "abandoned"):
-        raise LeagueError(f"Tournament {tid} is already {t['status']}.")
+    if t.status in ("finished", "abandoned"):
+        raise LeagueError(f"Tournament {tid} is already {t.status}.")
     ownership = claim(home.root, "tournament", str(tid), f"Tournament {tid}")
-    status = registry.tournament(tid)["status"]
+    status = registry.tournament(tid).status
     if status in ("finished", "abandoned"):  # ended by its previous owner while we waited for the lock
         ownership.release()
         raise LeagueError(f"Tournament {tid} is already {status}.")
@@ -126,23 +124,23 @@ def start_or_resume_tournament(registry: Registry, home: LeagueHome, cfg: Config
         refuse_match(registry, resume, "resume")
         tid, resumed = resume, True
         t = registry.tournament(tid)
-        if t["status"] not in ("finished", "abandoned"):  # damaged ratings: one sentence, before any game
-            registry.check_ratings_usable(t["team_size"], json.loads(t["entrants_json"]))
+        if t.status not in ("finished", "abandoned"):  # damaged ratings: one sentence, before any game
+            registry.check_ratings_usable(t.team_size, t.entrants)
     else:
         team_size = cfg.game.team_size
         entrants = resolve_entrants(registry, team_size, agents, baselines)
         registry.check_ratings_usable(team_size, entrants)  # damaged ones: one sentence, before anything is stored
         tid, resumed = open_tournament(registry, cfg, team_size, games_per_pair, cfg.seed, entrants)
-    game_seconds = json.loads(registry.tournament(tid)["config_json"])["game"]["game_seconds"]
+    game_seconds = registry.tournament(tid).config["game"]["game_seconds"]
     games = run_tournament(registry, home, tid, workers, game_seconds, cfg.game.tick_skip, backend=backend,
                            address=address, max_arenas=max_arenas)
     t = registry.tournament(tid)
-    return TournamentRun(id=tid, resumed=resumed, entrants=tuple(json.loads(t["entrants_json"])),
-                         planned_games=t["planned_games"], to_play=len(pending_games(registry, tid)),
+    return TournamentRun(id=tid, resumed=resumed, entrants=tuple(t.entrants),
+                         planned_games=t.planned_games, to_play=len(pending_games(registry, tid)),
                          game_seconds=game_seconds, games=games)
 
 
-def abandon_tournament(registry: Registry, home: LeagueHome, tid: int, reason: str) -> dict:
+def abandon_tournament(registry: Registry, home: LeagueHome, tid: int, reason: str) -> Tournament:
     """End unfinished tournament `tid` for good, unless another process is playing it; its games stay recorded."""
     refuse_match(registry, tid, "abandon")
     with claim_tournament(registry, home, tid):
@@ -183,9 +181,8 @@ def _play(registry: Registry, home: LeagueHome, tid: int, workers: int, game_sec
     if not todo:
         registry.set_tournament_status(tid, "finished")
         return
-    spec = GameSpec(team_size=t["team_size"], tick_skip=tick_skip, mode="timed", game_seconds=game_seconds)
-    entrants = json.loads(t["entrants_json"])
-    agents = {name: registry.agent(name) for name in entrants}
+    spec = GameSpec(team_size=t.team_size, tick_skip=tick_skip, mode="timed", game_seconds=game_seconds)
+    agents = {name: registry.agent(name) for name in t.entrants}
     if backend == "ray":
         from arena.tournament_ray import run_on_ray
 
@@ -216,7 +213,7 @@ def record_outcome(registry: Registry, tid: int, outcome: GameOutcome) -> GameOu
     """Record a game of tournament `tid` (its replay written) and its rating updates, in one transaction."""
     g = outcome.game
     registry.record_game(GameRecord(
-        blue=g.blue, orange=g.orange, team_size=registry.tournament(tid)["team_size"], seed=g.seed,
+        blue=g.blue, orange=g.orange, team_size=registry.tournament(tid).team_size, seed=g.seed,
         blue_goals=outcome.blue_goals, orange_goals=outcome.orange_goals, length_seconds=outcome.length_seconds,
         origin="tournament", tournament_id=tid, schedule_index=g.index, replay_path=outcome.replay_path))
     return outcome

@@ -44,13 +44,13 @@ import math
 from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
-from typing import Any
 
 from league.errors import LeagueError
 from league.lineage import build_lineage
 from league.names import split_version
 from league.ratings import MleRatings
 from league.stores.agents import BASELINES
+from league.stores.curricula import StageAgent
 
 DEFAULT_KEEP = 5
 DEFAULT_MARGIN = 100.0  # Elo: about a 64% expected score for the stronger side
@@ -230,11 +230,11 @@ def _floor3(p: float) -> str:
 # --------------------------------------------------------------------------- the league
 
 
-def curriculum_anchor_names(rows: Sequence[Mapping[str, Any]]) -> dict[str, str]:
-    """Agent -> which curriculum stage started from or ended with it (CurriculumStore.stage_agents rows)."""
+def curriculum_anchor_names(rows: Sequence[StageAgent]) -> dict[str, str]:
+    """Agent -> which curriculum stage started from or ended with it (CurriculumStore.stage_agents)."""
     anchors: dict[str, str] = {}
     for r in rows:
-        anchors.setdefault(r["agent"], f"{r['role']} agent of curriculum {r['curriculum']}, stage {r['stage']}")
+        anchors.setdefault(r.agent, f"{r.role} agent of curriculum {r.curriculum}, stage {r.stage}")
     return anchors
 
 

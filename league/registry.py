@@ -21,18 +21,20 @@ from league.locks import wait_for
 from league.schema import latest_version, migrate
 from league.standings import fit_mle, read_pair_records
 from league.stores.agents import BASELINES, Agent, AgentStore
-from league.stores.curricula import CurriculumStore
+from league.stores.curricula import Curriculum, CurriculumStage, CurriculumStore, GateCheck, StageAgent
 from league.stores.database import Database, connect, open_league_db, require_writable, utc_now
 from league.stores.exports import ExportRecord, ExportStore
-from league.stores.games import GameRecord, GameStore, Rating, RatingsRebuilt
+from league.stores.games import Game, GameRecord, GameStore, Rating, RatingChange, RatingsRebuilt
 from league.stores.matches import MatchSettings, MatchStats, MatchStore
 from league.stores.payoff import PayoffRecord, PayoffStore
 from league.stores.promotions import Promotion, PromotionStore, SprtTest
-from league.stores.runs import RunStore
-from league.stores.tournaments import TournamentStore
+from league.stores.runs import RunStore, TrainingRun
+from league.stores.tournaments import Tournament, TournamentStore
 
-__all__ = ["BASELINES", "Agent", "ExportRecord", "GameRecord", "MatchSettings", "MatchStats", "PayoffRecord", "Promotion", "Rating",
-           "RatingsRebuilt", "Registry", "SprtTest", "connect", "utc_now"]
+__all__ = ["BASELINES", "Agent", "Curriculum", "CurriculumStage", "ExportRecord", "Game", "GameRecord", "GateCheck",
+           "MatchSettings", "MatchStats", "PayoffRecord", "Promotion", "Rating", "RatingChange", "RatingsRebuilt",
+           "Registry", "SprtTest", "StageAgent", "Tournament", "TrainingRun", "connect",
+           "utc_now"]
 
 
 def _schema_lock(db_path: Path):
@@ -139,10 +141,10 @@ class Registry:
     def record_game(self, game: GameRecord) -> int:
         return self.game_store.record(game)
 
-    def games(self, team_size: int | None = None, tournament_id: int | None = None) -> list[dict[str, Any]]:
+    def games(self, team_size: int | None = None, tournament_id: int | None = None) -> list[Game]:
         return self.game_store.games(team_size, tournament_id)
 
-    def rating_history(self, name: str, team_size: int | None = None) -> list[dict[str, Any]]:
+    def rating_history(self, name: str, team_size: int | None = None) -> list[RatingChange]:
         return self.game_store.rating_history(name, team_size)
 
     def recompute_ratings(self, team_size: int) -> dict[str, tuple[float, float, float]]:
@@ -171,19 +173,19 @@ class Registry:
     def record_run_metrics(self, run: str, team_size: int, steps: int, metrics: dict[str, float]) -> None:
         self.run_store.record(run, team_size, steps, metrics)
 
-    def training_runs(self) -> list[dict[str, Any]]:
+    def training_runs(self) -> list[TrainingRun]:
         return self.run_store.all()
 
     # ------------------------------------------------------------------ curricula
 
     def start_curriculum(self, name: str, spec: dict[str, Any], source: str,
-                         stages: Sequence[tuple[str, int, str]]) -> dict[str, Any]:
+                         stages: Sequence[tuple[str, int, str]]) -> Curriculum:
         return self.curriculum_store.start(name, spec, source, stages)
 
-    def curricula(self) -> list[dict[str, Any]]:
+    def curricula(self) -> list[Curriculum]:
         return self.curriculum_store.all()
 
-    def curriculum(self, name: str) -> dict[str, Any]:
+    def curriculum(self, name: str) -> Curriculum:
         return self.curriculum_store.get(name)
 
     def update_curriculum(self, name: str, **values: Any) -> None:
@@ -196,7 +198,7 @@ class Registry:
                           criteria: list[dict[str, Any]]) -> int:
         return self.curriculum_store.record_gate_check(name, index, agent, steps, passed, criteria)
 
-    def gate_checks(self, name: str, index: int | None = None) -> list[dict[str, Any]]:
+    def gate_checks(self, name: str, index: int | None = None) -> list[GateCheck]:
         return self.curriculum_store.gate_checks(name, index)
 
     # ------------------------------------------------------------------ tournaments
@@ -205,13 +207,13 @@ class Registry:
                           planned_games: int, entrants: Sequence[str], config: dict[str, Any]) -> int:
         return self.tournament_store.create(name, team_size, seed, games_per_pair, planned_games, entrants, config)
 
-    def tournament(self, tournament_id: int) -> dict[str, Any]:
+    def tournament(self, tournament_id: int) -> Tournament:
         return self.tournament_store.get(tournament_id)
 
-    def tournaments(self) -> list[dict[str, Any]]:
+    def tournaments(self) -> list[Tournament]:
         return self.tournament_store.all()
 
-    def abandon_tournament(self, tournament_id: int, reason: str) -> dict[str, Any]:
+    def abandon_tournament(self, tournament_id: int, reason: str) -> Tournament:
         return self.tournament_store.abandon(tournament_id, reason)
 
     def set_tournament_status(self, tournament_id: int, status: str) -> None:

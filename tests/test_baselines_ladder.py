@@ -126,4 +126,4 @@ def test_a_short_tournament_plays_the_whole_ladder(tmp_path, team_size):
     tid, _ = open_tournament(reg, load_config(), team_size, 2, 3, LADDER)
     list(run_tournament(reg, home, tid, 2, game_seconds=6.0))
     t = reg.tournament(tid)
-    assert t["status"] == "finished" and t["finished_games"] == t["planned_games"] == 12
+    assert t.status == "finished" and t.finished_games == t.planned_games == 12

@@ -119,20 +119,20 @@ def test_five_stages_run_in_order_and_the_lineage_crosses_them(finished):
     assert re.search(r"^1\. \S+ \(1v1\): [\d,]+ steps \(min", output, re.M), output
     reg = Registry.open(home.db_path)
     cur = reg.curriculum("tiny")
-    assert cur["status"] == "finished"
-    assert [s["status"] for s in cur["stages"]] == ["passed", "passed", "passed", "advanced", "passed"]
+    assert cur.status == "finished"
+    assert [s.status for s in cur.stages] == ["passed", "passed", "passed", "advanced", "passed"]
     graph = lineage_of(reg)
-    finals = [s["final_agent"] for s in cur["stages"]]
-    for k, (stage, size) in enumerate(zip(cur["stages"], SIZES)):
-        versions = run_versions(reg, stage["run"])
+    finals = [s.final_agent for s in cur.stages]
+    for k, (stage, size) in enumerate(zip(cur.stages, SIZES)):
+        versions = run_versions(reg, stage.run)
         assert versions and finals[k] == versions[-1]
         assert {reg.agent(v).team_size for v in versions} == {size}  # in that stage's leaderboards
         first = reg.agent(versions[0])
         if k == 0:
             assert first.parent_id is None
         else:  # the previous stage's final agent is the parent of the stage's first version
-            assert first.parent_id == reg.agent(finals[k - 1]).id and stage["start_agent"] == finals[k - 1]
-            assert stage["steps"] == reg.agent(versions[-1]).steps_trained - reg.agent(finals[k - 1]).steps_trained
+            assert first.parent_id == reg.agent(finals[k - 1]).id and stage.start_agent == finals[k - 1]
+            assert stage.steps == reg.agent(versions[-1]).steps_trained - reg.agent(finals[k - 1]).steps_trained
     line = line_to(graph, finals[-1])
     assert line[0] == "tiny-1v1-dense-v1" and [v for v in line if v in finals] == finals
     # Each stage's overlay reached its trainer (stored with every version).
@@ -147,21 +147,21 @@ def test_gate_games_are_recorded_as_rated_evaluation_games(finished):
     home, _ = finished
     reg = Registry.open(home.db_path)
     checks = reg.gate_checks("tiny")
-    assert [c["stage_index"] for c in checks] == [0, 1, 2, 3, 4]
-    assert [c["passed"] for c in checks] == [True, True, True, False, True]
-    assert "Elo" in checks[3]["criteria"][0]["reason"] and not checks[3]["criteria"][0]["passed"]
+    assert [c.stage_index for c in checks] == [0, 1, 2, 3, 4]
+    assert [c.passed for c in checks] == [True, True, True, False, True]
+    assert "Elo" in checks[3].criteria[0]["reason"] and not checks[3].criteria[0]["passed"]
     games = reg.games()
-    assert games and {g["origin"] for g in games} == {"evaluation"}
+    assert games and {g.origin for g in games} == {"evaluation"}
     for check, size in zip(checks, SIZES):
-        mine = [g for g in games if check["agent"] in (g["blue"], g["orange"])]
-        assert mine and {g["team_size"] for g in mine} == {size}
-        assert reg.rating(check["agent"], size).games == len(mine)
+        mine = [g for g in games if check.agent in (g.blue, g.orange)]
+        assert mine and {g.team_size for g in mine} == {size}
+        assert reg.rating(check.agent, size).games == len(mine)
     # "not worse than previous": the 1v1-full agent met the 1v1-dense final agent.
-    assert any({g["blue"], g["orange"]} == {checks[1]["agent"], checks[0]["agent"]} for g in games)
+    assert any({g.blue, g.orange} == {checks[1].agent, checks[0].agent} for g in games)
     # The 2v2 gate asks for a win rate against random: its games were against random only.
-    assert {g["blue"] if g["orange"] == checks[2]["agent"] else g["orange"]
-            for g in games if checks[2]["agent"] in (g["blue"], g["orange"])} == {"random"}
-    assert checks[2]["criteria"][0]["name"] == "win_rate_vs_random"
+    assert {g.blue if g.orange == checks[2].agent else g.orange
+            for g in games if checks[2].agent in (g.blue, g.orange)} == {"random"}
+    assert checks[2].criteria[0]["name"] == "win_rate_vs_random"
 
 
 def test_status_shows_stages_gates_and_history(finished):
@@ -216,12 +216,12 @@ def test_resume_in_the_middle_of_a_stage(home):
     first = CurriculumTrainer(spec, home, reg, sets=TINY, on_event=ctrl_c_in_stage_b).run()
     assert first.status == "interrupted" and "run the same command again" in first.message
     cur = reg.curriculum("cut")
-    assert cur["status"] == "interrupted" and cur["stage_index"] == 1
-    assert [s["status"] for s in cur["stages"]] == ["passed", "training"]
+    assert cur.status == "interrupted" and cur.stage_index == 1
+    assert [s.status for s in cur.stages] == ["passed", "training"]
     (cut,) = run_versions(reg, "cut-b")  # the snapshot saved on Ctrl-C
     start = reg.agent("cut-a-v1").steps_trained
     interrupted_at = reg.agent(cut).steps_trained - start
-    assert 0 < interrupted_at < 300 and cur["stages"][1]["steps"] == interrupted_at
+    assert 0 < interrupted_at < 300 and cur.stages[1].steps == interrupted_at
     a_checks = len(reg.gate_checks("cut", 0))
 
     second = CurriculumTrainer(spec, home, reg, sets=TINY).run()
@@ -231,7 +231,7 @@ def test_resume_in_the_middle_of_a_stage(home):
     steps = [reg.agent(v).steps_trained for v in versions]
     assert steps == sorted(steps) and 600 <= steps[-1] - start < 600 + 16
     assert run_versions(reg, "cut-a") == ["cut-a-v1"] and len(reg.gate_checks("cut", 0)) == a_checks
-    assert [c["steps"] // 300 for c in reg.gate_checks("cut", 1)] == [1, 2]  # one check per 300 steps
+    assert [c.steps // 300 for c in reg.gate_checks("cut", 1)] == [1, 2]  # one check per 300 steps
 
 
 @pytest.mark.parametrize("change, words", [
@@ -268,6 +268,6 @@ def test_a_resumed_curriculum_must_keep_its_stages(registry):
     stages = [("a", 1, "c-a"), ("b", 2, "c-b")]
     registry.start_curriculum("c", {"stages": []}, "one.yaml", stages)
     again = registry.start_curriculum("c", {"stages": [], "changed": True}, "two.yaml", stages)  # budgets may change
-    assert again["source"] == "two.yaml" and again["spec"]["changed"] and len(again["stages"]) == 2
+    assert again.source == "two.yaml" and again.spec["changed"] and len(again.stages) == 2
     with pytest.raises(Exception, match="was started with the stages a, b"):
         registry.start_curriculum("c", {}, "three.yaml", [("a", 1, "c-a"), ("z", 3, "c-z")])

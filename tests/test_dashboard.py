@@ -163,10 +163,10 @@ def test_head_to_head_matrix_and_pair(monkeypatch, league, reg):
     fit = reg.mle(1, names=[r.name for r in read_standings(reg.db, 1, reg.ratings_cfg, include_retired=True).rows])
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Likelihood of superiority (A over B)"] == f"{fit.los(a, b):.1%}"
-    played = [g for g in reg.games(1) if {g["blue"], g["orange"]} == {a, b}]
-    wins = sum((g["blue"] == a and g["result"] == "blue") or (g["orange"] == a and g["result"] == "orange")
+    played = [g for g in reg.games(1) if {g.blue, g.orange} == {a, b}]
+    wins = sum((g.blue == a and g.result == "blue") or (g.orange == a and g.result == "orange")
                for g in played)
-    draws = sum(g["result"] == "draw" for g in played)
+    draws = sum(g.result == "draw" for g in played)
     assert metrics[f"{a} vs {b} (W-D-L)"] == f"{wins}-{draws}-{len(played) - wins - draws}"
 
 
@@ -235,16 +235,16 @@ def test_tournaments_list_and_running_one(monkeypatch, league):
 
 
 def test_replay_page_plays_a_game(monkeypatch, league, reg):
-    game = next(g for g in reg.games() if g["id"] == league.replay_game)
+    game = next(g for g in reg.games() if g.id == league.replay_game)
     at = no_problems(page(monkeypatch, league.home.root, "replays", game=league.replay_game))
     assert at.selectbox(key="replay_game").value == league.replay_game
     assert at.selectbox(key="replay_tournament").value == league.finished_tournament
     heading = texts(at.markdown)
-    assert f"{game['blue_goals']} - {game['orange_goals']}" in heading and game["blue"] in heading
+    assert f"{game.blue_goals} - {game.orange_goals}" in heading and game.blue in heading
     player = at.get("iframe")[0].proto.srcdoc
-    assert "<canvas" in player and json.dumps(game["blue"]) in player
+    assert "<canvas" in player and json.dumps(game.blue) in player
     goals = at.dataframe[0].value
-    assert len(goals) == game["blue_goals"] + game["orange_goals"]
+    assert len(goals) == game.blue_goals + game.orange_goals
     assert list(goals.columns) == ["time", "team", "car", "score", "step"]
     assert len(charts(at)) == 1  # ball speed and position
     starts = at.selectbox(key=f"replay_start_{league.replay_game}").options
@@ -462,8 +462,8 @@ def test_baseline_win_rates_by_hand(league, reg):
     only_rule = queries.baseline_win_rates(reg.db, "climb-1v1", baselines=["rule"])
     assert list(only_rule["version"]) == ["climb-1v1-v1", "climb-1v1-v2", "climb-1v1-v3"]
     # ppo-1v1's evaluation games are the fixture's random ones: count them from the registry
-    played = [g for g in reg.games(1) if g["origin"] == "evaluation" and "ppo-1v1-v1" in (g["blue"], g["orange"])
-              and {g["blue"], g["orange"]} & set(BASELINES)]
+    played = [g for g in reg.games(1) if g.origin == "evaluation" and "ppo-1v1-v1" in (g.blue, g.orange)
+              and {g.blue, g.orange} & set(BASELINES)]
     assert queries.baseline_win_rates(reg.db, "ppo-1v1")["games"].sum() == len(played) == 4
     for run in ("climb", "nope", "climb-1v1-v1"):  # no agent is named RUN-vN
         empty = queries.baseline_win_rates(reg.db, run)

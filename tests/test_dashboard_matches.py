@@ -46,9 +46,9 @@ def a_scores(reg: Registry, match_id: int) -> dict[int, float]:
     m = reg.match_store.get(match_id)
     scores = {}
     for g in reg.games(tournament_id=m["tournament_id"]):
-        mine, theirs = ((g["blue_goals"], g["orange_goals"]) if g["blue"] == m["a"]
-                        else (g["orange_goals"], g["blue_goals"]))
-        scores[g["schedule_index"]] = 1.0 if mine > theirs else 0.5 if mine == theirs else 0.0
+        mine, theirs = ((g.blue_goals, g.orange_goals) if g.blue == m["a"]
+                        else (g.orange_goals, g.blue_goals))
+        scores[g.schedule_index] = 1.0 if mine > theirs else 0.5 if mine == theirs else 0.0
     return scores
 
 
@@ -136,13 +136,13 @@ def test_an_incomplete_pair_is_listed_but_not_counted(league, reg):
 def test_pairs_are_the_mirrored_games(league, reg):
     match_id = league.matches["sprt"]
     m = reg.match_store.get(match_id)
-    games = {g["schedule_index"]: g for g in reg.games(tournament_id=m["tournament_id"])}
+    games = {g.schedule_index: g for g in reg.games(tournament_id=m["tournament_id"])}
     pairs = match_queries.match_pairs(reg.db, match_id)
     for p in pairs.itertuples():
         first, second = games[2 * p.pair], games[2 * p.pair + 1]
-        assert (p.first_game, p.second_game) == (first["id"], second["id"])
-        assert (first["blue"], second["blue"]) == (m["a"], m["b"]) and first["seed"] == second["seed"]
-        assert (p.first_replay, p.second_replay) == (first["replay_path"], second["replay_path"])
+        assert (p.first_game, p.second_game) == (first.id, second.id)
+        assert (first.blue, second.blue) == (m["a"], m["b"]) and first.seed == second.seed
+        assert (p.first_replay, p.second_replay) == (first.replay_path, second.replay_path)
         assert p.outcome == match_queries.PAIR_LABELS[pair_score(p.a_first, p.a_second)]
 
 
@@ -203,30 +203,30 @@ def test_sprt_match_page_llr_path_counts_and_replay_links(monkeypatch, league, r
     assert counts.iloc[0].tolist() == [1, 1, 2, 2, 10, 16]
     # each pair's two games link to the Replays page
     pairs = at.dataframe[2].value
-    games = {g["schedule_index"]: g for g in reg.games(tournament_id=m["tournament_id"])}
+    games = {g.schedule_index: g for g in reg.games(tournament_id=m["tournament_id"])}
     assert len(pairs) == 16
     for row in pairs.itertuples():
         p = row.pair - 1
-        assert row.first_replay == f"?page=replays&game={games[2 * p]['id']}&show=watch"
-        assert row.second_replay == f"?page=replays&game={games[2 * p + 1]['id']}&show=watch"
-        assert row.first == f"{games[2 * p]['blue_goals']}-{games[2 * p]['orange_goals']}"
+        assert row.first_replay == f"?page=replays&game={games[2 * p].id}&show=watch"
+        assert row.second_replay == f"?page=replays&game={games[2 * p + 1].id}&show=watch"
+        assert row.first == f"{games[2 * p].blue_goals}-{games[2 * p].orange_goals}"
     assert pairs["llr"].iloc[-1] == pytest.approx(m["llr"])
 
 
 def test_a_replay_link_opens_the_game_and_the_page_plays_one(monkeypatch, league, reg):
     match_id = league.matches["sprt"]
     m = reg.match_store.get(match_id)
-    game = next(g for g in reg.games(tournament_id=m["tournament_id"]) if g["schedule_index"] == 3)
-    at = no_problems(page(monkeypatch, league.home.root, "replays", game=game["id"]))
-    assert at.selectbox(key="replay_game").value == game["id"]
+    game = next(g for g in reg.games(tournament_id=m["tournament_id"]) if g.schedule_index == 3)
+    at = no_problems(page(monkeypatch, league.home.root, "replays", game=game.id))
+    assert at.selectbox(key="replay_game").value == game.id
     assert at.selectbox(key="replay_tournament").value == m["tournament_id"]
     assert "<canvas" in at.get("iframe")[0].proto.srcdoc
     # or watched on the Matches page itself
     at = no_problems(page(monkeypatch, league.home.root, "matches", match=match_id))
     assert not at.get("iframe")
-    assert f"pair 2, ppo-3v3-v1 on blue: {game['blue_goals']}-{game['orange_goals']} (game #{game['id']})" in \
+    assert f"pair 2, ppo-3v3-v1 on blue: {game.blue_goals}-{game.orange_goals} (game #{game.id})" in \
         at.selectbox(key="match_watch").options
-    at.selectbox(key="match_watch").select(game["id"]).run()
+    at.selectbox(key="match_watch").select(game.id).run()
     player = no_problems(at).get("iframe")[0].proto.srcdoc
     assert "<canvas" in player and json.dumps("ppo-3v3-v1") in player
 

@@ -68,8 +68,8 @@ def recorded_counts(reg: Registry, tid: int, a: str) -> list[int]:
     """The pentanomial counts of the complete pairs recorded, computed here from the games alone."""
     scores = {}
     for g in reg.games(tournament_id=tid):
-        mine, theirs = (g["blue_goals"], g["orange_goals"]) if g["blue"] == a else (g["orange_goals"], g["blue_goals"])
-        scores[g["schedule_index"]] = 1.0 if mine > theirs else 0.5 if mine == theirs else 0.0
+        mine, theirs = (g.blue_goals, g.orange_goals) if g.blue == a else (g.orange_goals, g.blue_goals)
+        scores[g.schedule_index] = 1.0 if mine > theirs else 0.5 if mine == theirs else 0.0
     return pentanomial_counts((scores[i], scores[i + 1]) for i in range(0, max(scores) + 1, 2)
                               if i in scores and i + 1 in scores)
 
@@ -83,21 +83,21 @@ def test_a_fixed_match_records_rates_and_replays_every_game(league):
     m = match_outcome(reg, 1)
     assert (m.status, m.decision, m.mode, m.params, m.stats.games) == ("finished", None, "fixed", None, 4)
     games = reg.games(tournament_id=m.tournament_id)
-    assert sorted(g["schedule_index"] for g in games) == [0, 1, 2, 3]
-    assert [(g["blue"], g["orange"]) for g in sorted(games, key=lambda g: g["schedule_index"])] == \
+    assert sorted(g.schedule_index for g in games) == [0, 1, 2, 3]
+    assert [(g.blue, g.orange) for g in sorted(games, key=lambda g: g.schedule_index)] == \
         [("net-a", "rule"), ("rule", "net-a")] * 2  # mirrored pairs: the same seed, sides swapped
-    by_index = {g["schedule_index"]: g for g in games}
-    assert by_index[0]["seed"] == by_index[1]["seed"] != by_index[2]["seed"] == by_index[3]["seed"]
+    by_index = {g.schedule_index: g for g in games}
+    assert by_index[0].seed == by_index[1].seed != by_index[2].seed == by_index[3].seed
     for g in games:
-        assert g["origin"] == "tournament"
-        replay = read_replay(home.root / g["replay_path"])
-        assert replay.score_from_events() == (g["blue_goals"], g["orange_goals"]) and replay.meta["seed"] == g["seed"]
+        assert g.origin == "tournament"
+        replay = read_replay(home.root / g.replay_path)
+        assert replay.score_from_events() == (g.blue_goals, g.orange_goals) and replay.meta["seed"] == g.seed
     assert list(m.stats.counts) == recorded_counts(reg, m.tournament_id, "net-a")
     for name, (elo, mu, sigma) in reg.recompute_ratings(1).items():  # rated like any other game, once each
         assert reg.rating(name, 1).elo == pytest.approx(elo) and reg.rating(name, 1).sigma == pytest.approx(sigma)
     assert reg.rating("net-a", 1).games == 4
     t = reg.tournament(m.tournament_id)
-    assert (t["status"], t["planned_games"], t["finished_games"]) == ("finished", 4, 4)
+    assert (t.status, t.planned_games, t.finished_games) == ("finished", 4, 4)
     # The same command again plays nothing: it shows the finished match.
     again = match_cli(home, "net-a", "rule", "--max-games", "4", "--workers", "2", "--seed", "7")
     assert again.exit_code == 0 and "Match 1 (net-a vs rule, fixed 4 games) already finished" in again.output
@@ -123,7 +123,7 @@ def test_an_sprt_match_stops_early_and_prints_the_recorded_games_llr(league):
     assert re.search(r"wall time\s+\d+\.\d s", result.output)
     assert len(re.findall(r"^batch \d+/20: ", result.output, re.M)) == len(games) // 2  # a line per batch
     t = reg.tournament(m.tournament_id)
-    assert (t["status"], t["planned_games"]) == ("finished", len(games)) and "H1" in t["message"]
+    assert (t.status, t.planned_games) == ("finished", len(games)) and "H1" in t.message
 
 
 def _wait_for_games(db: Path, n: int, proc: subprocess.Popen, timeout: float = 120.0) -> None:
@@ -150,14 +150,14 @@ def test_kill_9_then_resume_plays_only_the_missing_games_and_ends_as_an_uninterr
     os.killpg(proc.pid, signal.SIGKILL)  # the driver and its workers, mid-match
     proc.wait()
     m = match_outcome(reg, 1)
-    before = {g["schedule_index"] for g in reg.games(tournament_id=m.tournament_id)}
+    before = {g.schedule_index for g in reg.games(tournament_id=m.tournament_id)}
     assert m.status == "running" and 3 <= len(before) < 12  # killed: nobody could mark it
     resumed = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     assert "Resuming match 1 (tournament 1)" in resumed.stdout and f"{len(before)} games recorded" in resumed.stdout
     m = match_outcome(reg, 1)
     games = reg.games(tournament_id=m.tournament_id)
-    indexes = [g["schedule_index"] for g in games]
+    indexes = [g.schedule_index for g in games]
     assert len(indexes) == len(set(indexes)) == m.stats.games  # none twice, every pair complete
     assert f"{m.stats.games - len(before)} played now" in resumed.stdout
     assert m.status == "finished" and list(m.stats.counts) == recorded_counts(reg, m.tournament_id, "net-a")
@@ -168,8 +168,8 @@ def test_kill_9_then_resume_plays_only_the_missing_games_and_ends_as_an_uninterr
     cfg = load_config(overrides={"seed": 11, "game.game_seconds": GAME_SECONDS})
     fresh = play_match(other, reg2, cfg, "net-a", "random", SprtParams.parse(sprt), 12, batch_pairs=3, workers=1)
     assert (fresh.decision, fresh.stats) == (m.decision, m.stats)
-    results = {g["schedule_index"]: (g["blue"], g["blue_goals"], g["orange_goals"]) for g in games}
-    assert results == {g["schedule_index"]: (g["blue"], g["blue_goals"], g["orange_goals"])
+    results = {g.schedule_index: (g.blue, g.blue_goals, g.orange_goals) for g in games}
+    assert results == {g.schedule_index: (g.blue, g.blue_goals, g.orange_goals)
                        for g in reg2.games(tournament_id=fresh.tournament_id)}
 
 
@@ -180,7 +180,7 @@ def test_a_match_played_elsewhere_is_left_alone_and_only_league_match_resumes_it
     next(run.batches)
     run.batches.close()  # stopped after one batch (one pair): 'interrupted'
     m = match_outcome(reg, run.id)
-    assert m.status == "interrupted" and reg.tournament(m.tournament_id)["status"] == "interrupted"
+    assert m.status == "interrupted" and reg.tournament(m.tournament_id).status == "interrupted"
     args = ["rule", "random", "--max-games", "8", "--batch-pairs", "1", "--workers", "1", "--seed", "3"]
     with claim(home.root, "tournament", str(m.tournament_id), "someone"):  # another process plays it
         busy = match_cli(home, *args)

@@ -133,15 +133,15 @@ def test_a_second_tournament_command_on_a_running_one_leaves_it_alone(league, tm
     second = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert first.poll() is None, "the first tournament ended before the second command ran"
     assert second.returncode == 2, second.stderr
-    tid = reg.tournaments()[-1]["id"]
+    tid = reg.tournaments()[-1].id
     assert f"Tournament {tid} is in use by process {first.pid}" in " ".join(second.stderr.split())
     assert "Traceback" not in second.stderr and "Resuming" not in second.stdout
-    assert reg.tournament(tid)["status"] == "running"  # not marked interrupted by the second command
+    assert reg.tournament(tid).status == "running"  # not marked interrupted by the second command
     first.send_signal(signal.SIGINT)
     first.communicate(timeout=120)
-    indexes = [g["schedule_index"] for g in reg.games(tournament_id=tid)]
+    indexes = [g.schedule_index for g in reg.games(tournament_id=tid)]
     assert indexes and len(indexes) == len(set(indexes))
-    assert reg.tournament(tid)["finished_games"] == len(indexes)
+    assert reg.tournament(tid).finished_games == len(indexes)
 
 
 def test_abandon_ends_a_tournament_for_good_and_keeps_its_games(league):  # noqa: F811
@@ -152,12 +152,12 @@ def test_abandon_ends_a_tournament_for_good_and_keeps_its_games(league):  # noqa
     games = run_tournament(reg, home, tid, 1, game_seconds=4, max_arenas=1)
     next(games)
     games.close()  # stopped after one game: 'interrupted'
-    assert reg.tournament(tid)["status"] == "interrupted"
+    assert reg.tournament(tid).status == "interrupted"
     result = runner.invoke(app, ["tournament", "--home", str(home.root), "--abandon", str(tid)])
     assert result.exit_code == 0, result.output
     assert "1 finished games stay recorded" in result.output
     t = reg.tournament(tid)
-    assert t["status"] == "abandoned" and t["finished"] and "abandoned" in t["message"]
+    assert t.status == "abandoned" and t.finished and "abandoned" in t.message
     assert len(reg.games(tournament_id=tid)) == 1
     for args in (["--resume", str(tid)], ["--abandon", str(tid)]):
         again = runner.invoke(app, ["tournament", "--home", str(home.root), *args])

@@ -316,9 +316,9 @@ def test_a_curriculum_gate_with_an_sprt_plays_the_match_and_passes_only_on_h1(le
     (c,) = failed.criteria
     assert not failed.passed and "H0 accepted" in c.reason and c.value < c.threshold
     checks = reg.gate_checks(spec.name, 1)
-    assert [ck["passed"] for ck in checks] == [True, False]
-    assert [ck["criteria"][0]["name"] for ck in checks] == ["sprt_vs_previous"] * 2
+    assert [ck.passed for ck in checks] == [True, False]
+    assert [ck.criteria[0]["name"] for ck in checks] == ["sprt_vs_previous"] * 2
     matches = reg.match_store.all()
     assert [(m["a"], m["b"], m["decision"]) for m in matches] == [("rulebot", "randbot", "H1"),
                                                                     ("randbot", "rulebot", "H0")]
-    assert all(f"match {m['id']}" in ck["criteria"][0]["reason"] for m, ck in zip(matches, checks))
+    assert all(f"match {m['id']}" in ck.criteria[0]["reason"] for m, ck in zip(matches, checks))

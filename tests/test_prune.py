@@ -432,6 +432,6 @@ def test_curriculum_start_and_final_agents_are_anchors(registry):
     registry.start_curriculum("cur", {}, "test", [("2v2", 2, "c")])
     registry.update_curriculum_stage("cur", 0, start_agent="c-v1", final_agent="c-v2")
     rows = registry.curriculum_store.stage_agents()
-    assert [(r["agent"], r["role"]) for r in rows] == [("c-v2", "final"), ("c-v1", "start")]
+    assert [(r.agent, r.role) for r in rows] == [("c-v2", "final"), ("c-v1", "start")]
     assert prune_module.curriculum_anchor_names(rows) == {"c-v2": "final agent of curriculum cur, stage 2v2",
                                                           "c-v1": "start agent of curriculum cur, stage 2v2"}

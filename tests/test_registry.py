@@ -59,8 +59,8 @@ def test_record_game_updates_ratings_history_and_counts(registry):
     assert (ra.wins, ra.draws, ra.losses, ra.goals_for, ra.goals_against) == (1, 1, 0, 5, 3)
     assert ra.elo > 1500 > rr.elo and ra.elo + rr.elo == pytest.approx(3000)
     hist = registry.rating_history("a", 1)
-    assert [h["game_id"] for h in hist] == [gid, gid + 1]
-    assert hist[0]["elo_after"] == hist[1]["elo_before"]
+    assert [h.game_id for h in hist] == [gid, gid + 1]
+    assert hist[0].elo_after == hist[1].elo_before
     assert registry.rating("a", 2).games == 0  # ratings are per team size
     stored = {n: (registry.rating(n, 1).elo, registry.rating(n, 1).mu, registry.rating(n, 1).sigma) for n in ("a", "rule")}
     recomputed = registry.recompute_ratings(1)
@@ -191,13 +191,13 @@ def test_version_5_rebuilds_tournaments_keeping_ids_games_and_foreign_keys(tmp_p
     db.conn.close()
     reg = Registry.open(path)
     assert schema.schema_version(reg.db) == schema.latest_version()
-    assert reg.tournament(tid)["finished_games"] == 1 and reg.tournament(tid)["message"] == ""
-    assert [g["tournament_id"] for g in reg.games()] == [tid]
+    assert reg.tournament(tid).finished_games == 1 and reg.tournament(tid).message == ""
+    assert [g.tournament_id for g in reg.games()] == [tid]
     assert reg.db.execute("PRAGMA foreign_key_check").fetchall() == []
     with pytest.raises(sqlite3.IntegrityError):  # games still point at the rebuilt table
         play(reg, "rule", "random", 1, 0, tournament_id=tid + 1, schedule_index=0, origin="tournament")
     reg.abandon_tournament(tid, "testing")
-    assert reg.tournament(tid)["status"] == "abandoned"
+    assert reg.tournament(tid).status == "abandoned"
 
 
 def test_stores_share_one_transaction_and_return_typed_ratings(registry):

@@ -35,14 +35,14 @@ def test_smoke_run_creates_versions_lineage_games_ratings_and_metrics(home):
     assert len(result.versions) >= 2 and 1024 <= result.steps < 1024 + 8 and not result.interrupted
     graph = lineage_of(reg)
     assert line_to(graph, result.versions[-1]) == result.versions
-    evals = [g for g in reg.games() if g["origin"] == "evaluation"]
+    evals = [g for g in reg.games() if g.origin == "evaluation"]
     assert evals and reg.rating(result.versions[0], 1).games > 0
     assert reg.payoff("mlp-1v1", 1)  # results against opponents are kept for PFSP
     lines = [json.loads(l) for l in (home.runs / "mlp-1v1" / "metrics.jsonl").read_text().splitlines()]
     keys = set().union(*lines)
     (run,) = reg.training_runs()  # the headline metrics are in the registry too
-    assert run["run"] == "mlp-1v1" and run["steps"] > 0
-    assert {"charts/steps_per_second", "losses/policy_loss", "eval/elo"} <= set(run["metrics"])
+    assert run.run == "mlp-1v1" and run.steps > 0
+    assert {"charts/steps_per_second", "losses/policy_loss", "eval/elo"} <= set(run.metrics)
     assert {"losses/policy_loss", "losses/entropy", "charts/steps_per_second", "eval/elo"} <= keys
     for name in result.versions:
         agent = reg.agent(name)

@@ -68,7 +68,7 @@ def play(home, reg, entrants, games=2, seed=5, workers=2):
 
 
 def results(reg, tid):
-    return {g["schedule_index"]: (g["blue"], g["orange"], g["blue_goals"], g["orange_goals"])
+    return {g.schedule_index: (g.blue, g.orange, g.blue_goals, g.orange_goals)
             for g in reg.games(tournament_id=tid)}
 
 
@@ -78,13 +78,13 @@ def test_round_robin_records_every_game_with_a_consistent_replay(league):
     assert set(entrants) == {*BASELINES, "net-a", "net-b"}
     tid = play(home, reg, ["random", "rule", "net-a", "net-b"])  # 12 games, not the whole ladder's 30
     t = reg.tournament(tid)
-    assert t["status"] == "finished" and t["planned_games"] == t["finished_games"] == 12
+    assert t.status == "finished" and t.planned_games == t.finished_games == 12
     games = reg.games(tournament_id=tid)
-    assert sorted(g["schedule_index"] for g in games) == list(range(12))
+    assert sorted(g.schedule_index for g in games) == list(range(12))
     for g in games:
-        replay = read_replay(home.root / g["replay_path"])
-        assert replay.score_from_events() == (g["blue_goals"], g["orange_goals"])
-        assert replay.meta["blue"] == g["blue"] and replay.meta["seed"] == g["seed"]
+        replay = read_replay(home.root / g.replay_path)
+        assert replay.score_from_events() == (g.blue_goals, g.orange_goals)
+        assert replay.meta["blue"] == g.blue and replay.meta["seed"] == g.seed
         assert abs(replay.meta["length_seconds"] - GAME_SECONDS) < 0.1
     recomputed = reg.recompute_ratings(1)
     for name, (elo, mu, sigma) in recomputed.items():
@@ -97,14 +97,14 @@ def test_round_robin_records_every_game_with_a_consistent_replay(league):
 def test_a_rerun_game_reproduces_its_replay_exactly(league, tmp_path):
     home, reg = league
     tid = play(home, reg, ["rule", "random", "net-a"], games=2, workers=2)
-    first = {g["schedule_index"]: read_replay(home.root / g["replay_path"]) for g in reg.games(tournament_id=tid)}
+    first = {g.schedule_index: read_replay(home.root / g.replay_path) for g in reg.games(tournament_id=tid)}
     # The same tournament in another league home, one worker instead of two: other batches.
     other, reg2 = league_copy(tmp_path, "other", home, reg)
     tid2 = play(other, reg2, ["rule", "random", "net-a"], games=2, workers=1)
     assert results(reg, tid) == results(reg2, tid2)
     for g in reg2.games(tournament_id=tid2):
-        again = read_replay(other.root / g["replay_path"])
-        before = first[g["schedule_index"]]
+        again = read_replay(other.root / g.replay_path)
+        before = first[g.schedule_index]
         assert np.array_equal(again.ball, before.ball) and np.array_equal(again.cars, before.cars)
         assert np.array_equal(again.events, before.events)
 
@@ -143,15 +143,15 @@ def test_kill_9_then_resume_finishes_exactly_the_planned_games(league, tmp_path)
     os.killpg(proc.pid, signal.SIGKILL)  # the driver and its workers, mid-tournament
     proc.wait()
     reg = Registry.open(home.db_path)
-    tid = reg.tournaments()[-1]["id"]
+    tid = reg.tournaments()[-1].id
     done_before = len(reg.games(tournament_id=tid))
     assert 3 <= done_before < 12
     resumed = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     assert "Resuming tournament" in resumed.stdout
     games = reg.games(tournament_id=tid)
-    assert sorted(g["schedule_index"] for g in games) == list(range(12))  # none twice, none missing
-    assert reg.tournament(tid)["status"] == "finished"
+    assert sorted(g.schedule_index for g in games) == list(range(12))  # none twice, none missing
+    assert reg.tournament(tid).status == "finished"
     for name, (elo, mu, sigma) in reg.recompute_ratings(1).items():
         assert reg.rating(name, 1).elo == pytest.approx(elo) and reg.rating(name, 1).sigma == pytest.approx(sigma)
     # The same tournament uninterrupted, elsewhere, gives the same results.
@@ -195,7 +195,7 @@ def test_ray_backend_on_a_local_instance_matches_the_local_backend(league, tmp_p
     other, reg2 = league_copy(tmp_path, "ray-league", home, reg)
     tid2, _ = open_tournament(reg2, load_config(), 1, 2, 5, ["rule", "random", "net-a"])
     outcomes = list(run_tournament(reg2, other, tid2, 2, game_seconds=GAME_SECONDS, backend="ray"))
-    assert len(outcomes) == 6 and reg2.tournament(tid2)["status"] == "finished"
+    assert len(outcomes) == 6 and reg2.tournament(tid2).status == "finished"
     assert results(reg, tid) == results(reg2, tid2)
     for g in reg2.games(tournament_id=tid2):
-        assert read_replay(other.root / g["replay_path"]).score_from_events() == (g["blue_goals"], g["orange_goals"])
+        assert read_replay(other.root / g.replay_path).score_from_events() == (g.blue_goals, g.orange_goals)

@@ -32,7 +32,7 @@ from league.errors import LeagueError
 from league.home import LeagueHome
 from league.locks import claim
 from league.ratings import conservative
-from league.registry import Registry, utc_now
+from league.registry import CurriculumStage, GateCheck, Registry, utc_now
 from league.sprt import SprtParams
 from training.budget import SECONDS_PER_MINUTE, Budget
 from training.curriculum_spec import CurriculumSpec, stage_config
@@ -106,15 +106,15 @@ class CurriculumTrainer:
         return stage_config(self.spec, index, user_file=self.user_file, home_file=self.home.config_path,
                             overrides=overrides, sets=self.sets)
 
-    def _stage_row(self, index: int) -> dict[str, Any]:
-        return self.registry.curriculum(self.spec.name)["stages"][index]
+    def _stage_row(self, index: int) -> CurriculumStage:
+        return self.registry.curriculum(self.spec.name).stages[index]
 
     def _progress(self, index: int) -> tuple[int, str | None]:
         """(agent steps trained in the stage, its latest snapshot)."""
         versions = run_versions(self.registry, self.spec.run_name(index))
         if not versions:
             return 0, None
-        start = self._stage_row(index)["start_steps"]
+        start = self._stage_row(index).start_steps
         return self.registry.agent(versions[-1]).steps_trained - start, versions[-1]
 
     # ------------------------------------------------------------------ the run
@@ -148,17 +148,17 @@ class CurriculumTrainer:
         cur = self.registry.curriculum(self.spec.name)
         checks = self.registry.gate_checks(self.spec.name)
         result = []
-        for row in cur["stages"]:
-            last = [c for c in checks if c["stage_index"] == row["stage_index"]]
-            gate = _result_from_json(last[-1]["passed"], last[-1]["criteria"]) if last else None
-            result.append(StageOutcome(row["stage_index"], row["name"], row["status"], row["run"], row["steps"],
-                                       row["final_agent"], gate))
+        for row in cur.stages:
+            last = [c for c in checks if c.stage_index == row.stage_index]
+            gate = _gate_result(last[-1]) if last else None
+            result.append(StageOutcome(row.stage_index, row.name, row.status, row.run, row.steps,
+                                       row.final_agent, gate))
         return result
 
     def _stop_message(self, index: int) -> str:
         stage = self.spec.stages[index]
         checks = self.registry.gate_checks(self.spec.name, index)
-        last = _result_from_json(checks[-1]["passed"], checks[-1]["criteria"]).reason if checks else "never checked"
+        last = _gate_result(checks[-1]).reason if checks else "never checked"
         return (f"stage {index + 1} ({stage.name}) spent its maximum of {stage.max_steps:,} steps without passing "
                 f"its gate ({last}); raise its max_steps and run again to continue, or set on_gate_fail: advance")
 
@@ -166,11 +166,11 @@ class CurriculumTrainer:
         """Train stage `index` until it ends; returns its final status (passed, failed or advanced)."""
         spec, reg, stage = self.spec, self.registry, self.spec.stages[index]
         row = self._stage_row(index)
-        if row["status"] in ("passed", "advanced"):
-            return row["status"]
-        if row["status"] == "failed":  # stopped at its maximum before; a raised max_steps continues it
+        if row.status in ("passed", "advanced"):
+            return row.status
+        if row.status == "failed":  # stopped at its maximum before; a raised max_steps continues it
             reg.update_curriculum_stage(spec.name, index, status="training", finished=None)
-        if row["status"] == "pending":
+        if row.status == "pending":
             existing = run_versions(reg, spec.run_name(index))
             if existing:
                 raise LeagueError(f"Run {spec.run_name(index)!r} already has versions (latest {existing[-1]!r}) that "
@@ -187,8 +187,8 @@ class CurriculumTrainer:
             steps, latest = self._progress(index)
             reg.update_curriculum_stage(spec.name, index, steps=steps)
             checks = reg.gate_checks(spec.name, index)
-            checked = checks[-1]["steps"] if checks else 0
-            if checks and checks[-1]["passed"] and checks[-1]["agent"] == latest and steps >= stage.min_steps:
+            checked = checks[-1].steps if checks else 0
+            if checks and checks[-1].passed and checks[-1].agent == latest and steps >= stage.min_steps:
                 return self._end_stage(index, "passed", latest)  # passed, then stopped before it was noted
             if latest is not None and (not checks or checked < steps) and (
                     steps // every > checked // every or steps >= stage.max_steps):
@@ -205,7 +205,7 @@ class CurriculumTrainer:
     def _start_agent(self, index: int) -> str | None:
         if index == 0:
             return self.init_from
-        return self._stage_row(index - 1)["final_agent"]
+        return self._stage_row(index - 1).final_agent
 
     def _end_stage(self, index: int, status: str, final: str | None) -> str:
         self.registry.update_curriculum_stage(self.spec.name, index, status=status, final_agent=final,
@@ -229,7 +229,7 @@ class CurriculumTrainer:
             self.on_event(StageProgress(index, base_steps + done, event))
 
         trainer = SelfPlayTrainer(cfg, self.home, self.registry, name=None if latest else self.spec.run_name(index),
-                                  resume=latest, init_from=None if latest else row["start_agent"],
+                                  resume=latest, init_from=None if latest else row.start_agent,
                                   on_progress=progress)
         result = trainer.run()
         self.registry.update_curriculum_stage(self.spec.name, index, steps=self._progress(index)[0])
@@ -291,5 +291,6 @@ class CurriculumTrainer:
         return SprtOutcome(m.decision or "inconclusive", m.stats.llr or 0.0, m.stats.elo, m.stats.games, m.id)
 
 
-def _result_from_json(passed: bool, criteria: list[dict[str, Any]]) -> GateResult:
-    return GateResult(bool(passed), tuple(Criterion(**c) for c in criteria))
+def _gate_result(check: GateCheck) -> GateResult:
+    """A kept gate check read back as the GateResult it recorded."""
+    return GateResult(check.passed, tuple(Criterion(**c) for c in check.criteria))

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 from rich.table import Table
 
 from league.cli.common import HomeOpt, LineTicker, handles_errors, open_league, out
 from league.errors import LeagueError
+
+if TYPE_CHECKING:  # the command imports the registry only when it runs
+    from league.registry import Curriculum, GateCheck
 
 app = typer.Typer(help="Curricula: staged training (1v1 -> 2v2 -> 3v3) with promotion gates.", no_args_is_help=True,
                   rich_markup_mode=None)
@@ -109,26 +112,26 @@ def status(
         if not every:
             out.print("No curriculum has run in this league yet; start one with `league train --curriculum`.")
             return
-        name = every[0]["name"]
+        name = every[0].name
     cur = reg.curriculum(name)
     checks = reg.gate_checks(name)
-    current = cur["stage_index"]
-    out.print(f"Curriculum [bold]{name}[/] ({cur['source']}): {cur['status']}, stage {current + 1} of "
-              f"{len(cur['stages'])}" + (f" — {cur['message']}" if cur["message"] else ""), highlight=False)
+    current = cur.stage_index
+    out.print(f"Curriculum [bold]{name}[/] ({cur.source}): {cur.status}, stage {current + 1} of "
+              f"{len(cur.stages)}" + (f" — {cur.message}" if cur.message else ""), highlight=False)
     out.print(_stages_table(cur, checks))
     if history and checks:
         out.print(_checks_table(cur, checks, history))
 
 
-def _stages_table(cur: dict[str, Any], checks: list[dict[str, Any]]) -> Table:
+def _stages_table(cur: Curriculum, checks: list[GateCheck]) -> Table:
     """Each stage: status, steps against its budget, its gate and the last check of it."""
-    current = cur["stage_index"]
+    current = cur.stage_index
     table = Table(title="Stages")
     for col in ("#", "stage", "team", "status", "steps", "gate", "last check", "final agent"):
         table.add_column(col, justify="right" if col in ("#",) else "left")
-    for row, spec in zip(cur["stages"], cur["spec"]["stages"]):
-        i = row["stage_index"]
-        mine = [c for c in checks if c["stage_index"] == i]
+    for row, spec in zip(cur.stages, cur.spec["stages"]):
+        i = row.stage_index
+        mine = [c for c in checks if c.stage_index == i]
         gate = spec["gate"]
         wanted = [f"{k}={gate[k]:g}" for k in ("win_rate_vs_rule", "win_rate_vs_random", "min_elo", "min_trueskill")
                   if gate.get(k) is not None]
@@ -139,26 +142,26 @@ def _stages_table(cur: dict[str, Any], checks: list[dict[str, Any]]) -> Table:
         wanted_text = (", ".join(wanted) or "none") + f" ({gate['min_games']} games, z={gate['confidence']:g})"
         if mine:
             last = mine[-1]
-            last_text = f"{'passed' if last['passed'] else 'not passed'} at {last['steps']:,}: " + "; ".join(
-                _criterion_text(c) for c in last["criteria"]) if last["criteria"] else "passed (no criteria)"
+            last_text = f"{'passed' if last.passed else 'not passed'} at {last.steps:,}: " + "; ".join(
+                _criterion_text(c) for c in last.criteria) if last.criteria else "passed (no criteria)"
         else:
             last_text = "-"
-        share = row["steps"] / spec["max_steps"] if spec["max_steps"] else 0.0
-        table.add_row(str(i + 1) + (" ←" if i == current and cur["status"] != "finished" else ""), row["name"],
-                      f"{row['team_size']}v{row['team_size']}", row["status"],
-                      f"{row['steps']:,} ({share:.0%} of max) / min {spec['min_steps']:,} / max {spec['max_steps']:,}",
-                      wanted_text, last_text, row["final_agent"] or "-")
+        share = row.steps / spec["max_steps"] if spec["max_steps"] else 0.0
+        table.add_row(str(i + 1) + (" ←" if i == current and cur.status != "finished" else ""), row.name,
+                      f"{row.team_size}v{row.team_size}", row.status,
+                      f"{row.steps:,} ({share:.0%} of max) / min {spec['min_steps']:,} / max {spec['max_steps']:,}",
+                      wanted_text, last_text, row.final_agent or "-")
     return table
 
 
-def _checks_table(cur: dict[str, Any], checks: list[dict[str, Any]], history: int) -> Table:
+def _checks_table(cur: Curriculum, checks: list[GateCheck], history: int) -> Table:
     """The last `history` gate checks, oldest first."""
     hist = Table(title=f"Gate checks (last {min(history, len(checks))} of {len(checks)})")
     for col in ("checked", "stage", "agent", "steps", "result", "criteria"):
         hist.add_column(col, justify="right" if col == "steps" else "left")
-    names = {row["stage_index"]: row["name"] for row in cur["stages"]}
+    names = {row.stage_index: row.name for row in cur.stages}
     for c in checks[-history:]:
-        hist.add_row(c["checked"][:19].replace("T", " "), names[c["stage_index"]], c["agent"], f"{c['steps']:,}",
-                     "passed" if c["passed"] else "not passed",
-                     "; ".join(_criterion_text(x) for x in c["criteria"]) or "no criteria")
+        hist.add_row(c.checked[:19].replace("T", " "), names[c.stage_index], c.agent, f"{c.steps:,}",
+                     "passed" if c.passed else "not passed",
+                     "; ".join(_criterion_text(x) for x in c.criteria) or "no criteria")
     return hist

@@ -52,7 +52,7 @@ def tournament_command(
     if abandon is not None:
         t = abandon_tournament(Registry.open(league_home.db_path), league_home, abandon,
                                reason="abandoned with league tournament --abandon")
-        out.print(f"Tournament {abandon} abandoned; its {t['finished_games']} finished games stay recorded.",
+        out.print(f"Tournament {abandon} abandoned; its {t.finished_games} finished games stay recorded.",
                   highlight=False)
         return
     cfg = load_config(stage=stage, user_file=config, home_file=league_home.config_path,

@@ -4,11 +4,81 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from league.errors import LeagueError, unknown_name
 from league.stores.agents import AgentStore
 from league.stores.database import Database, Store, utc_now
+
+
+@dataclass(frozen=True)
+class CurriculumStage:
+    """One stage of a curriculum: its run, its progress and the agents it started from and ended with."""
+
+    curriculum: str
+    stage_index: int
+    name: str
+    team_size: int
+    run: str
+    status: str
+    start_agent_id: int | None
+    start_steps: int
+    steps: int
+    final_agent_id: int | None
+    started: str | None
+    finished: str | None
+    start_agent: str | None  # the agents' names
+    final_agent: str | None
+
+
+@dataclass(frozen=True)
+class Curriculum:
+    """A curriculum's progress; `stages` are filled by `CurriculumStore.get` (empty from `all`)."""
+
+    name: str
+    status: str
+    stage_index: int
+    spec_json: str
+    source: str
+    message: str
+    started: str
+    updated: str
+    stages: tuple[CurriculumStage, ...] = ()
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        """The curriculum spec it was (last) started with, as stored: a plain dict."""
+        return json.loads(self.spec_json)
+
+
+@dataclass(frozen=True)
+class GateCheck:
+    """One check of a stage's gate: the agent checked, at how many steps, and each criterion's verdict."""
+
+    id: int
+    curriculum: str
+    stage_index: int
+    agent_id: int
+    steps: int
+    passed: bool
+    criteria_json: str
+    checked: str
+    agent: str  # the agent's name
+
+    @property
+    def criteria(self) -> list[dict[str, Any]]:
+        return json.loads(self.criteria_json)
+
+
+@dataclass(frozen=True)
+class StageAgent:
+    """An agent a curriculum stage started from (role 'start') or ended with (role 'final')."""
+
+    agent: str
+    curriculum: str
+    stage: str  # the stage's name
+    role: str
 
 
 class CurriculumStore(Store):
@@ -19,7 +89,7 @@ class CurriculumStore(Store):
 
 
     def start(self, name: str, spec: dict[str, Any], source: str,
-                         stages: Sequence[tuple[str, int, str]]) -> dict[str, Any]:
+                         stages: Sequence[tuple[str, int, str]]) -> Curriculum:
         """Create a curriculum's progress rows, or check that a resumed one has the same stages.
 
         `stages`: (stage name, team size, run name) in order. A resumed curriculum keeps its
@@ -46,12 +116,11 @@ class CurriculumStore(Store):
                            VALUES (?, ?, ?, ?, ?)""", [name, i, stage, team_size, run])
         return self.get(name)
 
-    def all(self) -> list[dict[str, Any]]:
-        """Every curriculum, most recently updated first."""
-        return [dict(r, spec=json.loads(r["spec_json"]))
-                for r in self.db.query("SELECT * FROM curricula ORDER BY updated DESC, name")]
+    def all(self) -> list[Curriculum]:
+        """Every curriculum (without its stages), most recently updated first."""
+        return [Curriculum(**r) for r in self.db.query("SELECT * FROM curricula ORDER BY updated DESC, name")]
 
-    def get(self, name: str) -> dict[str, Any]:
+    def get(self, name: str) -> Curriculum:
         """One curriculum with its spec and its `stages` (agent ids resolved to names)."""
         rows = list(self.db.query("SELECT * FROM curricula WHERE name = ?", [name]))
         if not rows:
@@ -60,18 +129,17 @@ class CurriculumStore(Store):
             """SELECT s.*, a.name AS start_agent, f.name AS final_agent FROM curriculum_stages s
                LEFT JOIN agents a ON a.id = s.start_agent_id LEFT JOIN agents f ON f.id = s.final_agent_id
                WHERE s.curriculum = ? ORDER BY s.stage_index""", [name]))
-        return dict(rows[0], spec=json.loads(rows[0]["spec_json"]), stages=stages)
+        return Curriculum(**rows[0], stages=tuple(CurriculumStage(**s) for s in stages))
 
-    def stage_agents(self) -> list[dict[str, Any]]:
-        """Every agent a curriculum stage started from or ended with: one row per (agent, stage,
-        role), with keys agent, curriculum, stage and role ('start' or 'final')."""
-        return list(self.db.query(
+    def stage_agents(self) -> list[StageAgent]:
+        """Every agent a curriculum stage started from or ended with: one per (agent, stage, role)."""
+        return [StageAgent(**r) for r in self.db.query(
             """SELECT a.name AS agent, s.curriculum, s.name AS stage, 'start' AS role FROM curriculum_stages s
                JOIN agents a ON a.id = s.start_agent_id
                UNION ALL
                SELECT a.name AS agent, s.curriculum, s.name AS stage, 'final' AS role FROM curriculum_stages s
                JOIN agents a ON a.id = s.final_agent_id
-               ORDER BY curriculum, stage, role"""))
+               ORDER BY curriculum, stage, role""")]
 
     def update(self, name: str, **values: Any) -> None:
         """Set `status`, `stage_index` and/or `message` of a curriculum."""
@@ -112,7 +180,7 @@ class CurriculumStore(Store):
             self.db.execute("UPDATE curricula SET updated = ? WHERE name = ?", [utc_now(), name])
         return int(cur.lastrowid)
 
-    def gate_checks(self, name: str, index: int | None = None) -> list[dict[str, Any]]:
+    def gate_checks(self, name: str, index: int | None = None) -> list[GateCheck]:
         """A curriculum's gate checks in order (optionally one stage's), with agent names and criteria."""
         sql = """SELECT g.*, a.name AS agent FROM gate_checks g JOIN agents a ON a.id = g.agent_id
                  WHERE g.curriculum = ?"""
@@ -121,4 +189,4 @@ class CurriculumStore(Store):
             sql += " AND g.stage_index = ?"
             args.append(index)
         rows = self.db.query(sql + " ORDER BY g.id", args)
-        return [dict(r, passed=bool(r["passed"]), criteria=json.loads(r["criteria_json"])) for r in rows]
+        return [GateCheck(**{**r, "passed": bool(r["passed"])}) for r in rows]

@@ -44,6 +44,45 @@ class GameRecord:
 
 
 @dataclass(frozen=True)
+class Game:
+    """One recorded game, as stored, with its agents' names (`blue`, `orange`)."""
+
+    id: int
+    origin: str
+    tournament_id: int | None
+    schedule_index: int | None
+    team_size: int
+    blue_agent_id: int
+    orange_agent_id: int
+    seed: int
+    blue_goals: int
+    orange_goals: int
+    result: str
+    length_seconds: float
+    replay_path: str | None
+    played: str
+    blue: str
+    orange: str
+
+
+@dataclass(frozen=True)
+class RatingChange:
+    """One agent's rating before and after one game (a rating_history row)."""
+
+    id: int
+    game_id: int
+    agent_id: int
+    team_size: int
+    elo_before: float
+    elo_after: float
+    mu_before: float
+    mu_after: float
+    sigma_before: float
+    sigma_after: float
+    played: str
+
+
+@dataclass(frozen=True)
 class Rating:
     """An agent's ratings and record in one team size (the configured initial ones before its first game)."""
 
@@ -200,17 +239,17 @@ class GameStore(Store):
             history: list[dict[str, Any]] = []
             games = 0
             for g in self.games(team_size):
-                blue_id, orange_id = g["blue_agent_id"], g["orange_agent_id"]
+                blue_id, orange_id = g.blue_agent_id, g.orange_agent_id
                 if blue_id == orange_id:  # a mirror game says nothing about strength: recorded, never rated
                     continue
                 before = (state.get(blue_id) or self._initial(blue_id, team_size),
                           state.get(orange_id) or self._initial(orange_id, team_size))
                 try:
-                    rated = self._rated(g["id"], team_size, (g["blue"], g["orange"]), before,
-                                        (g["blue_goals"], g["orange_goals"]), g["played"])
+                    rated = self._rated(g.id, team_size, (g.blue, g.orange), before,
+                                        (g.blue_goals, g.orange_goals), g.played)
                 except _Unratable as exc:
-                    raise LeagueError(f"The {stage} ratings were not rebuilt (nothing was changed): game {g['id']} "
-                                      f"between {g['blue']!r} and {g['orange']!r}: {exc}.") from None
+                    raise LeagueError(f"The {stage} ratings were not rebuilt (nothing was changed): game {g.id} "
+                                      f"between {g.blue!r} and {g.orange!r}: {exc}.") from None
                 for after, row in rated:
                     state[after.agent_id] = after
                     history.append(row)
@@ -222,7 +261,7 @@ class GameStore(Store):
                 self.db["rating_history"].insert_all(history)
         return RatingsRebuilt(team_size, games, len(state))
 
-    def games(self, team_size: int | None = None, tournament_id: int | None = None) -> list[dict[str, Any]]:
+    def games(self, team_size: int | None = None, tournament_id: int | None = None) -> list[Game]:
         """Games in recorded order, with agent names."""
         where, args = [], []
         if team_size is not None:
@@ -235,16 +274,16 @@ class GameStore(Store):
                  JOIN agents b ON b.id = g.blue_agent_id JOIN agents o ON o.id = g.orange_agent_id"""
         if where:
             sql += " WHERE " + " AND ".join(where)
-        return list(self.db.query(sql + " ORDER BY g.id", args))
+        return [Game(**r) for r in self.db.query(sql + " ORDER BY g.id", args)]
 
-    def rating_history(self, name: str, team_size: int | None = None) -> list[dict[str, Any]]:
+    def rating_history(self, name: str, team_size: int | None = None) -> list[RatingChange]:
         agent = self.agents.get(name)
         sql = "SELECT * FROM rating_history WHERE agent_id = ?"
         args: list[Any] = [agent.id]
         if team_size is not None:
             sql += " AND team_size = ?"
             args.append(team_size)
-        return list(self.db.query(sql + " ORDER BY id", args))
+        return [RatingChange(**r) for r in self.db.query(sql + " ORDER BY id", args)]
 
     def recompute_ratings(self, team_size: int) -> dict[str, tuple[float, float, float]]:
         """(elo, mu, sigma) per agent name from replaying every recorded game in order.
@@ -255,9 +294,9 @@ class GameStore(Store):
         initial = (cfg.elo.initial, cfg.trueskill.mu, cfg.trueskill.sigma)
         state: dict[str, tuple[float, float, float]] = {}
         for g in self.games(team_size):
-            if g["blue"] == g["orange"]:
+            if g.blue == g.orange:
                 continue
-            score = rating_math.score_from_goals(g["blue_goals"], g["orange_goals"])
-            state[g["blue"]], state[g["orange"]] = self._rate_pair(
-                state.get(g["blue"], initial), state.get(g["orange"], initial), score)
+            score = rating_math.score_from_goals(g.blue_goals, g.orange_goals)
+            state[g.blue], state[g.orange] = self._rate_pair(
+                state.get(g.blue, initial), state.get(g.orange, initial), score)
         return state

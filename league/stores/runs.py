@@ -3,9 +3,25 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from dataclasses import dataclass
 
 from league.stores.database import Store, utc_now
+
+
+@dataclass(frozen=True)
+class TrainingRun:
+    """A training run's latest headline metrics."""
+
+    run: str
+    team_size: int
+    started: str
+    updated: str
+    steps: int
+    metrics_json: str
+
+    @property
+    def metrics(self) -> dict[str, float]:
+        return json.loads(self.metrics_json)
 
 
 class RunStore(Store):
@@ -22,6 +38,5 @@ class RunStore(Store):
                        metrics_json = excluded.metrics_json""",
                 [run, team_size, now, now, steps, json.dumps(merged, sort_keys=True)])
 
-    def all(self) -> list[dict[str, Any]]:
-        rows = list(self.db.query("SELECT * FROM training_runs ORDER BY updated DESC"))
-        return [dict(r, metrics=json.loads(r["metrics_json"])) for r in rows]
+    def all(self) -> list[TrainingRun]:
+        return [TrainingRun(**r) for r in self.db.query("SELECT * FROM training_runs ORDER BY updated DESC")]

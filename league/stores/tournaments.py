@@ -4,10 +4,39 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from league.errors import LeagueError
 from league.stores.database import Store, utc_now
+
+
+@dataclass(frozen=True)
+class Tournament:
+    """One tournament row: what was planned (entrants, config), how far it got, how it ended."""
+
+    id: int
+    name: str
+    team_size: int
+    status: str
+    seed: int
+    games_per_pair: int
+    planned_games: int
+    finished_games: int
+    entrants_json: str
+    config_json: str
+    created: str
+    finished: str | None
+    message: str
+
+    @property
+    def entrants(self) -> list[str]:
+        return json.loads(self.entrants_json)
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """The config the tournament was created with (as stored: a plain dict)."""
+        return json.loads(self.config_json)
 
 
 class TournamentStore(Store):
@@ -22,21 +51,21 @@ class TournamentStore(Store):
             )
         return int(cur.lastrowid)
 
-    def get(self, tournament_id: int) -> dict[str, Any]:
+    def get(self, tournament_id: int) -> Tournament:
         rows = list(self.db.query("SELECT * FROM tournaments WHERE id = ?", [tournament_id]))
         if not rows:
             raise LeagueError(f"No tournament with id {tournament_id}.")
-        return rows[0]
+        return Tournament(**rows[0])
 
-    def all(self) -> list[dict[str, Any]]:
-        return list(self.db.query("SELECT * FROM tournaments ORDER BY id"))
+    def all(self) -> list[Tournament]:
+        return [Tournament(**r) for r in self.db.query("SELECT * FROM tournaments ORDER BY id")]
 
-    def abandon(self, tournament_id: int, reason: str) -> dict[str, Any]:
+    def abandon(self, tournament_id: int, reason: str) -> Tournament:
         """End an unfinished tournament for good: never resumed again; its finished games stay recorded."""
         with self.transaction():
             t = self.get(tournament_id)
-            if t["status"] in ("finished", "abandoned"):
-                raise LeagueError(f"Tournament {tournament_id} is already {t['status']}.")
+            if t.status in ("finished", "abandoned"):
+                raise LeagueError(f"Tournament {tournament_id} is already {t.status}.")
             self.set_status(tournament_id, "abandoned")
             self.db.execute("UPDATE tournaments SET message = ? WHERE id = ?", [reason, tournament_id])
         return self.get(tournament_id)

@@ -74,7 +74,7 @@ def bench_tournament(games_per_pair: int = 2, game_seconds: float = 60.0, worker
         home, reg = _league(Path(tmp))
         entrants = ["rule", "random", "mlp-0", "mlp-1"]
         tid, _ = open_tournament(reg, cfg, 1, games_per_pair, seed=1, entrants=entrants)
-        planned = reg.tournament(tid)["planned_games"]
+        planned = reg.tournament(tid).planned_games
         start = time.perf_counter()
         played = sum(1 for _ in run_tournament(reg, home, tid, workers, game_seconds, tick_skip))
         wall = time.perf_counter() - start
