@@ -123,22 +123,18 @@ def check_agents(registry: Registry, a: str, b: str, team_size: int, b_any_stage
 
 def match_outcome(registry: Registry, match_id: int) -> MatchOutcome:
     m = registry.match_store.get(match_id)
-    params = SprtParams(**json.loads(m["params_json"])) if m["params_json"] else None
-    stats = MatchStats(tuple(json.loads(m["counts_json"])), m["games"], m["llr"], m["elo"], m["elo_lo"], m["elo_hi"],
-                       m["nelo"], m["nelo_lo"], m["nelo_hi"], m["los"])
-    return MatchOutcome(m["id"], m["tournament_id"], m["a"], m["b"], m["team_size"], m["mode"], params,
-                        m["max_games"], m["batch_pairs"], m["game_seconds"], m["seed"], m["status"], m["decision"],
-                        stats, m["created"], m["finished"])
+    return MatchOutcome(m.id, m.tournament_id, m.a, m.b, m.team_size, m.mode, m.params, m.max_games, m.batch_pairs,
+                        m.game_seconds, m.seed, m.status, m.decision, m.stats, m.created, m.finished)
 
 
 def claim_match(registry: Registry, home: LeagueHome, match_id: int) -> Ownership:
     """Own match `match_id` (through its tournament's lock), or fail at once: it is finished or
     abandoned, or another process plays it (which is then left untouched)."""
     m = registry.match_store.get(match_id)
-    if m["status"] in ("finished", "abandoned"):
-        raise LeagueError(f"Match {match_id} is already {m['status']}.")
-    ownership = claim(home.root, "tournament", str(m["tournament_id"]), f"Match {match_id}")
-    status = registry.match_store.get(match_id)["status"]
+    if m.status in ("finished", "abandoned"):
+        raise LeagueError(f"Match {match_id} is already {m.status}.")
+    ownership = claim(home.root, "tournament", str(m.tournament_id), f"Match {match_id}")
+    status = registry.match_store.get(match_id).status
     if status in ("finished", "abandoned"):  # ended by its previous owner while we waited for the lock
         ownership.release()
         raise LeagueError(f"Match {match_id} is already {status}.")
@@ -168,10 +164,10 @@ def start_or_resume_match(registry: Registry, home: LeagueHome, cfg: Config, a: 
     if resume is not None:
         match_id, resumed = resume, True
         row = registry.match_store.get(match_id)
-        if row["status"] == "abandoned":
+        if row.status == "abandoned":
             raise LeagueError(f"Match {match_id} is already abandoned.")
-        if row["status"] != "finished":
-            registry.check_ratings_usable(row["team_size"], (row["a"], row["b"]))  # before any game is played
+        if row.status != "finished":
+            registry.check_ratings_usable(row.team_size, (row.a, row.b))  # before any game is played
     else:
         if a is None or b is None:
             raise LeagueError("Name the two agents of the match (or give --resume ID).")
@@ -186,7 +182,7 @@ def start_or_resume_match(registry: Registry, home: LeagueHome, cfg: Config, a: 
         settings = MatchSettings(a, b, team_size, "sprt" if params else "fixed", params_json(params), max_games,
                                  float(cfg.game.game_seconds), cfg.seed)
         row, created = registry.match_store.open(settings, batch_pairs, cfg.to_dict())
-        match_id, resumed = row["id"], not created
+        match_id, resumed = row.id, not created
     match = match_outcome(registry, match_id)
     recorded = len(registry.games(tournament_id=match.tournament_id))
     if match.status == "finished":

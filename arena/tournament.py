@@ -151,8 +151,8 @@ def refuse_match(registry: Registry, tid: int, verb: str) -> None:
     """A LeagueError if tournament `tid` is a match's: only `league match` plays or ends it."""
     match = registry.match_store.for_tournament(tid)
     if match is not None:
-        raise LeagueError(f"Tournament {tid} is match {match['id']} ({match['a']} vs {match['b']}); "
-                          f"{verb} it with `league match --{verb} {match['id']}`.")
+        raise LeagueError(f"Tournament {tid} is match {match.id} ({match.a} vs {match.b}); "
+                          f"{verb} it with `league match --{verb} {match.id}`.")
 
 
 def run_tournament(registry: Registry, home: LeagueHome, tid: int, workers: int,

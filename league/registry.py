@@ -25,16 +25,15 @@ from league.stores.curricula import Curriculum, CurriculumStage, CurriculumStore
 from league.stores.database import Database, connect, open_league_db, require_writable, utc_now
 from league.stores.exports import ExportRecord, ExportStore
 from league.stores.games import Game, GameRecord, GameStore, Rating, RatingChange, RatingsRebuilt
-from league.stores.matches import MatchSettings, MatchStats, MatchStore
+from league.stores.matches import Match, MatchSettings, MatchStats, MatchStore
 from league.stores.payoff import PayoffRecord, PayoffStore
 from league.stores.promotions import Promotion, PromotionStore, SprtTest
 from league.stores.runs import RunStore, TrainingRun
 from league.stores.tournaments import Tournament, TournamentStore
 
 __all__ = ["BASELINES", "Agent", "Curriculum", "CurriculumStage", "ExportRecord", "Game", "GameRecord", "GateCheck",
-           "MatchSettings", "MatchStats", "PayoffRecord", "Promotion", "Rating", "RatingChange", "RatingsRebuilt",
-           "Registry", "SprtTest", "StageAgent", "Tournament", "TrainingRun", "connect",
-           "utc_now"]
+           "Match", "MatchSettings", "MatchStats", "PayoffRecord", "Promotion", "Rating", "RatingChange",
+           "RatingsRebuilt", "Registry", "SprtTest", "StageAgent", "Tournament", "TrainingRun", "connect", "utc_now"]
 
 
 def _schema_lock(db_path: Path):

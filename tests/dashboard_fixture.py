@@ -488,8 +488,8 @@ def play_fixture_match(reg: Registry, home: LeagueHome, a: str, b: str, team_siz
                              json.dumps(vars(params), sort_keys=True) if params else None, max_games,
                              MATCH_GAME_SECONDS, seed)
     m, _ = store.open(settings, batch_pairs, {"game": {"tick_skip": TICK_SKIP}})
-    tid = m["tournament_id"]
-    store.set_status(m["id"], "running")
+    tid = m.tournament_id
+    store.set_status(m.id, "running")
     schedule = [(2 * p + side, pair[side]) for p, pair in enumerate(pairs) for side in (0, 1)]
     if games is not None:
         schedule = schedule[:games]
@@ -510,21 +510,21 @@ def play_fixture_match(reg: Registry, home: LeagueHome, a: str, b: str, team_siz
             counts[pair_score(scores[index - 1], scores[index])] += 1
             if (p + 1) % batch_pairs == 0 or p + 1 == max_games // 2:  # the end of a batch: the runner checks
                 stats = _match_stats(counts, params)
-                store.save_stats(m["id"], stats)
+                store.save_stats(m.id, stats)
                 decision = None if params is None else "H1" if stats.llr >= params.bounds[1] else \
                     "H0" if stats.llr <= params.bounds[0] else None
                 if decision:
-                    store.finish(m["id"], decision, stats, f"SPRT accepted {decision} after {stats.games} games "
+                    store.finish(m.id, decision, stats, f"SPRT accepted {decision} after {stats.games} games "
                                                            f"(LLR {stats.llr:.2f}).")
-                    return m["id"]
+                    return m.id
     if games is not None:
-        store.set_status(m["id"], "interrupted")
-        return m["id"]
+        store.set_status(m.id, "interrupted")
+        return m.id
     stats = _match_stats(counts, params)
     message = (f"SPRT inconclusive at the cap of {max_games} games (LLR {stats.llr:.2f})." if params
                else f"Fixed match of {max_games} games.")
-    store.finish(m["id"], "inconclusive" if params else None, stats, message)
-    return m["id"]
+    store.finish(m.id, "inconclusive" if params else None, stats, message)
+    return m.id
 
 
 def add_promotion(reg: Registry, agent: str, team_size: int, method: str, promoted: bool,
@@ -539,13 +539,13 @@ def add_promotion(reg: Registry, agent: str, team_size: int, method: str, promot
                           method TEXT NOT NULL, promoted INTEGER NOT NULL, match_id INTEGER REFERENCES matches(id),
                           decision TEXT, llr REAL, elo REAL, elo_lo REAL, elo_hi REAL, los REAL, games INTEGER,
                           created TEXT NOT NULL)""")
-    m = reg.match_store.get(match_id) if match_id is not None else {}
+    m = reg.match_store.get(match_id) if match_id is not None else None
+    results = [getattr(m, k) if m else None for k in ("decision", "llr", "elo", "elo_lo", "elo_hi", "los", "games")]
     db.execute("""INSERT INTO promotions (agent_id, team_size, previous_champion_id, method, promoted, match_id,
                       decision, llr, elo, elo_lo, elo_hi, los, games, created)
                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                [reg.agent(agent).id, team_size, reg.agent(previous).id if previous else None, method, int(promoted),
-                match_id, m.get("decision"), m.get("llr"), m.get("elo"), m.get("elo_lo"), m.get("elo_hi"),
-                m.get("los"), m.get("games"), utc_now()])
+                match_id, *results, utc_now()])
     if promoted:
         if previous:
             reg.set_status(previous, "active")

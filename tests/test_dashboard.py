@@ -258,7 +258,7 @@ def test_replay_page_plays_a_game(monkeypatch, league, reg):
 
 def test_replay_filters_by_agent_and_result(monkeypatch, league, reg):
     at = page(monkeypatch, league.home.root, "replays")
-    newest = reg.match_store.get(league.matches["interrupted"])["tournament_id"]
+    newest = reg.match_store.get(league.matches["interrupted"]).tournament_id
     assert at.selectbox(key="replay_tournament").value == newest  # newest first
     at.selectbox(key="replay_tournament").select(league.finished_tournament).run()
     at.selectbox(key="replay_agent").select("ppo-1v1-v4").run()

@@ -45,8 +45,8 @@ def a_scores(reg: Registry, match_id: int) -> dict[int, float]:
     """A's score in each recorded game of the match, by schedule index, from the games alone."""
     m = reg.match_store.get(match_id)
     scores = {}
-    for g in reg.games(tournament_id=m["tournament_id"]):
-        mine, theirs = ((g.blue_goals, g.orange_goals) if g.blue == m["a"]
+    for g in reg.games(tournament_id=m.tournament_id):
+        mine, theirs = ((g.blue_goals, g.orange_goals) if g.blue == m.a
                         else (g.orange_goals, g.blue_goals))
         scores[g.schedule_index] = 1.0 if mine > theirs else 0.5 if mine == theirs else 0.0
     return scores
@@ -106,10 +106,10 @@ def test_sprt_path_equals_league_sprt_on_the_recorded_pairs(league, reg):
     # the last point is what the runner saved for the match
     m = reg.match_store.get(match_id)
     last = path.iloc[-1]
-    assert [int(last[f"n{k}"]) for k in range(5)] == json.loads(m["counts_json"]) == [1, 1, 2, 2, 10]
+    assert [int(last[f"n{k}"]) for k in range(5)] == json.loads(m.counts_json) == [1, 1, 2, 2, 10]
     assert (last["llr"], last["elo"], last["elo_lo"], last["elo_hi"], last["los"]) == pytest.approx(
-        (m["llr"], m["elo"], m["elo_lo"], m["elo_hi"], m["los"]), abs=1e-12)
-    assert last["games"] == m["games"] == 32 and m["decision"] == "H1"
+        (m.llr, m.elo, m.elo_lo, m.elo_hi, m.los), abs=1e-12)
+    assert last["games"] == m.games == 32 and m.decision == "H1"
 
 
 def test_fixed_path_has_elo_but_no_llr(league, reg):
@@ -117,7 +117,7 @@ def test_fixed_path_has_elo_but_no_llr(league, reg):
     path = match_queries.match_path(reg.db, match_id)
     assert_path(path, expected_path(reg, match_id, None))
     assert len(path) == len(FIXED_PAIRS) and path["llr"].isna().all()
-    assert json.loads(reg.match_store.get(match_id)["counts_json"]) == [int(path[f"n{k}"].iloc[-1]) for k in range(5)]
+    assert json.loads(reg.match_store.get(match_id).counts_json) == [int(path[f"n{k}"].iloc[-1]) for k in range(5)]
 
 
 def test_an_incomplete_pair_is_listed_but_not_counted(league, reg):
@@ -128,7 +128,7 @@ def test_an_incomplete_pair_is_listed_but_not_counted(league, reg):
     assert pd.isna(pairs["second_game"][2]) and pairs["a_first"][2] == 1.0
     path = match_queries.match_path(reg.db, match_id)
     assert_path(path, expected_path(reg, match_id, match_queries.match_params(
-        reg.match_store.get(match_id)["params_json"])))
+        reg.match_store.get(match_id).params_json)))
     assert len(path) == 2 == len(INTERRUPTED_PAIRS) - 1
     assert [int(path[f"n{k}"].iloc[-1]) for k in range(5)] == [1, 0, 0, 1, 0]
 
@@ -136,12 +136,12 @@ def test_an_incomplete_pair_is_listed_but_not_counted(league, reg):
 def test_pairs_are_the_mirrored_games(league, reg):
     match_id = league.matches["sprt"]
     m = reg.match_store.get(match_id)
-    games = {g.schedule_index: g for g in reg.games(tournament_id=m["tournament_id"])}
+    games = {g.schedule_index: g for g in reg.games(tournament_id=m.tournament_id)}
     pairs = match_queries.match_pairs(reg.db, match_id)
     for p in pairs.itertuples():
         first, second = games[2 * p.pair], games[2 * p.pair + 1]
         assert (p.first_game, p.second_game) == (first.id, second.id)
-        assert (first.blue, second.blue) == (m["a"], m["b"]) and first.seed == second.seed
+        assert (first.blue, second.blue) == (m.a, m.b) and first.seed == second.seed
         assert (p.first_replay, p.second_replay) == (first.replay_path, second.replay_path)
         assert p.outcome == match_queries.PAIR_LABELS[pair_score(p.a_first, p.a_second)]
 
@@ -184,8 +184,8 @@ def test_sprt_match_page_llr_path_counts_and_replay_links(monkeypatch, league, r
     assert "Promotion (sprt): ppo-3v3-v2 promoted to champion on this match's result." in texts(at.caption)
     metrics = {m.label: m.value for m in at.metric}
     m = reg.match_store.get(match_id)
-    assert metrics["Games counted"] == "32 (16 pairs)" and metrics["LLR"] == f"{m['llr']:+.3f}"
-    assert metrics["LOS"] == f"{m['los']:.1%}" and metrics["Elo (A - B)"] == f"{m['elo']:+.0f}"
+    assert metrics["Games counted"] == "32 (16 pairs)" and metrics["LLR"] == f"{m.llr:+.3f}"
+    assert metrics["LOS"] == f"{m.los:.1%}" and metrics["Elo (A - B)"] == f"{m.elo:+.0f}"
     # the LLR chart: the path and both of Wald's bounds; the Elo chart; the counts' bars
     specs = [json.loads(c.proto.spec) for c in charts(at)]
     titles = [s.get("title") for s in specs]
@@ -203,23 +203,23 @@ def test_sprt_match_page_llr_path_counts_and_replay_links(monkeypatch, league, r
     assert counts.iloc[0].tolist() == [1, 1, 2, 2, 10, 16]
     # each pair's two games link to the Replays page
     pairs = at.dataframe[2].value
-    games = {g.schedule_index: g for g in reg.games(tournament_id=m["tournament_id"])}
+    games = {g.schedule_index: g for g in reg.games(tournament_id=m.tournament_id)}
     assert len(pairs) == 16
     for row in pairs.itertuples():
         p = row.pair - 1
         assert row.first_replay == f"?page=replays&game={games[2 * p].id}&show=watch"
         assert row.second_replay == f"?page=replays&game={games[2 * p + 1].id}&show=watch"
         assert row.first == f"{games[2 * p].blue_goals}-{games[2 * p].orange_goals}"
-    assert pairs["llr"].iloc[-1] == pytest.approx(m["llr"])
+    assert pairs["llr"].iloc[-1] == pytest.approx(m.llr)
 
 
 def test_a_replay_link_opens_the_game_and_the_page_plays_one(monkeypatch, league, reg):
     match_id = league.matches["sprt"]
     m = reg.match_store.get(match_id)
-    game = next(g for g in reg.games(tournament_id=m["tournament_id"]) if g.schedule_index == 3)
+    game = next(g for g in reg.games(tournament_id=m.tournament_id) if g.schedule_index == 3)
     at = no_problems(page(monkeypatch, league.home.root, "replays", game=game.id))
     assert at.selectbox(key="replay_game").value == game.id
-    assert at.selectbox(key="replay_tournament").value == m["tournament_id"]
+    assert at.selectbox(key="replay_tournament").value == m.tournament_id
     assert "<canvas" in at.get("iframe")[0].proto.srcdoc
     # or watched on the Matches page itself
     at = no_problems(page(monkeypatch, league.home.root, "matches", match=match_id))

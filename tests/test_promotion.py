@@ -201,12 +201,12 @@ def test_a_test_against_a_champion_that_changed_promotes_nobody(league):
     reg.promotion_store.promote_manually("randbot")
     cfg = load_config()
     row, _ = reg.match_store.open(MatchSettings("rulebot", "randbot", 1, "sprt", "{}", 20, 8.0, 0), 1, cfg.to_dict())
-    test = SprtTest(row["id"], "H1", 2.0, 900.0, 800.0, 1000.0, 1.0, 8)
+    test = SprtTest(row.id, "H1", 2.0, 900.0, 800.0, 1000.0, 1.0, 8)
     reg.promotion_store.promote_manually("rulebot")  # another command crowned someone while the match ran
     reg.promotion_store.promote_manually("randbot")
     with pytest.raises(LeagueError, match="test it again"):
         reg.promotion_store.record_test("rulebot", "sprt", test, tested_against=None)
-    assert reg.agent("randbot").status == "champion" and reg.promotion_store.for_match(row["id"]) is None
+    assert reg.agent("randbot").status == "champion" and reg.promotion_store.for_match(row.id) is None
     first = reg.promotion_store.record_test("rulebot", "sprt", test, tested_against="randbot")
     assert first.promoted and reg.agent("rulebot").status == "champion"
     assert reg.promotion_store.record_test("rulebot", "sprt", test, tested_against="rulebot") == first  # once
@@ -319,6 +319,6 @@ def test_a_curriculum_gate_with_an_sprt_plays_the_match_and_passes_only_on_h1(le
     assert [ck.passed for ck in checks] == [True, False]
     assert [ck.criteria[0]["name"] for ck in checks] == ["sprt_vs_previous"] * 2
     matches = reg.match_store.all()
-    assert [(m["a"], m["b"], m["decision"]) for m in matches] == [("rulebot", "randbot", "H1"),
+    assert [(m.a, m.b, m.decision) for m in matches] == [("rulebot", "randbot", "H1"),
                                                                     ("randbot", "rulebot", "H0")]
-    assert all(f"match {m['id']}" in ck.criteria[0]["reason"] for m, ck in zip(matches, checks))
+    assert all(f"match {m.id}" in ck.criteria[0]["reason"] for m, ck in zip(matches, checks))

@@ -46,7 +46,7 @@ class Agent:
 
 
 class AgentStore(Store):
-    def row(self, name: str) -> dict[str, Any] | None:
+    def _row(self, name: str) -> dict[str, Any] | None:
         rows = list(self.db.query("SELECT * FROM agents WHERE name = ?", [name]))
         return rows[0] if rows else None
 
@@ -60,14 +60,14 @@ class AgentStore(Store):
     def ensure_baselines(self) -> None:
         with self.transaction():
             for name, notes in BASELINES.items():
-                if not self.row(name):
+                if not self._row(name):
                     self.insert(name=name, kind=name, team_size=None, notes=notes)
 
     def names(self) -> list[str]:
         return [r["name"] for r in self.db.query("SELECT name FROM agents ORDER BY id")]
 
     def get(self, name: str) -> Agent:
-        row = self.row(name)
+        row = self._row(name)
         if row is None:
             raise unknown_name("agent", name, self.names())
         return Agent(**row)
@@ -95,7 +95,7 @@ class AgentStore(Store):
         """Register a new agent version."""
         check_name(name)
         with self.transaction():
-            if self.row(name):
+            if self._row(name):
                 raise LeagueError(f"An agent named {name!r} already exists; choose another name.")
             parent_id = self.get(parent).id if parent else None
             self.insert(name=name, kind=kind, team_size=team_size, parent_id=parent_id,

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from league.errors import LeagueError
+from league.sprt_params import SprtParams
 from league.stores.agents import AgentStore
 from league.stores.database import Database, Store, utc_now
 from league.stores.tournaments import TournamentStore
@@ -47,13 +48,57 @@ class MatchStats:
     los: float
 
 
+@dataclass(frozen=True)
+class Match:
+    """One match as stored, with its agents' names (`a`, `b`) and its tournament's seed and message;
+    `params` and `stats` read its JSON columns and statistics columns back."""
+
+    id: int
+    tournament_id: int
+    a_agent_id: int
+    b_agent_id: int
+    team_size: int
+    mode: str
+    params_json: str | None
+    max_games: int
+    batch_pairs: int
+    game_seconds: float
+    status: str
+    decision: str | None
+    llr: float | None
+    counts_json: str
+    elo: float | None
+    elo_lo: float | None
+    elo_hi: float | None
+    nelo: float | None
+    nelo_lo: float | None
+    nelo_hi: float | None
+    los: float | None
+    games: int
+    created: str
+    finished: str | None
+    a: str
+    b: str
+    seed: int
+    message: str
+
+    @property
+    def params(self) -> SprtParams | None:
+        return SprtParams(**json.loads(self.params_json)) if self.params_json else None
+
+    @property
+    def stats(self) -> MatchStats:
+        return MatchStats(tuple(json.loads(self.counts_json)), self.games, self.llr, self.elo, self.elo_lo,
+                          self.elo_hi, self.nelo, self.nelo_lo, self.nelo_hi, self.los)
+
+
 class MatchStore(Store):
     def __init__(self, database: Database, agents: AgentStore, tournaments: TournamentStore):
         super().__init__(database)
         self.agents = agents
         self.tournaments = tournaments
 
-    def open(self, settings: MatchSettings, batch_pairs: int, config: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    def open(self, settings: MatchSettings, batch_pairs: int, config: dict[str, Any]) -> tuple[Match, bool]:
         """The newest match with these settings that is not abandoned (to resume, or finished), or a
         new one with its tournament; and whether it was created. One transaction, so two commands
         asking at once get the same match."""
@@ -69,7 +114,7 @@ class MatchStore(Store):
                 raise LeagueError(f"Match {rows[0]['id']} with these settings was abandoned; give another --seed "
                                   "to play a new one.")
             if rows:
-                return rows[0], False
+                return Match(**rows[0]), False
             kind = "SPRT" if s.mode == "sprt" else f"{s.max_games} games"
             tid = self.tournaments.create(f"match {s.a} vs {s.b} ({kind})", s.team_size, s.seed, s.max_games,
                                           s.max_games, [s.a, s.b], config)
@@ -80,19 +125,19 @@ class MatchStore(Store):
                  utc_now()])
             return self.get(int(cur.lastrowid)), True
 
-    def get(self, match_id: int) -> dict[str, Any]:
+    def get(self, match_id: int) -> Match:
         rows = list(self.db.query(f"{_SELECT} WHERE m.id = ?", [match_id]))
         if not rows:
             raise LeagueError(f"No match with id {match_id}.")
-        return rows[0]
+        return Match(**rows[0])
 
-    def all(self) -> list[dict[str, Any]]:
-        return list(self.db.query(f"{_SELECT} ORDER BY m.id"))
+    def all(self) -> list[Match]:
+        return [Match(**r) for r in self.db.query(f"{_SELECT} ORDER BY m.id")]
 
-    def for_tournament(self, tournament_id: int) -> dict[str, Any] | None:
+    def for_tournament(self, tournament_id: int) -> Match | None:
         """The match that tournament `tournament_id` is, if it is one."""
         rows = list(self.db.query(f"{_SELECT} WHERE m.tournament_id = ?", [tournament_id]))
-        return rows[0] if rows else None
+        return Match(**rows[0]) if rows else None
 
     def tournament_ids(self) -> set[int]:
         return {row["tournament_id"] for row in self.db.query("SELECT tournament_id FROM matches")}
@@ -102,7 +147,7 @@ class MatchStore(Store):
         with self.transaction():
             m = self.get(match_id)
             self.db.execute("UPDATE matches SET status = ? WHERE id = ?", [status, match_id])
-            self.tournaments.set_status(m["tournament_id"], status)
+            self.tournaments.set_status(m.tournament_id, status)
 
     def save_stats(self, match_id: int, stats: MatchStats) -> None:
         with self.transaction():
@@ -112,7 +157,7 @@ class MatchStore(Store):
                 [json.dumps(list(stats.counts)), stats.games, stats.llr, stats.elo, stats.elo_lo, stats.elo_hi,
                  stats.nelo, stats.nelo_lo, stats.nelo_hi, stats.los, match_id])
 
-    def finish(self, match_id: int, decision: str | None, stats: MatchStats, message: str) -> dict[str, Any]:
+    def finish(self, match_id: int, decision: str | None, stats: MatchStats, message: str) -> Match:
         """End the match with its final statistics, and its tournament as finished with `message`;
         a tournament stopped early by the SPRT has its plan cut to the games played."""
         with self.transaction():
@@ -120,18 +165,18 @@ class MatchStore(Store):
             self.save_stats(match_id, stats)
             self.db.execute("UPDATE matches SET status = 'finished', decision = ?, finished = ? WHERE id = ?",
                             [decision, utc_now(), match_id])
-            self.tournaments.set_status(m["tournament_id"], "finished")
+            self.tournaments.set_status(m.tournament_id, "finished")
             self.db.execute("UPDATE tournaments SET message = ?, planned_games = finished_games WHERE id = ?",
-                            [message, m["tournament_id"]])
+                            [message, m.tournament_id])
         return self.get(match_id)
 
-    def abandon(self, match_id: int, reason: str) -> dict[str, Any]:
+    def abandon(self, match_id: int, reason: str) -> Match:
         """End an unfinished match for good (never resumed); its games stay recorded and rated."""
         with self.transaction():
             m = self.get(match_id)
-            if m["status"] in ("finished", "abandoned"):
-                raise LeagueError(f"Match {match_id} is already {m['status']}.")
+            if m.status in ("finished", "abandoned"):
+                raise LeagueError(f"Match {match_id} is already {m.status}.")
             self.db.execute("UPDATE matches SET status = 'abandoned', finished = ? WHERE id = ?",
                             [utc_now(), match_id])
-            self.tournaments.abandon(m["tournament_id"], reason)
+            self.tournaments.abandon(m.tournament_id, reason)
         return self.get(match_id)
