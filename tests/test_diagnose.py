@@ -61,19 +61,27 @@ def test_inference_latencies_and_baseline_ratios(tmp_path):
     assert again.output.count("x │") >= 7 * 4  # a ratio on every latency row
 
 
-def test_train_reports_update_run_cpu_memory_and_flag_fallbacks(tmp_path):
+def diagnose_train(tmp_path, *sets: str):
     out = tmp_path / "train.json"
-    result = diagnose("--test", "train", *TINY, "--set", "training.amp=fp16", "--set", "training.compile=default",
-                      "--set", "policy.actor_sizes=[32]", "--set", "policy.critic_sizes=[32]", "--json", out)
+    result = diagnose("--test", "train", *TINY, *sets, "--set", "policy.actor_sizes=[32]",
+                      "--set", "policy.critic_sizes=[32]", "--json", out)
     assert result.exit_code == 0, result.output
-    lines = result.output.splitlines()
-    # fp16 AMP cannot work on a CPU: one line says so, and the learner runs in float32.
-    assert sum("AMP fp16 needs a CUDA device" in line for line in lines) == 1
+    return result.output.splitlines(), figures(out)
+
+
+@pytest.mark.slow  # torch.compile on a CPU takes most of a minute
+def test_train_with_compile_reports_it_or_falls_back_to_the_eager_model(tmp_path):
+    lines, _ = diagnose_train(tmp_path, "--set", "training.compile=default")
     # torch.compile either works here or falls back to the eager model, saying so in one line.
     assert any("compile default" in line for line in lines if line.startswith("update:")) or \
         any("running the eager model" in line for line in lines)
+
+
+def test_train_reports_update_run_cpu_memory_and_flag_fallbacks(tmp_path):
+    lines, f = diagnose_train(tmp_path, "--set", "training.amp=fp16")
+    # fp16 AMP cannot work on a CPU: one line says so, and the learner runs in float32.
+    assert sum("AMP fp16 needs a CUDA device" in line for line in lines) == 1
     assert any(line.startswith("no GPU:") for line in lines)
-    f = figures(out)
     assert f["update.ms_per_minibatch"] > 0 and f["update.rows_per_s"] > 0
     assert f["train.agent_steps_per_s"] > 0 and f["train.collection_steps_per_s"] > 0
     assert sum(f[f"train.share.{k}"] for k in ("collection", "inference", "update")) == pytest.approx(100)

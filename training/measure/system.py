@@ -48,12 +48,15 @@ class _Seen:
         return 100.0 * (self.last_cpu - self.first_cpu) / wall if wall > 0 else None
 
 
-def _role(proc: psutil.Process) -> str:
+def _role(proc: psutil.Process, driver: int) -> str:
+    """A worker started by spawn, or forked by the fork server (arena.procs.worker_context: its command
+    line is the server's, its parent the server); the server and the resource tracker are helpers."""
     try:
         cmdline = " ".join(proc.cmdline())
+        parent = proc.ppid()
     except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
         return "other"
-    if "resource_tracker" in cmdline or "forkserver" in cmdline:
+    if "resource_tracker" in cmdline or ("forkserver" in cmdline and parent == driver):
         return "helper"
     return "worker" if "multiprocessing" in cmdline else "other"
 
@@ -112,7 +115,7 @@ class ResourceSampler:
             tree_rss += rss
             seen = self.processes.get(proc.pid)
             if seen is None:
-                role = "driver" if proc.pid == self._me.pid else _role(proc)
+                role = "driver" if proc.pid == self._me.pid else _role(proc, self._me.pid)
                 self.processes[proc.pid] = _Seen(role, now, cpu, now, cpu, rss)
             else:
                 seen.last_t, seen.last_cpu, seen.peak_rss = now, cpu, max(seen.peak_rss, rss)
