@@ -23,6 +23,46 @@ def home(tmp_path) -> LeagueHome:
     return h
 
 
+def copy_home(template: LeagueHome, dest: Path) -> LeagueHome:
+    """A private copy of a league home (database, checkpoints, runs, replays) for one test to change."""
+    shutil.copytree(template.root, dest, symlinks=True)
+    return LeagueHome(dest)
+
+
+# The tiny training run the self-play tests share: 2 rollout workers, 2 arenas each, a 32x32 network.
+TINY_TRAINING = ["runner.workers=2", "runner.envs_per_worker=2", "ppo.steps_per_env=32", "ppo.minibatch_size=128",
+                 "policy.actor_sizes=[32]", "policy.critic_sizes=[32]", "training.snapshot_every_steps=256",
+                 "training.eval_every_snapshots=1", "training.eval_games=2", "training.eval_game_seconds=5"]
+TRAINED_STEPS = 1024
+
+
+@pytest.fixture(scope="session")
+def trained_template(tmp_path_factory):
+    """One league home with one trained run (`mlp-1v1`, TRAINED_STEPS agent steps of TINY_TRAINING,
+    its snapshots evaluated), trained once per session: (home, the run's TrainResult). Never
+    changed by a test: take `trained_home` for a copy."""
+    from league.config import load_config
+    from training.selfplay import SelfPlayTrainer
+
+    h = LeagueHome(tmp_path_factory.mktemp("trained") / "league")
+    h.create_dirs()
+    Registry.create(h.db_path).close()
+    cfg = load_config(stage="1v1", sets=[*TINY_TRAINING, f"training.steps={TRAINED_STEPS}"])
+    reg = Registry.open(h.db_path, cfg.ratings)
+    try:
+        result = SelfPlayTrainer(cfg, h, reg).run()
+    finally:
+        reg.close()
+    return h, result
+
+
+@pytest.fixture
+def trained_home(trained_template, tmp_path):
+    """A copy of the shared trained home for this test, and the run's TrainResult."""
+    template, result = trained_template
+    return copy_home(template, tmp_path / "league"), result
+
+
 @pytest.fixture
 def registry(home):
     reg = Registry.open(home.db_path)
@@ -32,7 +72,7 @@ def registry(home):
 
 def play(reg: Registry, blue: str, orange: str, blue_goals: int, orange_goals: int, team_size: int = 1, **kw) -> int:
     """Record one game between two registered agents."""
-    return reg.record_game(GameRecord(blue=blue, orange=orange, team_size=team_size, seed=kw.pop("seed", 0),
+    return reg.game_store.record(GameRecord(blue=blue, orange=orange, team_size=team_size, seed=kw.pop("seed", 0),
                                       blue_goals=blue_goals, orange_goals=orange_goals,
                                       length_seconds=kw.pop("length_seconds", 300.0), **kw))
 

@@ -19,9 +19,9 @@ from league.registry import Registry
 from training.progress import Note, UpdateDone
 from training.selfplay import SelfPlayTrainer
 
-TINY = ["runner.workers=2", "runner.envs_per_worker=2", "ppo.steps_per_env=32", "ppo.minibatch_size=128",
-        "policy.actor_sizes=[32]", "policy.critic_sizes=[32]", "training.snapshot_every_steps=256",
-        "training.eval_every_snapshots=1", "training.eval_games=2", "training.eval_game_seconds=5"]
+from conftest import TINY_TRAINING, TRAINED_STEPS
+
+TINY = TINY_TRAINING
 
 
 def train(home, steps, extra=(), **kw):
@@ -30,36 +30,37 @@ def train(home, steps, extra=(), **kw):
     return SelfPlayTrainer(cfg, home, reg, **kw).run(), reg
 
 
-def test_smoke_run_creates_versions_lineage_games_ratings_and_metrics(home):
-    result, reg = train(home, 1024)
-    assert len(result.versions) >= 2 and 1024 <= result.steps < 1024 + 8 and not result.interrupted
+def test_smoke_run_creates_versions_lineage_games_ratings_and_metrics(trained_home):
+    home, result = trained_home  # the session's shared run
+    reg = Registry.open(home.db_path)
+    assert len(result.versions) >= 2 and TRAINED_STEPS <= result.steps < TRAINED_STEPS + 8 and not result.interrupted
     graph = lineage_of(reg)
     assert line_to(graph, result.versions[-1]) == result.versions
-    evals = [g for g in reg.games() if g.origin == "evaluation"]
-    assert evals and reg.rating(result.versions[0], 1).games > 0
-    assert reg.payoff("mlp-1v1", 1)  # results against opponents are kept for PFSP
+    evals = [g for g in reg.game_store.games() if g.origin == "evaluation"]
+    assert evals and reg.game_store.rating(result.versions[0], 1).games > 0
+    assert reg.payoff_store.get("mlp-1v1", 1)  # results against opponents are kept for PFSP
     lines = [json.loads(l) for l in (home.runs / "mlp-1v1" / "metrics.jsonl").read_text().splitlines()]
     keys = set().union(*lines)
-    (run,) = reg.training_runs()  # the headline metrics are in the registry too
+    (run,) = reg.run_store.all()  # the headline metrics are in the registry too
     assert run.run == "mlp-1v1" and run.steps > 0
     assert {"charts/steps_per_second", "losses/policy_loss", "eval/elo"} <= set(run.metrics)
     assert {"losses/policy_loss", "losses/entropy", "charts/steps_per_second", "eval/elo"} <= keys
     for name in result.versions:
-        agent = reg.agent(name)
+        agent = reg.agent_store.get(name)
         ckpt = load_checkpoint(home.root / agent.checkpoint_path, expected_sha256=agent.checkpoint_sha256)
         assert ckpt.meta.steps == agent.steps_trained and ckpt.optimizer_state is not None
 
 
-def test_resume_continues_steps_and_lineage(home):
-    first, reg = train(home, 512)
+def test_resume_continues_steps_and_lineage(trained_home):
+    home, first = trained_home
     last = first.versions[-1]
     second, reg = train(home, 512, resume=last)
     assert second.versions[-1] != last and first.steps + 512 <= second.steps < first.steps + 512 + 8
-    assert reg.agent(second.versions[len(first.versions)]).parent_id == reg.agent(last).id
+    assert reg.agent_store.get(second.versions[len(first.versions)]).parent_id == reg.agent_store.get(last).id
     assert line_to(lineage_of(reg), second.versions[-1])[: len(first.versions)] == first.versions
 
     def return_count(name):
-        agent = reg.agent(name)
+        agent = reg.agent_store.get(name)
         return load_checkpoint(home.root / agent.checkpoint_path).meta.optimizer["learner_stats"]["return_count"]
 
     # The reward scale's statistics resume too: more samples than the second run alone saw.
@@ -67,8 +68,8 @@ def test_resume_continues_steps_and_lineage(home):
     assert return_count(second.versions[-1]) > second.steps - first.steps
 
 
-def test_fresh_run_with_an_existing_name_is_refused(home):
-    train(home, 256)
+def test_fresh_run_with_an_existing_name_is_refused(trained_home):
+    home, _ = trained_home
     with pytest.raises(Exception, match="already has versions"):
         train(home, 256)
 
@@ -80,7 +81,7 @@ def test_same_seed_same_config_gives_the_same_first_update(tmp_path):
         h.create_dirs()
         Registry.create(h.db_path).close()
         result, reg = train(h, 128, extra=["training.eval_games=0"])  # exactly one update
-        agent = reg.agent(result.versions[-1])
+        agent = reg.agent_store.get(result.versions[-1])
         weights.append(load_checkpoint(h.root / agent.checkpoint_path).net.state_dict())
     for key in weights[0]:
         assert (weights[0][key] == weights[1][key]).all(), key
@@ -101,7 +102,7 @@ def test_cli_train_needs_a_budget_and_ctrl_c_saves_a_snapshot(home):
     assert proc.returncode == 0, err
     assert "interrupted; final snapshot saved" in out
     assert "kickstarting from rule" in " ".join(out.split())  # the default, said once at the start
-    assert Registry.open(home.db_path).agent("ctrlc-v1").steps_trained > 0
+    assert Registry.open(home.db_path).agent_store.get("ctrlc-v1").steps_trained > 0
 
 
 def test_kickstarting_from_rule_pulls_the_learner_towards_it_and_anneals_to_ppo(home):
@@ -143,7 +144,7 @@ def test_an_unknown_kickstart_teacher_is_one_clear_error(home):
 def test_a_retired_default_teacher_says_how_to_train_without_one(home):
     cfg = load_config(stage="1v1", sets=TINY)
     assert cfg.training.kickstart.teacher == "rule-pro"
-    Registry.open(home.db_path, cfg.ratings).set_status("rule-pro", "retired")
+    Registry.open(home.db_path, cfg.ratings).agent_store.set_status("rule-pro", "retired")
     with pytest.raises(LeagueError, match=r"retired.*training\.kickstart\.teacher="):
         train(home, 256)
 
@@ -204,9 +205,9 @@ def test_a_diverging_update_stops_the_run_with_one_sentence_and_keeps_the_last_g
     text = str(info.value)
     assert "\n" not in text and "non-finite" in text and "ppo.learning_rate" in text, text
     assert "mlp-1v1-v1 is kept" in text, text
-    versions = [a.name for a in reg.agents() if a.name.startswith("mlp-1v1")]
+    versions = [a.name for a in reg.agent_store.all() if a.name.startswith("mlp-1v1")]
     assert versions == ["mlp-1v1-v1"]  # no snapshot of the broken weights
-    agent = reg.agent("mlp-1v1-v1")
+    agent = reg.agent_store.get("mlp-1v1-v1")
     load_checkpoint(home.root / agent.checkpoint_path, expected_sha256=agent.checkpoint_sha256)
     assert sorted(p.name for p in home.checkpoints.iterdir()) == ["mlp-1v1-v1.json", "mlp-1v1-v1.safetensors"]
 
