@@ -15,18 +15,25 @@ from league.home import LeagueHome
 from league.registry import GameRecord, Registry
 
 
-@pytest.fixture
-def home(tmp_path) -> LeagueHome:
-    h = LeagueHome(tmp_path / "league")
+def copy_home(template: LeagueHome, dest: Path) -> LeagueHome:
+    """A private copy of a league home (database, checkpoints, runs, replays) for one test to change."""
+    shutil.copytree(template.root, dest, symlinks=True)
+    return LeagueHome(dest)
+
+
+@pytest.fixture(scope="session")
+def blank_template(tmp_path_factory) -> LeagueHome:
+    """One new, empty league home made once per session (what `league init` makes); never changed."""
+    h = LeagueHome(tmp_path_factory.mktemp("blank") / "league")
     h.create_dirs()
     Registry.create(h.db_path).close()
     return h
 
 
-def copy_home(template: LeagueHome, dest: Path) -> LeagueHome:
-    """A private copy of a league home (database, checkpoints, runs, replays) for one test to change."""
-    shutil.copytree(template.root, dest, symlinks=True)
-    return LeagueHome(dest)
+@pytest.fixture
+def home(blank_template, tmp_path) -> LeagueHome:
+    """A new, empty league home of this test's own (a copy of the session's blank one)."""
+    return copy_home(blank_template, tmp_path / "league")
 
 
 # The tiny training run the self-play tests share: 2 rollout workers, 2 arenas each, a 32x32 network.

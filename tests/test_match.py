@@ -35,7 +35,7 @@ def add_network_agent(home: LeagueHome, reg: Registry, name: str, seed: int, tea
     net = build_network(PolicyConfig(actor_sizes=[32], critic_sizes=[32]))
     rel = Path("checkpoints") / f"{name}.safetensors"
     sha = save_checkpoint(home.root / rel, net, steps=0)
-    reg.add_agent(name, "mlp", team_size, checkpoint_path=str(rel), checkpoint_sha256=sha)
+    reg.agent_store.add(name, "mlp", team_size, checkpoint_path=str(rel), checkpoint_sha256=sha)
 
 
 @pytest.fixture
@@ -51,12 +51,12 @@ def league_copy(tmp_path, home: LeagueHome, reg: Registry) -> tuple[LeagueHome, 
     other = LeagueHome(tmp_path / "copy")
     other.create_dirs()
     reg2 = Registry.create(other.db_path)
-    agent = reg.agent("net-a")
+    agent = reg.agent_store.get("net-a")
     for suffix in (".safetensors", ".json"):
         dest = (other.root / agent.checkpoint_path).with_suffix(suffix)
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_bytes((home.root / agent.checkpoint_path).with_suffix(suffix).read_bytes())
-    reg2.add_agent("net-a", "mlp", 1, checkpoint_path=agent.checkpoint_path, checkpoint_sha256=agent.checkpoint_sha256)
+    reg2.agent_store.add("net-a", "mlp", 1, checkpoint_path=agent.checkpoint_path, checkpoint_sha256=agent.checkpoint_sha256)
     return other, reg2
 
 
@@ -67,7 +67,7 @@ def match_cli(home: LeagueHome, *args: str):
 def recorded_counts(reg: Registry, tid: int, a: str) -> list[int]:
     """The pentanomial counts of the complete pairs recorded, computed here from the games alone."""
     scores = {}
-    for g in reg.games(tournament_id=tid):
+    for g in reg.game_store.games(tournament_id=tid):
         mine, theirs = (g.blue_goals, g.orange_goals) if g.blue == a else (g.orange_goals, g.blue_goals)
         scores[g.schedule_index] = 1.0 if mine > theirs else 0.5 if mine == theirs else 0.0
     return pentanomial_counts((scores[i], scores[i + 1]) for i in range(0, max(scores) + 1, 2)
@@ -82,7 +82,7 @@ def test_a_fixed_match_records_rates_and_replays_every_game(league):
     assert "Fixed match: 4 games of net-a against rule (no SPRT)" in result.output and "LLR" not in result.output
     m = match_outcome(reg, 1)
     assert (m.status, m.decision, m.mode, m.params, m.stats.games) == ("finished", None, "fixed", None, 4)
-    games = reg.games(tournament_id=m.tournament_id)
+    games = reg.game_store.games(tournament_id=m.tournament_id)
     assert sorted(g.schedule_index for g in games) == [0, 1, 2, 3]
     assert [(g.blue, g.orange) for g in sorted(games, key=lambda g: g.schedule_index)] == \
         [("net-a", "rule"), ("rule", "net-a")] * 2  # mirrored pairs: the same seed, sides swapped
@@ -93,15 +93,15 @@ def test_a_fixed_match_records_rates_and_replays_every_game(league):
         replay = read_replay(home.root / g.replay_path)
         assert replay.score_from_events() == (g.blue_goals, g.orange_goals) and replay.meta["seed"] == g.seed
     assert list(m.stats.counts) == recorded_counts(reg, m.tournament_id, "net-a")
-    for name, (elo, mu, sigma) in reg.recompute_ratings(1).items():  # rated like any other game, once each
-        assert reg.rating(name, 1).elo == pytest.approx(elo) and reg.rating(name, 1).sigma == pytest.approx(sigma)
-    assert reg.rating("net-a", 1).games == 4
-    t = reg.tournament(m.tournament_id)
+    for name, (elo, mu, sigma) in reg.game_store.recompute_ratings(1).items():  # rated like any other game, once each
+        assert reg.game_store.rating(name, 1).elo == pytest.approx(elo) and reg.game_store.rating(name, 1).sigma == pytest.approx(sigma)
+    assert reg.game_store.rating("net-a", 1).games == 4
+    t = reg.tournament_store.get(m.tournament_id)
     assert (t.status, t.planned_games, t.finished_games) == ("finished", 4, 4)
     # The same command again plays nothing: it shows the finished match.
     again = match_cli(home, "net-a", "rule", "--max-games", "4", "--workers", "2", "--seed", "7")
     assert again.exit_code == 0 and "Match 1 (net-a vs rule, fixed 4 games) already finished" in again.output
-    assert len(reg.games()) == 4
+    assert len(reg.game_store.games()) == 4
 
 
 def test_an_sprt_match_stops_early_and_prints_the_recorded_games_llr(league):
@@ -112,7 +112,7 @@ def test_an_sprt_match_stops_early_and_prints_the_recorded_games_llr(league):
     m = match_outcome(reg, 1)
     assert m.decision == "H1" and m.status == "finished"
     assert f"H1 accepted: rule is at least 50 normalized Elo better than random.  (match {m.id})" in result.output
-    games = reg.games(tournament_id=m.tournament_id)
+    games = reg.game_store.games(tournament_id=m.tournament_id)
     assert 2 <= len(games) == m.stats.games < 40  # stopped at the decision, far below the cap
     counts = recorded_counts(reg, m.tournament_id, "rule")
     expected = sprt_result(counts, SprtParams(elo1=50, alpha=0.3, beta=0.3))
@@ -122,7 +122,7 @@ def test_an_sprt_match_stops_early_and_prints_the_recorded_games_llr(league):
     assert printed["pairs LL LD WL+DD WD WW"] == " ".join(map(str, counts))
     assert re.search(r"wall time\s+\d+\.\d s", result.output)
     assert len(re.findall(r"^batch \d+/20: ", result.output, re.M)) == len(games) // 2  # a line per batch
-    t = reg.tournament(m.tournament_id)
+    t = reg.tournament_store.get(m.tournament_id)
     assert (t.status, t.planned_games) == ("finished", len(games)) and "H1" in t.message
 
 
@@ -139,6 +139,7 @@ def _wait_for_games(db: Path, n: int, proc: subprocess.Popen, timeout: float = 1
     raise AssertionError("the match did not record games in time")
 
 
+@pytest.mark.slow  # a long end-to-end check: CI runs it after the default suite
 def test_kill_9_then_resume_plays_only_the_missing_games_and_ends_as_an_uninterrupted_match(league, tmp_path):
     home, reg = league
     sprt = "elo0=0,elo1=5,alpha=0.2,beta=0.2"  # bounds +-1.39, unlikely to be reached within 6 pairs
@@ -150,19 +151,19 @@ def test_kill_9_then_resume_plays_only_the_missing_games_and_ends_as_an_uninterr
     os.killpg(proc.pid, signal.SIGKILL)  # the driver and its workers, mid-match
     proc.wait()
     m = match_outcome(reg, 1)
-    before = {g.schedule_index for g in reg.games(tournament_id=m.tournament_id)}
+    before = {g.schedule_index for g in reg.game_store.games(tournament_id=m.tournament_id)}
     assert m.status == "running" and 3 <= len(before) < 12  # killed: nobody could mark it
     resumed = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     assert "Resuming match 1 (tournament 1)" in resumed.stdout and f"{len(before)} games recorded" in resumed.stdout
     m = match_outcome(reg, 1)
-    games = reg.games(tournament_id=m.tournament_id)
+    games = reg.game_store.games(tournament_id=m.tournament_id)
     indexes = [g.schedule_index for g in games]
     assert len(indexes) == len(set(indexes)) == m.stats.games  # none twice, every pair complete
     assert f"{m.stats.games - len(before)} played now" in resumed.stdout
     assert m.status == "finished" and list(m.stats.counts) == recorded_counts(reg, m.tournament_id, "net-a")
-    for name, (elo, mu, sigma) in reg.recompute_ratings(1).items():
-        assert reg.rating(name, 1).elo == pytest.approx(elo) and reg.rating(name, 1).sigma == pytest.approx(sigma)
+    for name, (elo, mu, sigma) in reg.game_store.recompute_ratings(1).items():
+        assert reg.game_store.rating(name, 1).elo == pytest.approx(elo) and reg.game_store.rating(name, 1).sigma == pytest.approx(sigma)
     # The same match uninterrupted, in another league home, ends with the same games and counts.
     other, reg2 = league_copy(tmp_path, home, reg)
     cfg = load_config(overrides={"seed": 11, "game.game_seconds": GAME_SECONDS})
@@ -170,7 +171,7 @@ def test_kill_9_then_resume_plays_only_the_missing_games_and_ends_as_an_uninterr
     assert (fresh.decision, fresh.stats) == (m.decision, m.stats)
     results = {g.schedule_index: (g.blue, g.blue_goals, g.orange_goals) for g in games}
     assert results == {g.schedule_index: (g.blue, g.blue_goals, g.orange_goals)
-                       for g in reg2.games(tournament_id=fresh.tournament_id)}
+                       for g in reg2.game_store.games(tournament_id=fresh.tournament_id)}
 
 
 def test_a_match_played_elsewhere_is_left_alone_and_only_league_match_resumes_it(league):
@@ -180,12 +181,12 @@ def test_a_match_played_elsewhere_is_left_alone_and_only_league_match_resumes_it
     next(run.batches)
     run.batches.close()  # stopped after one batch (one pair): 'interrupted'
     m = match_outcome(reg, run.id)
-    assert m.status == "interrupted" and reg.tournament(m.tournament_id).status == "interrupted"
+    assert m.status == "interrupted" and reg.tournament_store.get(m.tournament_id).status == "interrupted"
     args = ["rule", "random", "--max-games", "8", "--batch-pairs", "1", "--workers", "1", "--seed", "3"]
     with claim(home.root, "tournament", str(m.tournament_id), "someone"):  # another process plays it
         busy = match_cli(home, *args)
         assert busy.exit_code == 2 and f"Match {m.id} is in use by process {os.getpid()}" in busy.output
-    assert len(reg.games(tournament_id=m.tournament_id)) == 2 and match_outcome(reg, m.id).status == "interrupted"
+    assert len(reg.game_store.games(tournament_id=m.tournament_id)) == 2 and match_outcome(reg, m.id).status == "interrupted"
     # `league tournament` neither resumes nor abandons it, nor mistakes it for a round robin of its own.
     for flag in ("--resume", "--abandon"):
         refused = runner.invoke(app, ["tournament", "--home", str(home.root), flag, str(m.tournament_id)])
@@ -203,7 +204,7 @@ def test_bad_requests_end_in_one_sentence_and_store_nothing(league):
     home, reg = league
     add_network_agent(home, reg, "net-2v2", 2, team_size=2)
     add_network_agent(home, reg, "net-old", 3)
-    reg.set_status("net-old", "retired")
+    reg.agent_store.set_status("net-old", "retired")
     cases = [
         (["rule", "nobody"], "No agent named 'nobody'"),
         (["rule", "rule"], "A match needs two different agents, not 'rule' twice."),
@@ -223,4 +224,4 @@ def test_bad_requests_end_in_one_sentence_and_store_nothing(league):
         assert result.exit_code == 2, (args, result.output)
         assert message in result.output and "Traceback" not in result.output, (args, result.output)
         assert len(result.output.strip().splitlines()) == 1, (args, result.output)
-    assert reg.tournaments() == [] and reg.match_store.all() == []
+    assert reg.tournament_store.all() == [] and reg.match_store.all() == []

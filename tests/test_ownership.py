@@ -63,6 +63,7 @@ def test_a_lock_dies_with_its_process_even_by_kill_9(tmp_path):
     claim(tmp_path, "run", "x", "Run 'x'").release()
 
 
+@pytest.mark.slow  # a long end-to-end check: CI runs it after the default suite
 def test_a_second_train_on_the_same_run_name_fails_at_once_and_the_first_keeps_its_snapshot(home):
     first = subprocess.Popen(_train_cmd(home, "--minutes", "5", "--name", "dup"), stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
@@ -77,11 +78,12 @@ def test_a_second_train_on_the_same_run_name_fails_at_once_and_the_first_keeps_i
     out, err = first.communicate(timeout=120)
     assert first.returncode == 0, err
     reg = Registry.open(home.db_path)
-    agent = reg.agent("dup-v1")  # the registry's hash is the file's: no other writer replaced it
+    agent = reg.agent_store.get("dup-v1")  # the registry's hash is the file's: no other writer replaced it
     assert sha256_file(home.root / agent.checkpoint_path) == agent.checkpoint_sha256
     load_checkpoint(home.root / agent.checkpoint_path, expected_sha256=agent.checkpoint_sha256)
 
 
+@pytest.mark.slow  # a long end-to-end check: CI runs it after the default suite
 def test_resuming_one_snapshot_twice_at_once_is_refused(home):
     result, reg = train(home, 256, ["training.eval_every_snapshots=0"])
     cfg = load_config(stage="1v1", sets=[*TINY, "training.steps=256"])
@@ -91,7 +93,7 @@ def test_resuming_one_snapshot_twice_at_once_is_refused(home):
     with pytest.raises(LeagueError, match=r"Run 'mlp-1v1' is in use"):  # a new run of the same name, too
         SelfPlayTrainer(cfg, home, reg)
     owner.run()
-    SelfPlayTrainer(cfg, home, reg, resume=reg.names()[-1]).run()  # released when the owner is done
+    SelfPlayTrainer(cfg, home, reg, resume=reg.agent_store.names()[-1]).run()  # released when the owner is done
 
 
 def test_a_snapshot_never_replaces_a_file_it_did_not_write(home):
@@ -99,7 +101,7 @@ def test_a_snapshot_never_replaces_a_file_it_did_not_write(home):
     orphan.write_bytes(b"someone else's bytes")
     result, reg = train(home, 256, ["training.eval_every_snapshots=0"], name="orph")
     assert orphan.read_bytes() == b"someone else's bytes"
-    agent = reg.agent(result.versions[0])
+    agent = reg.agent_store.get(result.versions[0])
     assert agent.checkpoint_path != "checkpoints/orph-v1.safetensors"
     load_checkpoint(home.root / agent.checkpoint_path, expected_sha256=agent.checkpoint_sha256)
 
@@ -117,31 +119,32 @@ def test_a_snapshot_that_cannot_be_written_stops_the_run_and_keeps_the_previous_
         with pytest.raises(LeagueError, match=r"Snapshot full-v2 was not written \(No space left on device\); "
                                               r"training stopped and the last snapshot, full-v1, is kept\."):
             SelfPlayTrainer(cfg, home, reg, name="full").run()
-        assert [n for n in reg.names() if n.startswith("full-")] == ["full-v1"]
-        agent = reg.agent("full-v1")
+        assert [n for n in reg.agent_store.names() if n.startswith("full-")] == ["full-v1"]
+        agent = reg.agent_store.get("full-v1")
         load_checkpoint(home.root / agent.checkpoint_path, expected_sha256=agent.checkpoint_sha256)
         assert not [p.name for p in home.checkpoints.iterdir() if p.name.endswith(".tmp")]
     claim(home.root, "run", "full", "Run 'full'").release()  # the failed run let go of its name
 
 
+@pytest.mark.slow  # a long end-to-end check: CI runs it after the default suite
 def test_a_second_tournament_command_on_a_running_one_leaves_it_alone(league, tmp_path):  # noqa: F811
     home, reg = league
     cmd = [*LEAGUE, "tournament", "--home", str(home.root), "--games", "20", "--game-seconds", "300",
            "--workers", "1", "--seed", "3", "--agents", "rule,random,net-a", "--arenas", "1"]
     first = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    _wait_for(lambda: bool(Registry.open(home.db_path, readonly=True).games()), first)
+    _wait_for(lambda: bool(Registry.open(home.db_path, readonly=True).game_store.games()), first)
     second = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert first.poll() is None, "the first tournament ended before the second command ran"
     assert second.returncode == 2, second.stderr
-    tid = reg.tournaments()[-1].id
+    tid = reg.tournament_store.all()[-1].id
     assert f"Tournament {tid} is in use by process {first.pid}" in " ".join(second.stderr.split())
     assert "Traceback" not in second.stderr and "Resuming" not in second.stdout
-    assert reg.tournament(tid).status == "running"  # not marked interrupted by the second command
+    assert reg.tournament_store.get(tid).status == "running"  # not marked interrupted by the second command
     first.send_signal(signal.SIGINT)
     first.communicate(timeout=120)
-    indexes = [g.schedule_index for g in reg.games(tournament_id=tid)]
+    indexes = [g.schedule_index for g in reg.game_store.games(tournament_id=tid)]
     assert indexes and len(indexes) == len(set(indexes))
-    assert reg.tournament(tid).finished_games == len(indexes)
+    assert reg.tournament_store.get(tid).finished_games == len(indexes)
 
 
 def test_abandon_ends_a_tournament_for_good_and_keeps_its_games(league):  # noqa: F811
@@ -152,13 +155,13 @@ def test_abandon_ends_a_tournament_for_good_and_keeps_its_games(league):  # noqa
     games = run_tournament(reg, home, tid, 1, game_seconds=4, max_arenas=1)
     next(games)
     games.close()  # stopped after one game: 'interrupted'
-    assert reg.tournament(tid).status == "interrupted"
+    assert reg.tournament_store.get(tid).status == "interrupted"
     result = runner.invoke(app, ["tournament", "--home", str(home.root), "--abandon", str(tid)])
     assert result.exit_code == 0, result.output
     assert "1 finished games stay recorded" in result.output
-    t = reg.tournament(tid)
+    t = reg.tournament_store.get(tid)
     assert t.status == "abandoned" and t.finished and "abandoned" in t.message
-    assert len(reg.games(tournament_id=tid)) == 1
+    assert len(reg.game_store.games(tournament_id=tid)) == 1
     for args in (["--resume", str(tid)], ["--abandon", str(tid)]):
         again = runner.invoke(app, ["tournament", "--home", str(home.root), *args])
         assert again.exit_code == 2 and f"Tournament {tid} is already abandoned." in again.output
@@ -172,4 +175,4 @@ def test_a_tournament_too_large_to_play_is_refused_before_anything_is_stored(lea
         result = CliRunner().invoke(app, ["tournament", "--home", str(home.root), "--games", games])
         assert result.exit_code == 2 and "Traceback" not in result.output
         assert len(result.output.strip().splitlines()) == 1
-    assert reg.tournaments() == []
+    assert reg.tournament_store.all() == []

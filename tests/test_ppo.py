@@ -26,6 +26,7 @@ def cartpole_learner(seed: int, n_envs: int = 8):
     return PpoLearner(net, cfg, slots=n_envs, obs_dim=4, seed=seed)
 
 
+@pytest.mark.slow  # strength over many games or updates: CI runs it after the default suite
 def test_ppo_solves_cartpole():
     torch.set_num_threads(1)
     n_envs = 8
@@ -113,6 +114,7 @@ def train_memory(kind: str, updates: int = 60, seed: int = 0) -> float:
     return float(torch.cat(final_rewards).eq(1).float().mean())  # success rate late in training
 
 
+@pytest.mark.slow  # strength over many games or updates: CI runs it after the default suite
 def test_lstm_learner_remembers_where_mlp_cannot():
     torch.set_num_threads(1)
     lstm = train_memory("lstm")

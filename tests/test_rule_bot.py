@@ -110,6 +110,7 @@ def win_rate(n_games_per_side: int, game_seconds: float, team_size: int = 1, see
     return int((diffs > 0).sum()), int((diffs == 0).sum()), int((diffs < 0).sum())
 
 
+@pytest.mark.slow  # strength over many games or updates: CI runs it after the default suite
 def test_rule_beats_random_in_at_least_95_percent_of_1v1_games():
     wins, draws, losses = win_rate(n_games_per_side=100, game_seconds=60.0)
     games = wins + draws + losses

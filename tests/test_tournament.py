@@ -32,7 +32,7 @@ def add_network_agent(home: LeagueHome, reg: Registry, name: str, seed: int) -> 
     net = build_network(PolicyConfig(actor_sizes=[32], critic_sizes=[32]))
     rel = Path("checkpoints") / f"{name}.safetensors"
     sha = save_checkpoint(home.root / rel, net, steps=0)
-    reg.add_agent(name, "mlp", 1, checkpoint_path=str(rel), checkpoint_sha256=sha)
+    reg.agent_store.add(name, "mlp", 1, checkpoint_path=str(rel), checkpoint_sha256=sha)
 
 
 @pytest.fixture
@@ -51,12 +51,12 @@ def league_copy(tmp_path, name: str, home: LeagueHome, reg: Registry, agents=("n
     other.create_dirs()
     reg2 = Registry.create(other.db_path)
     for agent_name in agents:
-        agent = reg.agent(agent_name)
+        agent = reg.agent_store.get(agent_name)
         for suffix in (".safetensors", ".json"):
             dest = (other.root / agent.checkpoint_path).with_suffix(suffix)
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_bytes((home.root / agent.checkpoint_path).with_suffix(suffix).read_bytes())
-        reg2.add_agent(agent_name, "mlp", 1, checkpoint_path=agent.checkpoint_path,
+        reg2.agent_store.add(agent_name, "mlp", 1, checkpoint_path=agent.checkpoint_path,
                        checkpoint_sha256=agent.checkpoint_sha256)
     return other, reg2
 
@@ -69,7 +69,7 @@ def play(home, reg, entrants, games=2, seed=5, workers=2):
 
 def results(reg, tid):
     return {g.schedule_index: (g.blue, g.orange, g.blue_goals, g.orange_goals)
-            for g in reg.games(tournament_id=tid)}
+            for g in reg.game_store.games(tournament_id=tid)}
 
 
 def test_round_robin_records_every_game_with_a_consistent_replay(league):
@@ -77,18 +77,18 @@ def test_round_robin_records_every_game_with_a_consistent_replay(league):
     entrants = resolve_entrants(reg, 1, None, baselines=True)
     assert set(entrants) == {*BASELINES, "net-a", "net-b"}
     tid = play(home, reg, ["random", "rule", "net-a", "net-b"])  # 12 games, not the whole ladder's 30
-    t = reg.tournament(tid)
+    t = reg.tournament_store.get(tid)
     assert t.status == "finished" and t.planned_games == t.finished_games == 12
-    games = reg.games(tournament_id=tid)
+    games = reg.game_store.games(tournament_id=tid)
     assert sorted(g.schedule_index for g in games) == list(range(12))
     for g in games:
         replay = read_replay(home.root / g.replay_path)
         assert replay.score_from_events() == (g.blue_goals, g.orange_goals)
         assert replay.meta["blue"] == g.blue and replay.meta["seed"] == g.seed
         assert abs(replay.meta["length_seconds"] - GAME_SECONDS) < 0.1
-    recomputed = reg.recompute_ratings(1)
+    recomputed = reg.game_store.recompute_ratings(1)
     for name, (elo, mu, sigma) in recomputed.items():
-        row = reg.rating(name, 1)
+        row = reg.game_store.rating(name, 1)
         assert row.elo == pytest.approx(elo) and row.mu == pytest.approx(mu)
     table = read_tournament_standings(reg.db, tid, reg.ratings_cfg).rows
     assert sum(r.games for r in table) == 24 and table[0].points >= table[-1].points
@@ -97,12 +97,12 @@ def test_round_robin_records_every_game_with_a_consistent_replay(league):
 def test_a_rerun_game_reproduces_its_replay_exactly(league, tmp_path):
     home, reg = league
     tid = play(home, reg, ["rule", "random", "net-a"], games=2, workers=2)
-    first = {g.schedule_index: read_replay(home.root / g.replay_path) for g in reg.games(tournament_id=tid)}
+    first = {g.schedule_index: read_replay(home.root / g.replay_path) for g in reg.game_store.games(tournament_id=tid)}
     # The same tournament in another league home, one worker instead of two: other batches.
     other, reg2 = league_copy(tmp_path, "other", home, reg)
     tid2 = play(other, reg2, ["rule", "random", "net-a"], games=2, workers=1)
     assert results(reg, tid) == results(reg2, tid2)
-    for g in reg2.games(tournament_id=tid2):
+    for g in reg2.game_store.games(tournament_id=tid2):
         again = read_replay(other.root / g.replay_path)
         before = first[g.schedule_index]
         assert np.array_equal(again.ball, before.ball) and np.array_equal(again.cars, before.cars)
@@ -111,7 +111,7 @@ def test_a_rerun_game_reproduces_its_replay_exactly(league, tmp_path):
 
 def test_retired_agents_are_never_entered(league):
     home, reg = league
-    reg.set_status("net-b", "retired")
+    reg.agent_store.set_status("net-b", "retired")
     assert "net-b" not in resolve_entrants(reg, 1, None, baselines=True)
     with pytest.raises(LeagueError, match="retired"):
         resolve_entrants(reg, 1, ["net-a", "net-b"], baselines=True)
@@ -133,6 +133,7 @@ def _wait_for_games(db: Path, n: int, timeout: float = 120.0) -> int:
     raise AssertionError("the tournament did not record games in time")
 
 
+@pytest.mark.slow  # a long end-to-end check: CI runs it after the default suite
 def test_kill_9_then_resume_finishes_exactly_the_planned_games(league, tmp_path):
     home, reg = league
     cmd = [sys.executable, "-m", "league.cli", "tournament", "--home", str(home.root), "--games", "4",
@@ -143,17 +144,17 @@ def test_kill_9_then_resume_finishes_exactly_the_planned_games(league, tmp_path)
     os.killpg(proc.pid, signal.SIGKILL)  # the driver and its workers, mid-tournament
     proc.wait()
     reg = Registry.open(home.db_path)
-    tid = reg.tournaments()[-1].id
-    done_before = len(reg.games(tournament_id=tid))
+    tid = reg.tournament_store.all()[-1].id
+    done_before = len(reg.game_store.games(tournament_id=tid))
     assert 3 <= done_before < 12
     resumed = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     assert "Resuming tournament" in resumed.stdout
-    games = reg.games(tournament_id=tid)
+    games = reg.game_store.games(tournament_id=tid)
     assert sorted(g.schedule_index for g in games) == list(range(12))  # none twice, none missing
-    assert reg.tournament(tid).status == "finished"
-    for name, (elo, mu, sigma) in reg.recompute_ratings(1).items():
-        assert reg.rating(name, 1).elo == pytest.approx(elo) and reg.rating(name, 1).sigma == pytest.approx(sigma)
+    assert reg.tournament_store.get(tid).status == "finished"
+    for name, (elo, mu, sigma) in reg.game_store.recompute_ratings(1).items():
+        assert reg.game_store.rating(name, 1).elo == pytest.approx(elo) and reg.game_store.rating(name, 1).sigma == pytest.approx(sigma)
     # The same tournament uninterrupted, elsewhere, gives the same results.
     fresh, reg2 = league_copy(tmp_path, "fresh", home, reg)
     tid2, _ = open_tournament(reg2, load_config(), 1, 4, 11, ["rule", "random", "net-a"])
@@ -182,10 +183,10 @@ def test_cli_tournament_prints_standings_and_refuses_bad_input(league):
 ])
 def test_cli_tournament_refuses_flags_it_would_ignore(league, args, message):
     home, reg = league
-    before = len(reg.tournaments())
+    before = len(reg.tournament_store.all())
     result = CliRunner().invoke(app, ["tournament", "--home", str(home.root), "--games", "2", *args])
     assert result.exit_code == 2 and message in result.output, result.output
-    assert len(reg.tournaments()) == before  # nothing stored
+    assert len(reg.tournament_store.all()) == before  # nothing stored
 
 
 def test_ray_backend_on_a_local_instance_matches_the_local_backend(league, tmp_path):
@@ -195,7 +196,7 @@ def test_ray_backend_on_a_local_instance_matches_the_local_backend(league, tmp_p
     other, reg2 = league_copy(tmp_path, "ray-league", home, reg)
     tid2, _ = open_tournament(reg2, load_config(), 1, 2, 5, ["rule", "random", "net-a"])
     outcomes = list(run_tournament(reg2, other, tid2, 2, game_seconds=GAME_SECONDS, backend="ray"))
-    assert len(outcomes) == 6 and reg2.tournament(tid2).status == "finished"
+    assert len(outcomes) == 6 and reg2.tournament_store.get(tid2).status == "finished"
     assert results(reg, tid) == results(reg2, tid2)
-    for g in reg2.games(tournament_id=tid2):
+    for g in reg2.game_store.games(tournament_id=tid2):
         assert read_replay(other.root / g.replay_path).score_from_events() == (g.blue_goals, g.orange_goals)
