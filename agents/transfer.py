@@ -70,7 +70,7 @@ def import_checkpoint(home: LeagueHome, registry: Registry, file: Path, name: st
     written: list[Path] = []
     try:
         with registry.transaction():
-            agent = registry.add_agent(
+            agent = registry.agent_store.add(
                 name=name, kind=ckpt.meta.kind, team_size=team_size, checkpoint_path=relative.as_posix(),
                 checkpoint_sha256=ckpt.sha256, config=config, steps_trained=ckpt.meta.steps,
                 notes=f"imported from {printable(Path(file).name)}",
@@ -99,7 +99,7 @@ def export_checkpoint(home: LeagueHome, registry: Registry, name: str, directory
     `directory` are never overwritten, and `directory` is never the league home, inside it or
     above it.
     """
-    agent = registry.agent(name)
+    agent = registry.agent_store.get(name)
     if not agent.checkpoint_path:
         raise LeagueError(f"Agent {name!r} is a {agent.kind} baseline with no checkpoint to export.")
     directory = Path(directory)
@@ -139,7 +139,7 @@ def _lineage(registry: Registry, agent: Agent) -> list[str]:
     names, parent_id, seen = [], agent.parent_id, {agent.id}
     while parent_id is not None and parent_id not in seen:
         seen.add(parent_id)
-        parent = registry.agent_by_id(parent_id)
+        parent = registry.agent_store.by_id(parent_id)
         names.append(parent.name)
         parent_id = parent.parent_id
     return names[::-1]
@@ -175,7 +175,7 @@ def export_rlbot(home: LeagueHome, registry: Registry, name: str, directory: Pat
         write_rlbot_bot,  # the bot's code and templates: only when exporting
     )
 
-    agent = registry.agent(name)
+    agent = registry.agent_store.get(name)
     if not agent.checkpoint_path:
         raise LeagueError(f"Agent {name!r} is a {agent.kind} baseline with no weights to export; "
                           "export a trained mlp or lstm agent.")

@@ -114,7 +114,7 @@ def check_agents(registry: Registry, a: str, b: str, team_size: int, b_any_stage
     if a == b:
         raise LeagueError(f"A match needs two different agents, not {a!r} twice.")
     for name in (a, b):
-        agent = registry.agent(name)
+        agent = registry.agent_store.get(name)
         if agent.status == "retired":
             raise LeagueError(f"{name!r} is retired; reactivate it to play a match.")
         if agent.team_size not in (None, team_size) and not (b_any_stage and name == b):
@@ -167,13 +167,13 @@ def start_or_resume_match(registry: Registry, home: LeagueHome, cfg: Config, a: 
         if row.status == "abandoned":
             raise LeagueError(f"Match {match_id} is already abandoned.")
         if row.status != "finished":
-            registry.check_ratings_usable(row.team_size, (row.a, row.b))  # before any game is played
+            registry.game_store.check_usable(row.team_size, (row.a, row.b))  # before any game is played
     else:
         if a is None or b is None:
             raise LeagueError("Name the two agents of the match (or give --resume ID).")
         team_size = cfg.game.team_size
         check_agents(registry, a, b, team_size, b_any_stage)
-        registry.check_ratings_usable(team_size, (a, b))  # damaged ones: one sentence, before any game is played
+        registry.game_store.check_usable(team_size, (a, b))  # damaged ones: one sentence, before any game is played
         check_max_games(max_games)
         if batch_pairs is None:
             batch_pairs = PAIRS_PER_WORKER * workers
@@ -184,11 +184,11 @@ def start_or_resume_match(registry: Registry, home: LeagueHome, cfg: Config, a: 
         row, created = registry.match_store.open(settings, batch_pairs, cfg.to_dict())
         match_id, resumed = row.id, not created
     match = match_outcome(registry, match_id)
-    recorded = len(registry.games(tournament_id=match.tournament_id))
+    recorded = len(registry.game_store.games(tournament_id=match.tournament_id))
     if match.status == "finished":
         return MatchRun(match_id, resumed, True, recorded, match, iter(()))
     ownership = claim_match(registry, home, match_id)
-    tick_skip = registry.tournament(match.tournament_id).config["game"]["tick_skip"]
+    tick_skip = registry.tournament_store.get(match.tournament_id).config["game"]["tick_skip"]
     batches = ownership.holding(_play(registry, home, match, tick_skip, workers, max_arenas))
     return MatchRun(match_id, resumed, False, recorded, match, batches)
 
@@ -244,18 +244,18 @@ def _play(registry: Registry, home: LeagueHome, match: MatchOutcome, tick_skip: 
     try:
         for batch in range(batches):
             hi = min(pairs, (batch + 1) * k)
-            done = {g.schedule_index for g in registry.games(tournament_id=tid)}
+            done = {g.schedule_index for g in registry.game_store.games(tournament_id=tid)}
             missing = [g for g in schedule[2 * batch * k:2 * hi] if g.index not in done]
             if missing:
                 if pool is None:
                     hands = max(1, min(workers, 2 * k))
                     arenas = min(max_arenas, math.ceil(2 * k / hands))
-                    pool = WorkerPool({n: registry.agent(n) for n in (match.a, match.b)}, spec, home.root,
+                    pool = WorkerPool({n: registry.agent_store.get(n) for n in (match.a, match.b)}, spec, home.root,
                                       f"replays/tournament-{tid}", {"tournament_id": tid}, hands, arenas,
                                       f"run the same command again to resume match {match.id}")
                 for outcome in pool.play(missing):
                     record_outcome(registry, tid, outcome)
-            stats = match_stats(registry.games(tournament_id=tid), match.a, hi, match.params)
+            stats = match_stats(registry.game_store.games(tournament_id=tid), match.a, hi, match.params)
             store.save_stats(match.id, stats)
             decision = decide(stats.llr, match.params) if match.params else None
             yield MatchProgress(batch + 1, batches, len(missing), stats, decision, time.perf_counter() - start)

@@ -87,7 +87,7 @@ def sprt_test(match: MatchOutcome) -> SprtTest:
 def candidate(registry: Registry, name: str) -> Agent:
     """Agent `name`, which may be tested for its stage's champion: a baseline, which plays every
     stage, is refused."""
-    agent = registry.agent(name)
+    agent = registry.agent_store.get(name)
     if agent.team_size is None:
         raise LeagueError(f"{name!r} is a baseline that plays every stage; only a stage's own agents can be champion.")
     return agent
@@ -108,7 +108,7 @@ def promote_by_sprt(home: LeagueHome, registry: Registry, cfg: Config, name: str
     agent = candidate(registry, name)
     if agent.team_size != cfg.game.team_size:
         raise LeagueError(f"{name!r} is a {agent.stage} agent, but the config is for {cfg.stage}.")
-    champion = registry.champion(agent.team_size)
+    champion = registry.agent_store.champion(agent.team_size)
     if champion is not None and champion.name == name:
         return PromotionResult(name, name, name, None, None, is_champion=True)
     before = champion.name if champion else None
@@ -123,7 +123,8 @@ def promote_by_sprt(home: LeagueHome, registry: Registry, cfg: Config, name: str
         promotion = registry.promotion_store.record_test(name, method, sprt_test(match), before)
     else:
         promotion = recorded
-    return PromotionResult(name, opponent, before, match, promotion, registry.agent(name).status == "champion",
+    is_champion = registry.agent_store.get(name).status == "champion"
+    return PromotionResult(name, opponent, before, match, promotion, is_champion,
                            already_recorded=recorded is not None)
 
 
@@ -152,7 +153,7 @@ def promote_after_evaluation(home: LeagueHome, registry: Registry, cfg: Config, 
     stage's champion when its score against it reaches promotion.training_min_score; promote on H1.
     `seed`: the match's (one per snapshot)."""
     pcfg = cfg.promotion
-    champion = registry.champion(cfg.game.team_size)
+    champion = registry.agent_store.champion(cfg.game.team_size)
     reference = champion.name if champion else REFERENCE_WITHOUT_CHAMPION
     score = rates.get(reference)
     if pcfg.training_min_score > 0 and score is None:

@@ -38,14 +38,14 @@ def resolve_entrants(registry: Registry, team_size: int, agents: list[str] | Non
     if agents:
         out = []
         for name in agents:
-            agent = registry.agent(name)
+            agent = registry.agent_store.get(name)
             if agent.status == "retired":
                 raise LeagueError(f"{name!r} is retired; reactivate it to enter it in a tournament.")
             if agent.team_size not in (None, team_size):
                 raise LeagueError(f"{name!r} is a {agent.stage} agent, not {team_size}v{team_size}.")
             out.append(name)
     else:
-        out = [a.name for a in registry.agents(team_size)
+        out = [a.name for a in registry.agent_store.all(team_size)
                if baselines or a.team_size is not None]
     if len(set(out)) < 2:
         raise LeagueError(f"A tournament needs at least two entrants; found {len(set(out))} "
@@ -57,18 +57,18 @@ def open_tournament(registry: Registry, cfg: Config, team_size: int, games_per_p
                     entrants: list[str], name: str | None = None) -> tuple[int, bool]:
     """The id of the matching unfinished tournament (resumed) or of a new one; and whether it resumed."""
     matches = registry.match_store.tournament_ids()  # a match's tournament is resumed by `league match` only
-    for t in reversed(registry.tournaments()):
+    for t in reversed(registry.tournament_store.all()):
         if (t.status in ("running", "interrupted") and t.id not in matches and t.team_size == team_size
                 and t.seed == seed and t.games_per_pair == games_per_pair and t.entrants == entrants):
             return t.id, True
     planned = planned_games(len(entrants), games_per_pair)
-    tid = registry.create_tournament(name or f"{team_size}v{team_size} round robin", team_size, seed, games_per_pair,
-                                     planned, entrants, cfg.to_dict())
+    tid = registry.tournament_store.create(name or f"{team_size}v{team_size} round robin", team_size, seed,
+                                           games_per_pair, planned, entrants, cfg.to_dict())
     return tid, False
 
 
 def pending_games(registry: Registry, tid: int) -> list[ScheduledGame]:
-    t = registry.tournament(tid)
+    t = registry.tournament_store.get(tid)
     schedule = round_robin(t.entrants, t.games_per_pair, t.seed)
     done = {row["schedule_index"] for row in registry.db.query(
         "SELECT schedule_index FROM games WHERE tournament_id = ?", [tid])}
@@ -78,11 +78,11 @@ def pending_games(registry: Registry, tid: int) -> list[ScheduledGame]:
 def claim_tournament(registry: Registry, home: LeagueHome, tid: int) -> Ownership:
     """Own tournament `tid` for playing it, or fail at once: it is finished or abandoned, or
     another process plays it (which is then left untouched)."""
-    t = registry.tournament(tid)
+    t = registry.tournament_store.get(tid)
     if t.status in ("finished", "abandoned"):
         raise LeagueError(f"Tournament {tid} is already {t.status}.")
     ownership = claim(home.root, "tournament", str(tid), f"Tournament {tid}")
-    status = registry.tournament(tid).status
+    status = registry.tournament_store.get(tid).status
     if status in ("finished", "abandoned"):  # ended by its previous owner while we waited for the lock
         ownership.release()
         raise LeagueError(f"Tournament {tid} is already {status}.")
@@ -123,18 +123,18 @@ def start_or_resume_tournament(registry: Registry, home: LeagueHome, cfg: Config
     if resume is not None:
         refuse_match(registry, resume, "resume")
         tid, resumed = resume, True
-        t = registry.tournament(tid)
+        t = registry.tournament_store.get(tid)
         if t.status not in ("finished", "abandoned"):  # damaged ratings: one sentence, before any game
-            registry.check_ratings_usable(t.team_size, t.entrants)
+            registry.game_store.check_usable(t.team_size, t.entrants)
     else:
         team_size = cfg.game.team_size
         entrants = resolve_entrants(registry, team_size, agents, baselines)
-        registry.check_ratings_usable(team_size, entrants)  # damaged ones: one sentence, before anything is stored
+        registry.game_store.check_usable(team_size, entrants)  # damaged ones: one sentence, before anything is stored
         tid, resumed = open_tournament(registry, cfg, team_size, games_per_pair, cfg.seed, entrants)
-    game_seconds = registry.tournament(tid).config["game"]["game_seconds"]
+    game_seconds = registry.tournament_store.get(tid).config["game"]["game_seconds"]
     games = run_tournament(registry, home, tid, workers, game_seconds, cfg.game.tick_skip, backend=backend,
                            address=address, max_arenas=max_arenas)
-    t = registry.tournament(tid)
+    t = registry.tournament_store.get(tid)
     return TournamentRun(id=tid, resumed=resumed, entrants=tuple(t.entrants),
                          planned_games=t.planned_games, to_play=len(pending_games(registry, tid)),
                          game_seconds=game_seconds, games=games)
@@ -144,7 +144,7 @@ def abandon_tournament(registry: Registry, home: LeagueHome, tid: int, reason: s
     """End unfinished tournament `tid` for good, unless another process is playing it; its games stay recorded."""
     refuse_match(registry, tid, "abandon")
     with claim_tournament(registry, home, tid):
-        return registry.abandon_tournament(tid, reason)
+        return registry.tournament_store.abandon(tid, reason)
 
 
 def refuse_match(registry: Registry, tid: int, verb: str) -> None:
@@ -175,14 +175,14 @@ def run_tournament(registry: Registry, home: LeagueHome, tid: int, workers: int,
 
 def _play(registry: Registry, home: LeagueHome, tid: int, workers: int, game_seconds: float, tick_skip: int,
           backend: str, address: str | None, max_arenas: int) -> Iterator[GameOutcome]:
-    t = registry.tournament(tid)
+    t = registry.tournament_store.get(tid)
     todo = pending_games(registry, tid)
-    registry.set_tournament_status(tid, "running")
+    registry.tournament_store.set_status(tid, "running")
     if not todo:
-        registry.set_tournament_status(tid, "finished")
+        registry.tournament_store.set_status(tid, "finished")
         return
     spec = GameSpec(team_size=t.team_size, tick_skip=tick_skip, mode="timed", game_seconds=game_seconds)
-    agents = {name: registry.agent(name) for name in t.entrants}
+    agents = {name: registry.agent_store.get(name) for name in t.entrants}
     if backend == "ray":
         from arena.tournament_ray import run_on_ray
 
@@ -191,9 +191,9 @@ def _play(registry: Registry, home: LeagueHome, tid: int, workers: int, game_sec
                 write_replay(home.root / outcome.replay_path, outcome.replay_bytes)
                 yield record_outcome(registry, tid, outcome)
         except BaseException:
-            registry.set_tournament_status(tid, "interrupted")
+            registry.tournament_store.set_status(tid, "interrupted")
             raise
-        registry.set_tournament_status(tid, "finished" if not pending_games(registry, tid) else "interrupted")
+        registry.tournament_store.set_status(tid, "finished" if not pending_games(registry, tid) else "interrupted")
         return
     hands = split(todo, max(1, min(workers, len(todo))))
     arenas = min(max_arenas, len(hands[0]))
@@ -204,16 +204,16 @@ def _play(registry: Registry, home: LeagueHome, tid: int, workers: int, game_sec
             for outcome in pool.play(todo):
                 yield record_outcome(registry, tid, outcome)
     except BaseException:
-        registry.set_tournament_status(tid, "interrupted")
+        registry.tournament_store.set_status(tid, "interrupted")
         raise
-    registry.set_tournament_status(tid, "finished" if not pending_games(registry, tid) else "interrupted")
+    registry.tournament_store.set_status(tid, "finished" if not pending_games(registry, tid) else "interrupted")
 
 
 def record_outcome(registry: Registry, tid: int, outcome: GameOutcome) -> GameOutcome:
     """Record a game of tournament `tid` (its replay written) and its rating updates, in one transaction."""
     g = outcome.game
-    registry.record_game(GameRecord(
-        blue=g.blue, orange=g.orange, team_size=registry.tournament(tid).team_size, seed=g.seed,
+    registry.game_store.record(GameRecord(
+        blue=g.blue, orange=g.orange, team_size=registry.tournament_store.get(tid).team_size, seed=g.seed,
         blue_goals=outcome.blue_goals, orange_goals=outcome.orange_goals, length_seconds=outcome.length_seconds,
         origin="tournament", tournament_id=tid, schedule_index=g.index, replay_path=outcome.replay_path))
     return outcome

@@ -21,7 +21,7 @@ def build_lineage(agents: list[Agent]) -> nx.DiGraph:
 
 
 def lineage_of(registry: Registry) -> nx.DiGraph:
-    return build_lineage(registry.agents(include_retired=True))
+    return build_lineage(registry.agent_store.all(include_retired=True))
 
 
 def ancestors(graph: nx.DiGraph, name: str) -> set[str]:

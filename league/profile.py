@@ -20,8 +20,8 @@ class AgentProfile:
 
 def agent_profile(registry: Registry, name: str) -> AgentProfile:
     """The profile of agent `name` (an unknown name fails with the closest names)."""
-    agent = registry.agent(name)
-    parent = registry.agent_by_id(agent.parent_id).name if agent.parent_id else None
+    agent = registry.agent_store.get(name)
+    parent = registry.agent_store.by_id(agent.parent_id).name if agent.parent_id else None
     children = sorted(lineage_of(registry).successors(name))
-    ratings = {stage: r for stage in STAGES if (r := registry.rating(name, team_size_of(stage))).games}
+    ratings = {stage: r for stage in STAGES if (r := registry.game_store.rating(name, team_size_of(stage))).games}
     return AgentProfile(agent, parent, children, ratings, registry.export_store.of(name))

@@ -247,7 +247,7 @@ def prune_stage(registry, team_size: int, *, keep: int = DEFAULT_KEEP, margin: f
     registry will do)."""
     check_options(keep, margin, confidence, min_games)
     with nullcontext() if dry_run else registry.transaction():
-        everyone = registry.agents(include_retired=True)
+        everyone = registry.agent_store.all(include_retired=True)
         graph = build_lineage(everyone)
         agents = [PruneAgent(a.name, a.team_size, a.status, next(iter(graph.predecessors(a.name)), None))
                   for a in everyone]
@@ -257,5 +257,5 @@ def prune_stage(registry, team_size: int, *, keep: int = DEFAULT_KEEP, margin: f
                           keep=keep, margin=margin, confidence=confidence, min_games=min_games)
         if not dry_run:
             for name in plan.retire_names:
-                registry.set_status(name, "retired")
+                registry.agent_store.set_status(name, "retired")
     return plan

@@ -277,14 +277,14 @@ def build_fixture_league(root: Path, seed: int = 7) -> FixtureLeague:
     home.create_dirs()
     reg = Registry.create(home.db_path)
     try:
-        reg.add_agent("ppo-1v1-v1", "mlp", 1, steps_trained=1_000_000, checkpoint_path="checkpoints/ppo-1v1-v1",
+        reg.agent_store.add("ppo-1v1-v1", "mlp", 1, steps_trained=1_000_000, checkpoint_path="checkpoints/ppo-1v1-v1",
                       notes="first snapshot")
-        reg.add_agent("ppo-1v1-v2", "mlp", 1, parent="ppo-1v1-v1", steps_trained=2_000_000)
-        reg.add_agent("ppo-1v1-v3", "mlp", 1, parent="ppo-1v1-v2", steps_trained=3_000_000)
-        reg.add_agent("ppo-1v1-v4", "mlp", 1, parent="ppo-1v1-v3", steps_trained=4_000_000)
-        reg.add_agent("lstm-1v1-v1", "lstm", 1, parent="ppo-1v1-v2", steps_trained=2_500_000)
-        reg.add_agent("ppo-2v2-v1", "mlp", 2, parent="ppo-1v1-v4", steps_trained=5_000_000)
-        reg.add_agent("ppo-2v2-v2", "mlp", 2, parent="ppo-2v2-v1", steps_trained=6_000_000)
+        reg.agent_store.add("ppo-1v1-v2", "mlp", 1, parent="ppo-1v1-v1", steps_trained=2_000_000)
+        reg.agent_store.add("ppo-1v1-v3", "mlp", 1, parent="ppo-1v1-v2", steps_trained=3_000_000)
+        reg.agent_store.add("ppo-1v1-v4", "mlp", 1, parent="ppo-1v1-v3", steps_trained=4_000_000)
+        reg.agent_store.add("lstm-1v1-v1", "lstm", 1, parent="ppo-1v1-v2", steps_trained=2_500_000)
+        reg.agent_store.add("ppo-2v2-v1", "mlp", 2, parent="ppo-1v1-v4", steps_trained=5_000_000)
+        reg.agent_store.add("ppo-2v2-v2", "mlp", 2, parent="ppo-2v2-v1", steps_trained=6_000_000)
 
         def record(blue, orange, team_size, origin, tid=None, index=None, replay=True, write=True):
             bg, og = play_result(rng, STRENGTH[blue], STRENGTH[orange])
@@ -294,7 +294,7 @@ def build_fixture_league(root: Path, seed: int = 7) -> FixtureLeague:
             rel = f"replays/{'t' + str(tid) if tid else origin}/{game_seed}.replay" if replay else None
             if rel and write:
                 write_replay(home.root / rel, synthetic_replay(game_seed, blue, orange, team_size, bg, og, length))
-            return reg.record_game(GameRecord(blue=blue, orange=orange, team_size=team_size, seed=game_seed,
+            return reg.game_store.record(GameRecord(blue=blue, orange=orange, team_size=team_size, seed=game_seed,
                                               blue_goals=bg, orange_goals=og, length_seconds=length, origin=origin,
                                               tournament_id=tid, schedule_index=index, replay_path=rel))
 
@@ -303,11 +303,11 @@ def build_fixture_league(root: Path, seed: int = 7) -> FixtureLeague:
         for a, b in [("ppo-1v1-v1", "rule"), ("ppo-1v1-v1", "random"), ("ppo-1v1-v2", "ppo-1v1-v1"),
                      ("rule", "ppo-1v1-v1"), ("ppo-1v1-v3", "ppo-1v1-v1"), ("ppo-1v1-v1", "rule")]:
             no_replay = record(a, b, 1, "evaluation", replay=False)
-        reg.set_status("ppo-1v1-v1", "retired")
+        reg.agent_store.set_status("ppo-1v1-v1", "retired")
 
         entrants = ["random", "rule", "ppo-1v1-v2", "ppo-1v1-v3", "ppo-1v1-v4", "lstm-1v1-v1"]
         pairs = [(a, b) for i, a in enumerate(entrants) for b in entrants[i + 1:]]
-        finished = reg.create_tournament("round-robin-1v1", 1, seed, 2, 2 * len(pairs), entrants, {"games": 2})
+        finished = reg.tournament_store.create("round-robin-1v1", 1, seed, 2, 2 * len(pairs), entrants, {"games": 2})
         index = 0
         replay_game = 0
         for a, b in pairs:
@@ -316,11 +316,11 @@ def build_fixture_league(root: Path, seed: int = 7) -> FixtureLeague:
                 if blue == "ppo-1v1-v4" and not replay_game:
                     replay_game = gid
                 index += 1
-        reg.set_tournament_status(finished, "finished")
-        reg.set_status("ppo-1v1-v4", "champion")
+        reg.tournament_store.set_status(finished, "finished")
+        reg.agent_store.set_status("ppo-1v1-v4", "champion")
 
         entrants2 = ["random", "rule", "ppo-2v2-v1", "ppo-2v2-v2"]
-        running = reg.create_tournament("round-robin-2v2", 2, seed + 1, 2, 12, entrants2, {"games": 2})
+        running = reg.tournament_store.create("round-robin-2v2", 2, seed + 1, 2, 12, entrants2, {"games": 2})
         schedule = [("ppo-2v2-v2", "rule"), ("ppo-2v2-v1", "random"), ("rule", "ppo-2v2-v1"),
                     ("random", "ppo-2v2-v2"), ("ppo-2v2-v2", "ppo-2v2-v1")]
         missing = 0
@@ -328,7 +328,7 @@ def build_fixture_league(root: Path, seed: int = 7) -> FixtureLeague:
             gid = record(blue, orange, 2, "tournament", running, index, write=index != 2)
             if index == 2:
                 missing = gid
-        reg.set_status("ppo-2v2-v2", "champion")
+        reg.agent_store.set_status("ppo-2v2-v2", "champion")
         add_climb(reg)
         matches = add_matches(reg, home)
         _spread_times(reg.db, START, timedelta(minutes=7))
@@ -377,7 +377,7 @@ def add_climb(reg: Registry) -> None:
          "on_gate_fail": "stop", "gate": vars(CLIMB_GATES[0]), "config": {}},
         {"name": "2v2", "stage": "2v2", "min_steps": 500_000, "max_steps": 2_000_000, "eval_every_steps": 250_000,
          "on_gate_fail": "stop", "gate": vars(CLIMB_GATES[1]), "config": {}}]}
-    reg.start_curriculum(CLIMB, spec, "climb.yaml", [("1v1", 1, "climb-1v1"), ("2v2", 2, "climb-2v2")])
+    reg.curriculum_store.start(CLIMB, spec, "climb.yaml", [("1v1", 1, "climb-1v1"), ("2v2", 2, "climb-2v2")])
     seed = iter(range(900_000, 901_000))
 
     def play(version: str, opponent: str, team_size: int, results: list[tuple[int, int]], origin: str) -> float:
@@ -385,7 +385,7 @@ def add_climb(reg: Registry) -> None:
         score = 0.0
         for i, (mine, theirs) in enumerate(results):
             blue, orange, bg, og = (version, opponent, mine, theirs) if i % 2 == 0 else (opponent, version, theirs, mine)
-            reg.record_game(GameRecord(blue=blue, orange=orange, team_size=team_size, seed=next(seed), blue_goals=bg,
+            reg.game_store.record(GameRecord(blue=blue, orange=orange, team_size=team_size, seed=next(seed), blue_goals=bg,
                                        orange_goals=og, length_seconds=60.0, origin=origin))
             score += 1.0 if mine > theirs else 0.5 if mine == theirs else 0.0
         return score
@@ -399,33 +399,33 @@ def add_climb(reg: Registry) -> None:
                 score = play(version, opponent, team_size, results, "evaluation")
                 if opponent in ("rule", "random"):
                     ev.update({f"{opponent}_score": score, f"{opponent}_games": len(results)})
-        rating = reg.rating(version, team_size)
+        rating = reg.game_store.rating(version, team_size)
         result = check_gate(CLIMB_GATES[index], Evidence(**ev, elo=rating.elo if rating.games else None,
                                                          has_previous=index > 0))
-        reg.record_gate_check(CLIMB, index, version, steps, result.passed, result.to_json())
+        reg.curriculum_store.record_gate_check(CLIMB, index, version, steps, result.passed, result.to_json())
         return result.passed
 
-    reg.update_curriculum_stage(CLIMB, 0, status="training", started=utc_now(), start_steps=0)
+    reg.curriculum_store.update_stage(CLIMB, 0, status="training", started=utc_now(), start_steps=0)
     parent = None
     for k in (1, 2, 3):
         version = f"climb-1v1-v{k}"
-        reg.add_agent(version, "mlp", 1, parent=parent, steps_trained=250_000 * k,
+        reg.agent_store.add(version, "mlp", 1, parent=parent, steps_trained=250_000 * k,
                       checkpoint_path=f"checkpoints/{version}.safetensors")
-        reg.update_curriculum_stage(CLIMB, 0, steps=250_000 * k)
+        reg.curriculum_store.update_stage(CLIMB, 0, steps=250_000 * k)
         passed = check(0, version, 250_000 * k)
         parent = version
     assert passed
     for version, opponent, mine, theirs, origin in CLIMB_OTHER_GAMES:
         play(version, opponent, 1, [(mine, theirs)], origin)
-    reg.update_curriculum_stage(CLIMB, 0, status="passed", final_agent="climb-1v1-v3", finished=utc_now())
-    reg.update_curriculum(CLIMB, stage_index=1)
-    reg.update_curriculum_stage(CLIMB, 1, status="training", started=utc_now(), start_agent="climb-1v1-v3",
+    reg.curriculum_store.update_stage(CLIMB, 0, status="passed", final_agent="climb-1v1-v3", finished=utc_now())
+    reg.curriculum_store.update(CLIMB, stage_index=1)
+    reg.curriculum_store.update_stage(CLIMB, 1, status="training", started=utc_now(), start_agent="climb-1v1-v3",
                                 start_steps=750_000)
-    reg.add_agent("climb-2v2-v1", "mlp", 2, parent="climb-1v1-v3", steps_trained=1_000_000,
+    reg.agent_store.add("climb-2v2-v1", "mlp", 2, parent="climb-1v1-v3", steps_trained=1_000_000,
                   checkpoint_path="checkpoints/climb-2v2-v1.safetensors")
-    reg.update_curriculum_stage(CLIMB, 1, steps=250_000)
+    reg.curriculum_store.update_stage(CLIMB, 1, steps=250_000)
     assert not check(1, "climb-2v2-v1", 250_000)
-    reg.update_curriculum(CLIMB, status="interrupted", message="its time budget is spent; run the same command "
+    reg.curriculum_store.update(CLIMB, status="interrupted", message="its time budget is spent; run the same command "
                                                                "again to continue")
 
 
@@ -502,7 +502,7 @@ def play_fixture_match(reg: Registry, home: LeagueHome, a: str, b: str, team_siz
         rel = f"replays/tournament-{tid}/{index:05d}-{game_seed}.replay"
         write_replay(home.root / rel, synthetic_replay(game_seed + index, blue, orange, team_size, bg, og,
                                                        MATCH_GAME_SECONDS))
-        reg.record_game(GameRecord(blue=blue, orange=orange, team_size=team_size, seed=game_seed, blue_goals=bg,
+        reg.game_store.record(GameRecord(blue=blue, orange=orange, team_size=team_size, seed=game_seed, blue_goals=bg,
                                    orange_goals=og, length_seconds=MATCH_GAME_SECONDS, origin="tournament",
                                    tournament_id=tid, schedule_index=index, replay_path=rel))
         scores[index] = 1.0 if mine > theirs else 0.5 if mine == theirs else 0.0
@@ -544,19 +544,19 @@ def add_promotion(reg: Registry, agent: str, team_size: int, method: str, promot
     db.execute("""INSERT INTO promotions (agent_id, team_size, previous_champion_id, method, promoted, match_id,
                       decision, llr, elo, elo_lo, elo_hi, los, games, created)
                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-               [reg.agent(agent).id, team_size, reg.agent(previous).id if previous else None, method, int(promoted),
+               [reg.agent_store.get(agent).id, team_size, reg.agent_store.get(previous).id if previous else None, method, int(promoted),
                 match_id, *results, utc_now()])
     if promoted:
         if previous:
-            reg.set_status(previous, "active")
-        reg.set_status(agent, "champion")
+            reg.agent_store.set_status(previous, "active")
+        reg.agent_store.set_status(agent, "champion")
 
 
 def add_matches(reg: Registry, home: LeagueHome) -> dict[str, int]:
     """3v3: ppo-3v3-v1 promoted by hand, then ppo-3v3-v2 promoted on an SPRT match against it;
     a fixed match of ppo-3v3-v2 against rule; an interrupted SPRT of ppo-3v3-v1 against rule."""
-    reg.add_agent("ppo-3v3-v1", "mlp", 3, parent="ppo-2v2-v2", steps_trained=7_000_000)
-    reg.add_agent("ppo-3v3-v2", "mlp", 3, parent="ppo-3v3-v1", steps_trained=8_000_000)
+    reg.agent_store.add("ppo-3v3-v1", "mlp", 3, parent="ppo-2v2-v2", steps_trained=7_000_000)
+    reg.agent_store.add("ppo-3v3-v2", "mlp", 3, parent="ppo-3v3-v1", steps_trained=8_000_000)
     add_promotion(reg, "ppo-3v3-v1", 3, "manual", True)
     sprt = play_fixture_match(reg, home, "ppo-3v3-v2", "ppo-3v3-v1", 3, SPRT_PAIRS, SPRT_PARAMS, 40, 4, 31)
     add_promotion(reg, "ppo-3v3-v2", 3, "sprt", True, previous="ppo-3v3-v1", match_id=sprt)

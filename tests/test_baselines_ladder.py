@@ -46,10 +46,10 @@ FAR = [car((3000, 4000, 17), yaw=-np.pi / 2), car((-3000, 4000, 17), yaw=-np.pi 
 def test_every_baseline_is_registered_and_loadable(tmp_path):
     assert list(BASELINE_KINDS) == LADDER
     reg = Registry.create(tmp_path / "league.db")
-    assert set(LADDER) <= set(reg.names())
+    assert set(LADDER) <= set(reg.agent_store.names())
     obs = observe([car((0, -3000, 17))], FAR[:1], (0, 0, 93))
     for name in LADDER:
-        policy = load_policy(reg.agent(name))
+        policy = load_policy(reg.agent_store.get(name))
         actions, state = policy.act(obs, deterministic=True)
         assert state is None and actions.dtype == np.int64 and ((actions >= 0) & (actions < N_ACTIONS)).all()
 
@@ -125,5 +125,5 @@ def test_a_short_tournament_plays_the_whole_ladder(tmp_path, team_size):
     reg = Registry.create(home.db_path)
     tid, _ = open_tournament(reg, load_config(), team_size, 2, 3, LADDER)
     list(run_tournament(reg, home, tid, 2, game_seconds=6.0))
-    t = reg.tournament(tid)
+    t = reg.tournament_store.get(tid)
     assert t.status == "finished" and t.finished_games == t.planned_games == 12

@@ -45,10 +45,10 @@ def test_home_from_environment(tmp_path):
 
 def test_agents_stage_and_all(league_home):
     reg = Registry.open(league_home / "league.db")
-    reg.add_agent("one", "mlp", 1)
-    reg.add_agent("two", "mlp", 2)
-    reg.add_agent("old", "mlp", 1)
-    reg.set_status("old", "retired")
+    reg.agent_store.add("one", "mlp", 1)
+    reg.agent_store.add("two", "mlp", 2)
+    reg.agent_store.add("old", "mlp", 1)
+    reg.agent_store.set_status("old", "retired")
     out = run("agents", "--home", league_home).output
     assert "one" in out and "two" in out and "old" not in out
     out = run("agents", "--home", league_home, "--stage", "2v2").output
@@ -58,21 +58,21 @@ def test_agents_stage_and_all(league_home):
 
 def test_show_promote_retire_reactivate(league_home):
     reg = Registry.open(league_home / "league.db")
-    reg.add_agent("v1", "mlp", 1)
-    reg.add_agent("v2", "mlp", 1, parent="v1")
+    reg.agent_store.add("v1", "mlp", 1)
+    reg.agent_store.add("v2", "mlp", 1, parent="v1")
     play(reg, "v1", "rule", 2, 0)
     out = run("show", "v1", "--home", league_home).output
     assert "v2" in out and "1v1" in out and "1" in out
     assert run("promote", "v1", "--home", league_home).output.strip() == "v1 is now champion"
     assert run("promote", "v2", "--home", league_home).exit_code == 0
-    assert reg.agent("v1").status == "active" and reg.agent("v2").status == "champion"
+    assert reg.agent_store.get("v1").status == "active" and reg.agent_store.get("v2").status == "champion"
     assert run("retire", "v1", "--home", league_home).output.strip() == "v1 is now retired"
     assert run("reactivate", "v1", "--home", league_home).output.strip() == "v1 is now active"
 
 
 def test_leaderboard_orders(league_home):
     reg = Registry.open(league_home / "league.db")
-    reg.add_agent("strong", "mlp", 1)
+    reg.agent_store.add("strong", "mlp", 1)
     for _ in range(5):
         play(reg, "strong", "rule", 3, 0)
         play(reg, "rule", "random", 2, 0)
@@ -87,9 +87,9 @@ def test_leaderboard_orders(league_home):
 
 def test_lineage_shows_line_and_descendants(league_home):
     reg = Registry.open(league_home / "league.db")
-    reg.add_agent("v1", "mlp", 1)
-    reg.add_agent("v2", "mlp", 1, parent="v1")
-    reg.add_agent("v3", "mlp", 1, parent="v2")
+    reg.agent_store.add("v1", "mlp", 1)
+    reg.agent_store.add("v2", "mlp", 1, parent="v1")
+    reg.agent_store.add("v3", "mlp", 1, parent="v2")
     out = run("lineage", "v2", "--home", league_home).output
     assert out.index("v1") < out.index("v2") < out.index("v3") and "←" in out
 
@@ -163,7 +163,7 @@ def test_init_config_becomes_the_league_config_layer(tmp_path):
     assert run("init", "--home", home, "--config", cfg).exit_code == 0
     assert (home / "config.yaml").read_text() == cfg.read_text()
     reg = Registry.open(home / "league.db")
-    reg.add_agent("a", "mlp", 1)
+    reg.agent_store.add("a", "mlp", 1)
     play(reg, "a", "random", 1, 0)
     out = run("leaderboard", "--home", home, "--by", "mle").output
     assert "1000" in out  # the anchor rating from the league's config

@@ -33,7 +33,7 @@ def train(home, name: str, pipeline: str, steps: int = 800, extra: tuple[str, ..
     reg = Registry.open(home.db_path)
     try:
         result = SelfPlayTrainer(cfg, home, reg, name=name).run()
-        agent = reg.agent(result.versions[-1])
+        agent = reg.agent_store.get(result.versions[-1])
         ckpt = load_checkpoint(home.root / agent.checkpoint_path, expected_sha256=agent.checkpoint_sha256)
         return result, ckpt.net.state_dict()
     finally:

@@ -118,7 +118,7 @@ def test_five_stages_run_in_order_and_the_lineage_crosses_them(finished):
     # Output that is not a terminal gets progress lines (a bar draws nothing there until it ends).
     assert re.search(r"^1\. \S+ \(1v1\): [\d,]+ steps \(min", output, re.M), output
     reg = Registry.open(home.db_path)
-    cur = reg.curriculum("tiny")
+    cur = reg.curriculum_store.get("tiny")
     assert cur.status == "finished"
     assert [s.status for s in cur.stages] == ["passed", "passed", "passed", "advanced", "passed"]
     graph = lineage_of(reg)
@@ -126,36 +126,36 @@ def test_five_stages_run_in_order_and_the_lineage_crosses_them(finished):
     for k, (stage, size) in enumerate(zip(cur.stages, SIZES)):
         versions = run_versions(reg, stage.run)
         assert versions and finals[k] == versions[-1]
-        assert {reg.agent(v).team_size for v in versions} == {size}  # in that stage's leaderboards
-        first = reg.agent(versions[0])
+        assert {reg.agent_store.get(v).team_size for v in versions} == {size}  # in that stage's leaderboards
+        first = reg.agent_store.get(versions[0])
         if k == 0:
             assert first.parent_id is None
         else:  # the previous stage's final agent is the parent of the stage's first version
-            assert first.parent_id == reg.agent(finals[k - 1]).id and stage.start_agent == finals[k - 1]
-            assert stage.steps == reg.agent(versions[-1]).steps_trained - reg.agent(finals[k - 1]).steps_trained
+            assert first.parent_id == reg.agent_store.get(finals[k - 1]).id and stage.start_agent == finals[k - 1]
+            assert stage.steps == reg.agent_store.get(versions[-1]).steps_trained - reg.agent_store.get(finals[k - 1]).steps_trained
     line = line_to(graph, finals[-1])
     assert line[0] == "tiny-1v1-dense-v1" and [v for v in line if v in finals] == finals
     # Each stage's overlay reached its trainer (stored with every version).
     default = load_config().game.random_start_share
-    assert reg.agent(finals[0]).config["game"]["random_start_share"] == 0.25 != default
-    assert reg.agent(finals[0]).config["rewards"]["weights"]["touch"] == 1.0
-    assert reg.agent(finals[1]).config["game"]["random_start_share"] == default
-    assert reg.agent(finals[4]).config["rewards"]["mode"] == "sparse"
+    assert reg.agent_store.get(finals[0]).config["game"]["random_start_share"] == 0.25 != default
+    assert reg.agent_store.get(finals[0]).config["rewards"]["weights"]["touch"] == 1.0
+    assert reg.agent_store.get(finals[1]).config["game"]["random_start_share"] == default
+    assert reg.agent_store.get(finals[4]).config["rewards"]["mode"] == "sparse"
 
 
 def test_gate_games_are_recorded_as_rated_evaluation_games(finished):
     home, _ = finished
     reg = Registry.open(home.db_path)
-    checks = reg.gate_checks("tiny")
+    checks = reg.curriculum_store.gate_checks("tiny")
     assert [c.stage_index for c in checks] == [0, 1, 2, 3, 4]
     assert [c.passed for c in checks] == [True, True, True, False, True]
     assert "Elo" in checks[3].criteria[0]["reason"] and not checks[3].criteria[0]["passed"]
-    games = reg.games()
+    games = reg.game_store.games()
     assert games and {g.origin for g in games} == {"evaluation"}
     for check, size in zip(checks, SIZES):
         mine = [g for g in games if check.agent in (g.blue, g.orange)]
         assert mine and {g.team_size for g in mine} == {size}
-        assert reg.rating(check.agent, size).games == len(mine)
+        assert reg.game_store.rating(check.agent, size).games == len(mine)
     # "not worse than previous": the 1v1-full agent met the 1v1-dense final agent.
     assert any({g.blue, g.orange} == {checks[1].agent, checks[0].agent} for g in games)
     # The 2v2 gate asks for a win rate against random: its games were against random only.
@@ -179,10 +179,10 @@ def test_status_shows_stages_gates_and_history(finished):
 def test_running_a_finished_curriculum_again_trains_nothing(finished, tmp_path):
     home, _ = finished
     reg = Registry.open(home.db_path)
-    before = len(reg.names())
+    before = len(reg.agent_store.names())
     result = cli("train", "--curriculum", write(tmp_path, FIVE_STAGES), "--home", home.root, *tiny_sets())
     assert result.exit_code == 0 and "finished" in result.output
-    assert len(Registry.open(home.db_path).names()) == before
+    assert len(Registry.open(home.db_path).agent_store.names()) == before
 
 
 def test_train_one_stage_from_an_earlier_agent(finished):
@@ -192,7 +192,7 @@ def test_train_one_stage_from_an_earlier_agent(finished):
     assert result.exit_code == 0, result.output
     assert re.search(r"^training: [\d,]+ steps, [\d,]+ steps/s", result.output, re.M), result.output
     reg = Registry.open(home.db_path)
-    first, source = reg.agent("jump-v1"), reg.agent("tiny-1v1-full-v1")
+    first, source = reg.agent_store.get("jump-v1"), reg.agent_store.get("tiny-1v1-full-v1")
     assert first.team_size == 2 and first.parent_id == source.id
     assert source.steps_trained + 150 <= first.steps_trained < source.steps_trained + 150 + 8
     bad = cli("train", "--stage", "2v2", "--from", "rule", "--steps", "150", "--home", home.root)
@@ -215,23 +215,23 @@ def test_resume_in_the_middle_of_a_stage(home):
 
     first = CurriculumTrainer(spec, home, reg, sets=TINY, on_event=ctrl_c_in_stage_b).run()
     assert first.status == "interrupted" and "run the same command again" in first.message
-    cur = reg.curriculum("cut")
+    cur = reg.curriculum_store.get("cut")
     assert cur.status == "interrupted" and cur.stage_index == 1
     assert [s.status for s in cur.stages] == ["passed", "training"]
     (cut,) = run_versions(reg, "cut-b")  # the snapshot saved on Ctrl-C
-    start = reg.agent("cut-a-v1").steps_trained
-    interrupted_at = reg.agent(cut).steps_trained - start
+    start = reg.agent_store.get("cut-a-v1").steps_trained
+    interrupted_at = reg.agent_store.get(cut).steps_trained - start
     assert 0 < interrupted_at < 300 and cur.stages[1].steps == interrupted_at
-    a_checks = len(reg.gate_checks("cut", 0))
+    a_checks = len(reg.curriculum_store.gate_checks("cut", 0))
 
     second = CurriculumTrainer(spec, home, reg, sets=TINY).run()
     assert second.status == "finished"
     versions = run_versions(reg, "cut-b")
-    assert versions[0] == cut and reg.agent(versions[1]).parent_id == reg.agent(cut).id
-    steps = [reg.agent(v).steps_trained for v in versions]
+    assert versions[0] == cut and reg.agent_store.get(versions[1]).parent_id == reg.agent_store.get(cut).id
+    steps = [reg.agent_store.get(v).steps_trained for v in versions]
     assert steps == sorted(steps) and 600 <= steps[-1] - start < 600 + 16
-    assert run_versions(reg, "cut-a") == ["cut-a-v1"] and len(reg.gate_checks("cut", 0)) == a_checks
-    assert [c.steps // 300 for c in reg.gate_checks("cut", 1)] == [1, 2]  # one check per 300 steps
+    assert run_versions(reg, "cut-a") == ["cut-a-v1"] and len(reg.curriculum_store.gate_checks("cut", 0)) == a_checks
+    assert [c.steps // 300 for c in reg.curriculum_store.gate_checks("cut", 1)] == [1, 2]  # one check per 300 steps
 
 
 @pytest.mark.parametrize("change, words", [
@@ -266,8 +266,8 @@ def test_cli_refusals(home, tmp_path):
 
 def test_a_resumed_curriculum_must_keep_its_stages(registry):
     stages = [("a", 1, "c-a"), ("b", 2, "c-b")]
-    registry.start_curriculum("c", {"stages": []}, "one.yaml", stages)
-    again = registry.start_curriculum("c", {"stages": [], "changed": True}, "two.yaml", stages)  # budgets may change
+    registry.curriculum_store.start("c", {"stages": []}, "one.yaml", stages)
+    again = registry.curriculum_store.start("c", {"stages": [], "changed": True}, "two.yaml", stages)  # budgets may change
     assert again.source == "two.yaml" and again.spec["changed"] and len(again.stages) == 2
     with pytest.raises(Exception, match="was started with the stages a, b"):
-        registry.start_curriculum("c", {}, "three.yaml", [("a", 1, "c-a"), ("z", 3, "c-z")])
+        registry.curriculum_store.start("c", {}, "three.yaml", [("a", 1, "c-a"), ("z", 3, "c-z")])

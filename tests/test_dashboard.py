@@ -133,14 +133,14 @@ def test_rating_history_charts_the_best_agents(monkeypatch, league, reg):
     summary = at.dataframe[0].value
     assert list(summary["agent"]) == sorted(chosen)
     games = dict(zip(summary["agent"], summary["games"]))
-    assert games["ppo-1v1-v4"] == len(reg.rating_history("ppo-1v1-v4", 1))
+    assert games["ppo-1v1-v4"] == len(reg.game_store.rating_history("ppo-1v1-v4", 1))
     current = dict(zip(summary["agent"], summary["current"]))
-    assert current["ppo-1v1-v4"] == pytest.approx(reg.rating("ppo-1v1-v4", 1).elo)
+    assert current["ppo-1v1-v4"] == pytest.approx(reg.game_store.rating("ppo-1v1-v4", 1).elo)
     assert len(charts(at)) == 1
     at.radio(key="history_axis").set_value("Time").run()
     at.radio(key="history_metric").set_value("TrueSkill mu - 3 sigma").run()
     summary = no_problems(at).dataframe[0].value
-    r = reg.rating("ppo-1v1-v4", 1)
+    r = reg.game_store.rating("ppo-1v1-v4", 1)
     assert dict(zip(summary["agent"], summary["current"]))["ppo-1v1-v4"] == pytest.approx(
         conservative(r.mu, r.sigma))
 
@@ -163,7 +163,7 @@ def test_head_to_head_matrix_and_pair(monkeypatch, league, reg):
     fit = reg.mle(1, names=[r.name for r in read_standings(reg.db, 1, reg.ratings_cfg, include_retired=True).rows])
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Likelihood of superiority (A over B)"] == f"{fit.los(a, b):.1%}"
-    played = [g for g in reg.games(1) if {g.blue, g.orange} == {a, b}]
+    played = [g for g in reg.game_store.games(1) if {g.blue, g.orange} == {a, b}]
     wins = sum((g.blue == a and g.result == "blue") or (g.orange == a and g.result == "orange")
                for g in played)
     draws = sum(g.result == "draw" for g in played)
@@ -235,7 +235,7 @@ def test_tournaments_list_and_running_one(monkeypatch, league):
 
 
 def test_replay_page_plays_a_game(monkeypatch, league, reg):
-    game = next(g for g in reg.games() if g.id == league.replay_game)
+    game = next(g for g in reg.game_store.games() if g.id == league.replay_game)
     at = no_problems(page(monkeypatch, league.home.root, "replays", game=league.replay_game))
     assert at.selectbox(key="replay_game").value == league.replay_game
     assert at.selectbox(key="replay_tournament").value == league.finished_tournament
@@ -289,7 +289,7 @@ def test_game_without_replay_and_unknown_game(monkeypatch, league):
 def test_corrupt_replay_file_is_a_message(monkeypatch, tmp_path):
     home = build_empty_league(tmp_path / "league")
     reg = Registry.open(home.db_path)
-    reg.record_game(GameRecord(blue="rule", orange="random", team_size=1, seed=1, blue_goals=1, orange_goals=0,
+    reg.game_store.record(GameRecord(blue="rule", orange="random", team_size=1, seed=1, blue_goals=1, orange_goals=0,
                                length_seconds=60.0, replay_path="replays/bad.replay"))
     reg.close()
     (home.replays / "bad.replay").write_bytes(b"not a zip file")
@@ -306,7 +306,7 @@ def test_a_malformed_replay_file_is_one_sentence(monkeypatch, tmp_path, damage, 
     # Before, such a file ended in a KeyError or IndexError traceback on the page.
     home = build_empty_league(tmp_path / "league")
     reg = Registry.open(home.db_path)
-    reg.record_game(GameRecord(blue="rule", orange="random", team_size=1, seed=1, blue_goals=1, orange_goals=0,
+    reg.game_store.record(GameRecord(blue="rule", orange="random", team_size=1, seed=1, blue_goals=1, orange_goals=0,
                                length_seconds=20.0, replay_path="replays/bad.replay"))
     reg.close()
     write_replay(home.replays / "good.replay", synthetic_replay(1, "rule", "random", 1, 1, 0, 20.0))
@@ -324,7 +324,7 @@ def league_with_game(tmp_path, replay_path: str, blue: str = "rule", orange: str
     """An empty league with one 1v1 game (rule 1-0 random) whose replay path is `replay_path`."""
     home = build_empty_league(tmp_path / "league")
     reg = Registry.open(home.db_path)
-    reg.record_game(GameRecord(blue=blue, orange=orange, team_size=1, seed=1, blue_goals=1, orange_goals=0,
+    reg.game_store.record(GameRecord(blue=blue, orange=orange, team_size=1, seed=1, blue_goals=1, orange_goals=0,
                                length_seconds=20.0, replay_path=replay_path))
     reg.close()
     return home
@@ -369,7 +369,7 @@ def test_an_absolute_path_inside_the_replays_folder_is_read(monkeypatch, tmp_pat
     write_replay(home.replays / "g.replay", synthetic_replay(1, "rule", "random", 1, 1, 0, 20.0))
     (tmp_path / "alias").symlink_to(home.root)  # the home reached through a link, the path stored resolved
     reg = Registry.open(home.db_path)
-    reg.record_game(GameRecord(blue="rule", orange="random", team_size=1, seed=1, blue_goals=1, orange_goals=0,
+    reg.game_store.record(GameRecord(blue="rule", orange="random", team_size=1, seed=1, blue_goals=1, orange_goals=0,
                                length_seconds=20.0, replay_path=str(home.replays.resolve() / "g.replay")))
     reg.close()
     at = no_problems(page(monkeypatch, tmp_path / "alias", "replays", game=1))
@@ -462,7 +462,7 @@ def test_baseline_win_rates_by_hand(league, reg):
     only_rule = queries.baseline_win_rates(reg.db, "climb-1v1", baselines=["rule"])
     assert list(only_rule["version"]) == ["climb-1v1-v1", "climb-1v1-v2", "climb-1v1-v3"]
     # ppo-1v1's evaluation games are the fixture's random ones: count them from the registry
-    played = [g for g in reg.games(1) if g.origin == "evaluation" and "ppo-1v1-v1" in (g.blue, g.orange)
+    played = [g for g in reg.game_store.games(1) if g.origin == "evaluation" and "ppo-1v1-v1" in (g.blue, g.orange)
               and {g.blue, g.orange} & set(BASELINES)]
     assert queries.baseline_win_rates(reg.db, "ppo-1v1")["games"].sum() == len(played) == 4
     for run in ("climb", "nope", "climb-1v1-v1"):  # no agent is named RUN-vN
@@ -476,12 +476,12 @@ def test_baseline_win_rates_match_only_run_versions(tmp_path):
     try:
         for name, steps in [("r-v1", 100), ("r-v2", 200), ("r-v10", 1000), ("r-vx", 300), ("r-v1-b", 400),
                             ("rr-v1", 500), ("r-v", 600), ("R-v3", 700)]:
-            reg.add_agent(name, "mlp", 1, steps_trained=steps)
-            reg.record_game(GameRecord(blue=name, orange="rule", team_size=1, seed=steps, blue_goals=1,
+            reg.agent_store.add(name, "mlp", 1, steps_trained=steps)
+            reg.game_store.record(GameRecord(blue=name, orange="rule", team_size=1, seed=steps, blue_goals=1,
                                        orange_goals=0, length_seconds=30.0, origin="evaluation"))
-        reg.record_game(GameRecord(blue="random", orange="r-v2", team_size=1, seed=1, blue_goals=2, orange_goals=2,
+        reg.game_store.record(GameRecord(blue="random", orange="r-v2", team_size=1, seed=1, blue_goals=2, orange_goals=2,
                                    length_seconds=30.0, origin="evaluation"))
-        reg.record_game(GameRecord(blue="rule-pro", orange="r-v2", team_size=1, seed=2, blue_goals=2, orange_goals=0,
+        reg.game_store.record(GameRecord(blue="rule-pro", orange="r-v2", team_size=1, seed=2, blue_goals=2, orange_goals=0,
                                    length_seconds=30.0, origin="manual"))
         rates = queries.baseline_win_rates(reg.db, "r")
     finally:
@@ -526,7 +526,7 @@ def test_curriculum_page_shows_stages_checks_and_final_agents(monkeypatch, leagu
     assert stages["start_agent"].iloc[1] == "climb-1v1-v3" and pd.isna(stages["start_agent"].iloc[0])
     assert stages["final_agent"].iloc[0] == "?page=lineage&agent=climb-1v1-v3"
     assert pd.isna(stages["final_agent"].iloc[1])
-    final = reg.rating("climb-1v1-v3", 1)
+    final = reg.game_store.rating("climb-1v1-v3", 1)
     assert stages["elo"].iloc[0] == pytest.approx(final.elo) and stages["games"].iloc[0] == final.games == 10
     assert stages["ts"].iloc[0] == pytest.approx(conservative(final.mu, final.sigma))
     assert list(stages["checks"]) == ["3 (1 passed)", "1 (0 passed)"]
@@ -551,7 +551,7 @@ def test_curriculum_page_shows_stages_checks_and_final_agents(monkeypatch, leagu
     assert second["min_elo"].iloc[0].startswith("ok: Elo ")
     stored = at.dataframe[4].value
     assert list(stored["criterion"]) == ["win_rate_vs_rule", "min_elo"] and list(stored["passed"]) == [False, True]
-    assert stored["value"].iloc[1] == pytest.approx(reg.rating("climb-2v2-v1", 2).elo, abs=0.1)
+    assert stored["value"].iloc[1] == pytest.approx(reg.game_store.rating("climb-2v2-v1", 2).elo, abs=0.1)
     # each stage's run against the baselines
     assert [json.loads(c.proto.spec)["title"] for c in charts(at)] == [
         "climb-1v1: win rate against the baselines", "climb-2v2: win rate against the baselines"]
@@ -575,11 +575,11 @@ def test_curriculum_not_started_and_stopped(monkeypatch, tmp_path):
     home = build_empty_league(tmp_path / "league")
     reg = Registry.open(home.db_path)
     try:
-        reg.start_curriculum("solo", {"name": "solo", "stages": []}, "solo.yaml",
+        reg.curriculum_store.start("solo", {"name": "solo", "stages": []}, "solo.yaml",
                              [("a", 1, "solo-a"), ("b", 2, "solo-b")])
-        reg.start_curriculum("other", {"name": "other", "stages": []}, "other.yaml", [("a", 3, "other-a")])
-        reg.update_curriculum("solo", status="stopped", message="stage 1 (a) spent its maximum")
-        reg.update_curriculum_stage("solo", 0, status="failed", steps=1000)
+        reg.curriculum_store.start("other", {"name": "other", "stages": []}, "other.yaml", [("a", 3, "other-a")])
+        reg.curriculum_store.update("solo", status="stopped", message="stage 1 (a) spent its maximum")
+        reg.curriculum_store.update_stage("solo", 0, status="failed", steps=1000)
     finally:
         reg.close()
     at = page(monkeypatch, home.root, "curriculum")

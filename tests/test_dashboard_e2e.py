@@ -342,7 +342,7 @@ def test_running_tournament_refreshes_while_games_are_recorded(served, browser, 
     assert len(listing) == 5  # and the fixture's three matches
     reg = Registry.open(league.home.db_path)
     try:
-        new_game = reg.record_game(GameRecord(
+        new_game = reg.game_store.record(GameRecord(
             blue="random", orange="ppo-2v2-v1", team_size=2, seed=5, blue_goals=0, orange_goals=2,
             length_seconds=40.0, origin="tournament", tournament_id=league.running_tournament, schedule_index=5))
     finally:

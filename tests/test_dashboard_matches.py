@@ -45,7 +45,7 @@ def a_scores(reg: Registry, match_id: int) -> dict[int, float]:
     """A's score in each recorded game of the match, by schedule index, from the games alone."""
     m = reg.match_store.get(match_id)
     scores = {}
-    for g in reg.games(tournament_id=m.tournament_id):
+    for g in reg.game_store.games(tournament_id=m.tournament_id):
         mine, theirs = ((g.blue_goals, g.orange_goals) if g.blue == m.a
                         else (g.orange_goals, g.blue_goals))
         scores[g.schedule_index] = 1.0 if mine > theirs else 0.5 if mine == theirs else 0.0
@@ -136,7 +136,7 @@ def test_an_incomplete_pair_is_listed_but_not_counted(league, reg):
 def test_pairs_are_the_mirrored_games(league, reg):
     match_id = league.matches["sprt"]
     m = reg.match_store.get(match_id)
-    games = {g.schedule_index: g for g in reg.games(tournament_id=m.tournament_id)}
+    games = {g.schedule_index: g for g in reg.game_store.games(tournament_id=m.tournament_id)}
     pairs = match_queries.match_pairs(reg.db, match_id)
     for p in pairs.itertuples():
         first, second = games[2 * p.pair], games[2 * p.pair + 1]
@@ -203,7 +203,7 @@ def test_sprt_match_page_llr_path_counts_and_replay_links(monkeypatch, league, r
     assert counts.iloc[0].tolist() == [1, 1, 2, 2, 10, 16]
     # each pair's two games link to the Replays page
     pairs = at.dataframe[2].value
-    games = {g.schedule_index: g for g in reg.games(tournament_id=m.tournament_id)}
+    games = {g.schedule_index: g for g in reg.game_store.games(tournament_id=m.tournament_id)}
     assert len(pairs) == 16
     for row in pairs.itertuples():
         p = row.pair - 1
@@ -216,7 +216,7 @@ def test_sprt_match_page_llr_path_counts_and_replay_links(monkeypatch, league, r
 def test_a_replay_link_opens_the_game_and_the_page_plays_one(monkeypatch, league, reg):
     match_id = league.matches["sprt"]
     m = reg.match_store.get(match_id)
-    game = next(g for g in reg.games(tournament_id=m.tournament_id) if g.schedule_index == 3)
+    game = next(g for g in reg.game_store.games(tournament_id=m.tournament_id) if g.schedule_index == 3)
     at = no_problems(page(monkeypatch, league.home.root, "replays", game=game.id))
     assert at.selectbox(key="replay_game").value == game.id
     assert at.selectbox(key="replay_tournament").value == m.tournament_id
@@ -270,7 +270,7 @@ def test_sprt_promoted_leaves_out_manual_rejected_and_other_stages(tmp_path):
     reg = Registry.open(home.db_path)
     try:
         for name, size in (("a-1v1-v1", 1), ("a-1v1-v2", 1), ("a-1v1-v3", 1), ("a-2v2-v1", 2)):
-            reg.add_agent(name, "mlp", size)
+            reg.agent_store.add(name, "mlp", size)
         add_promotion(reg, "a-1v1-v1", 1, "manual", True)
         add_promotion(reg, "a-1v1-v2", 1, "training", True, previous="a-1v1-v1")
         add_promotion(reg, "a-1v1-v3", 1, "sprt", False, previous="a-1v1-v2")  # H1 not accepted: no change

@@ -78,7 +78,7 @@ def refused(result, *words: str) -> str:
 def still_registered(home) -> None:
     reg = Registry.open(home.db_path, readonly=True)
     try:
-        assert NAME in reg.names()
+        assert NAME in reg.agent_store.names()
     finally:
         reg.close()
 

@@ -197,8 +197,8 @@ def read_only_home(tmp_path):
     sha = save_checkpoint(root / "checkpoints" / "net", build_network(policy), steps=64)
     save_checkpoint(checkpoint.with_suffix(""), build_network(policy), steps=64)
     reg = Registry.open(root / "league.db")
-    reg.add_agent("v1", "mlp", 1, checkpoint_path="checkpoints/net.safetensors", checkpoint_sha256=sha)
-    reg.add_agent("v2", "mlp", 1, parent="v1")
+    reg.agent_store.add("v1", "mlp", 1, checkpoint_path="checkpoints/net.safetensors", checkpoint_sha256=sha)
+    reg.agent_store.add("v2", "mlp", 1, parent="v1")
     play(reg, "v1", "rule", 2, 1)
     reg.close()
     scratch.mkdir()
@@ -354,7 +354,7 @@ def test_league_init_run_many_times_at_once_never_fails(tmp_path):
         assert [p.exitcode for p in procs] == [0, 0, 0, 0], f"attempt {attempt}"
         reg = Registry.open(home / "league.db")
         try:
-            assert sorted(a.name for a in reg.agents()) == ["atba", "random", "rule", "rule-pro"]
+            assert sorted(a.name for a in reg.agent_store.all()) == ["atba", "random", "rule", "rule-pro"]
         finally:
             reg.close()
 

@@ -35,7 +35,7 @@ def league(*args: str | Path) -> "Result":  # noqa: F821 (click's Result)
 def agent_names(home: LeagueHome) -> list[str]:
     reg = Registry.open(home.db_path)
     try:
-        return reg.names()
+        return reg.agent_store.names()
     finally:
         reg.close()
 
@@ -43,7 +43,7 @@ def agent_names(home: LeagueHome) -> list[str]:
 def registered(home: LeagueHome, name: str):
     reg = Registry.open(home.db_path)
     try:
-        return reg.agent(name)
+        return reg.agent_store.get(name)
     finally:
         reg.close()
 

@@ -66,9 +66,9 @@ def test_unknown_source_is_an_error():
 
 
 def test_payoff_table_decays_and_accumulates(registry):
-    registry.add_agent("v1", "mlp", 1)
-    registry.record_payoff("run", 1, {"v1": (2, 1, 4), "rule": (1, 0, 1)})
-    registry.record_payoff("run", 1, {"v1": (1, 0, 1)}, decay=0.5)
-    pay = registry.payoff("run", 1)
+    registry.agent_store.add("v1", "mlp", 1)
+    registry.payoff_store.record("run", 1, {"v1": (2, 1, 4), "rule": (1, 0, 1)})
+    registry.payoff_store.record("run", 1, {"v1": (1, 0, 1)}, decay=0.5)
+    pay = registry.payoff_store.get("run", 1)
     assert pay["v1"] == pytest.approx((2.0, 0.5, 3.0)) and pay["rule"] == (1, 0, 1)
-    assert registry.payoff("other", 1) == {}
+    assert registry.payoff_store.get("other", 1) == {}

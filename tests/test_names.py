@@ -46,7 +46,7 @@ def test_a_run_name_leaves_room_for_its_versions():
 def test_registry_refuses_bad_names(registry):
     for name in ("..", "a\nb", "-rm"):
         with pytest.raises(LeagueError, match="not allowed"):
-            registry.add_agent(name, "mlp", 1)
+            registry.agent_store.add(name, "mlp", 1)
 
 
 @pytest.mark.parametrize("name", ["../../etc/evil", "a,b", " lead", "-x", "..", "a\nb"])

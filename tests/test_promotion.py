@@ -46,15 +46,15 @@ def add_network_agent(home: LeagueHome, reg: Registry, name: str, seed: int, tea
     net = build_network(PolicyConfig(actor_sizes=[32], critic_sizes=[32]))
     rel = Path("checkpoints") / f"{name}.safetensors"
     sha = save_checkpoint(home.root / rel, net, steps=0)
-    reg.add_agent(name, "mlp", team_size, checkpoint_path=str(rel), checkpoint_sha256=sha)
+    reg.agent_store.add(name, "mlp", team_size, checkpoint_path=str(rel), checkpoint_sha256=sha)
 
 
 @pytest.fixture
 def league(home):
     """A 1v1 stage with two scripted stage agents: `rulebot` (the rule bot) and `randbot` (random actions)."""
     reg = Registry.open(home.db_path)
-    reg.add_agent("rulebot", "rule", 1)
-    reg.add_agent("randbot", "random", 1)
+    reg.agent_store.add("rulebot", "rule", 1)
+    reg.agent_store.add("randbot", "random", 1)
     yield home, reg
     reg.close()
 
@@ -79,10 +79,10 @@ def test_a_plain_promote_is_recorded_as_manual(league):
         ("randbot", None, "manual", True, None, None), ("rulebot", "randbot", "manual", True, None, None)]
     assert [p.agent for p in reg.promotion_store.for_agent("rulebot")] == ["rulebot"]
     assert reg.promotion_store.promoted_by_sprt() == [] and reg.promotion_store.for_stage(2) == []
-    assert reg.agent("rulebot").status == "champion" and reg.agent("randbot").status == "active"
+    assert reg.agent_store.get("rulebot").status == "champion" and reg.agent_store.get("randbot").status == "active"
     refused = cli(home, "promote", "randbot", "--max-games", "20")
     assert refused.exit_code == 2 and "--max-games goes with --sprt" in one_line(refused)
-    assert reg.agent("rulebot").status == "champion" and len(reg.promotion_store.all()) == 2
+    assert reg.agent_store.get("rulebot").status == "champion" and len(reg.promotion_store.all()) == 2
 
 
 # --------------------------------------------------------------------------- by SPRT
@@ -98,7 +98,7 @@ def test_sprt_promotes_on_h1_and_records_the_match(league):
     assert "promoted: rulebot is now the 1v1 champion (was randbot)." in result.output
     m = match_outcome(reg, 1)
     assert (m.a, m.b, m.decision, m.game_seconds) == ("rulebot", "randbot", "H1", GAME_SECONDS)
-    assert 2 <= m.stats.games < 20 and len(reg.games(tournament_id=m.tournament_id)) == m.stats.games
+    assert 2 <= m.stats.games < 20 and len(reg.game_store.games(tournament_id=m.tournament_id)) == m.stats.games
     (row,) = reg.promotion_store.promoted_by_sprt(1)
     assert (row.agent, row.previous_champion, row.method, row.promoted, row.match_id, row.decision) == (
         "rulebot", "randbot", "sprt", True, m.id, "H1")
@@ -106,7 +106,7 @@ def test_sprt_promotes_on_h1_and_records_the_match(league):
         m.stats.llr, m.stats.elo, m.stats.elo_lo, m.stats.elo_hi, m.stats.los, m.stats.games)
     printed = dict(re.findall(r"^  (LLR)\s+(\S+)", result.output, re.M))
     assert printed["LLR"] == f"{m.stats.llr:+.3f}"  # the match's statistics, printed as `league match` does
-    assert reg.agent("rulebot").status == "champion" and reg.agent("randbot").status == "active"
+    assert reg.agent_store.get("rulebot").status == "champion" and reg.agent_store.get("randbot").status == "active"
     # The champion asked again: nothing to test, nothing played.
     again = cli(home, "promote", "rulebot", "--sprt", *QUICK)
     assert again.exit_code == 0 and "rulebot is already the 1v1 champion; nothing to test." in again.output
@@ -126,13 +126,13 @@ def test_sprt_h0_keeps_the_champion_and_exits_1(league):
     (row,) = reg.promotion_store.for_agent("net")
     assert (row.method, row.promoted, row.match_id, row.decision, row.previous_champion, row.games) == (
         "sprt", False, m.id, "H0", "rulebot", m.stats.games)
-    assert reg.agent("rulebot").status == "champion" and reg.agent("net").status == "active"
+    assert reg.agent_store.get("rulebot").status == "champion" and reg.agent_store.get("net").status == "active"
     assert reg.promotion_store.promoted_by_sprt() == []
     # The same command again replays nothing: the decided test is shown, and recorded once.
-    games = len(reg.games())
+    games = len(reg.game_store.games())
     again = cli(home, "promote", "net", "--sprt", *QUICK)
     assert again.exit_code == 1 and "already decided this test" in again.output and "not promoted: H0" in again.output
-    assert len(reg.games()) == games and len(reg.promotion_store.for_agent("net")) == 1
+    assert len(reg.game_store.games()) == games and len(reg.promotion_store.for_agent("net")) == 1
 
 
 def test_without_a_champion_the_candidate_must_beat_rule(league):
@@ -144,7 +144,7 @@ def test_without_a_champion_the_candidate_must_beat_rule(league):
     assert "not promoted: H0 accepted" in text and "the 1v1 stage still has no champion." in text
     (row,) = reg.promotion_store.for_agent("randbot")
     assert row.previous_champion is None and match_outcome(reg, row.match_id).b == "rule"
-    assert reg.champion(1) is None
+    assert reg.agent_store.champion(1) is None
 
 
 @pytest.mark.parametrize("args, words", [
@@ -158,7 +158,7 @@ def test_bad_requests_are_one_sentence_exit_2_and_store_nothing(league, args, wo
     home, reg = league
     result = cli(home, "promote", *args)
     assert result.exit_code == 2 and words in one_line(result)
-    assert reg.match_store.all() == [] and reg.promotion_store.all() == [] and reg.champion(1) is None
+    assert reg.match_store.all() == [] and reg.promotion_store.all() == [] and reg.agent_store.champion(1) is None
 
 
 def test_the_promotion_config_is_checked_at_load(league, tmp_path):
@@ -206,9 +206,9 @@ def test_a_test_against_a_champion_that_changed_promotes_nobody(league):
     reg.promotion_store.promote_manually("randbot")
     with pytest.raises(LeagueError, match="test it again"):
         reg.promotion_store.record_test("rulebot", "sprt", test, tested_against=None)
-    assert reg.agent("randbot").status == "champion" and reg.promotion_store.for_match(row.id) is None
+    assert reg.agent_store.get("randbot").status == "champion" and reg.promotion_store.for_match(row.id) is None
     first = reg.promotion_store.record_test("rulebot", "sprt", test, tested_against="randbot")
-    assert first.promoted and reg.agent("rulebot").status == "champion"
+    assert first.promoted and reg.agent_store.get("rulebot").status == "champion"
     assert reg.promotion_store.record_test("rulebot", "sprt", test, tested_against="rulebot") == first  # once
 
 
@@ -218,7 +218,7 @@ def test_the_status_change_and_its_row_are_one_transaction(league):
     missing_match = SprtTest(999, "H1", 2.0, 900.0, 800.0, 1000.0, 1.0, 8)  # no such match: the row cannot be written
     with pytest.raises(sqlite3.IntegrityError):
         reg.promotion_store.record_test("rulebot", "sprt", missing_match, tested_against="randbot")
-    assert reg.agent("randbot").status == "champion" and reg.agent("rulebot").status == "active"
+    assert reg.agent_store.get("randbot").status == "champion" and reg.agent_store.get("rulebot").status == "active"
     assert [p.agent for p in reg.promotion_store.all()] == ["randbot"]
 
 
@@ -269,7 +269,7 @@ def test_training_tests_a_promising_snapshot_and_promotes_it_on_h1(league):
     assert (row.agent, row.method, row.decision, m.seed, m.max_games) == ("rulebot", "training", "H1", 5, 20)
     assert attempt.metrics() == {"promotion/promoted": 1.0, "promotion/llr": m.stats.llr,
                                  "promotion/games": float(m.stats.games)}
-    assert reg.agent("rulebot").status == "champion"
+    assert reg.agent_store.get("rulebot").status == "champion"
 
 
 def test_league_train_with_promotion_tests_its_evaluated_snapshot(league):
@@ -289,7 +289,7 @@ def test_league_train_with_promotion_tests_its_evaluated_snapshot(league):
     m = match_outcome(reg, row.match_id)
     assert (row.method, row.previous_champion, m.a, m.b, m.max_games) == ("training", "randbot", snapshot, "randbot", 4)
     assert row.decision == m.decision and row.promoted == (m.decision == "H1")
-    assert reg.champion(1).name == (snapshot if row.promoted else "randbot")
+    assert reg.agent_store.champion(1).name == (snapshot if row.promoted else "randbot")
     assert any(n.startswith(f"promotion: {snapshot}") for n in notes)
     assert result.timing["evaluation"] > 0
     metrics = (home.runs / "mlp-1v1" / "metrics.jsonl").read_text()
@@ -306,16 +306,16 @@ def test_a_curriculum_gate_with_an_sprt_plays_the_match_and_passes_only_on_h1(le
         {"name": "first", "stage": "1v1", "max_steps": 200, "eval_every_steps": 200},
         {"name": "second", "stage": "1v1", "max_steps": 200, "eval_every_steps": 200, "gate": gate}]}, "test")
     trainer = CurriculumTrainer(spec, home, reg, sets=["runner.workers=1"])
-    reg.start_curriculum(spec.name, spec.to_dict(), "test", [("first", 1, "gated-first"), ("second", 1, "gated-second")])
-    reg.update_curriculum_stage(spec.name, 0, status="passed", final_agent="randbot")
+    reg.curriculum_store.start(spec.name, spec.to_dict(), "test", [("first", 1, "gated-first"), ("second", 1, "gated-second")])
+    reg.curriculum_store.update_stage(spec.name, 0, status="passed", final_agent="randbot")
     passed = trainer._check_gate(1, "rulebot", 200)  # the stage's snapshot against the previous stage's final agent
     (c,) = passed.criteria
     assert passed.passed and c.name == "sprt_vs_previous" and "H1 accepted" in c.reason and c.value >= c.threshold
-    reg.update_curriculum_stage(spec.name, 0, final_agent="rulebot")
+    reg.curriculum_store.update_stage(spec.name, 0, final_agent="rulebot")
     failed = trainer._check_gate(1, "randbot", 200)
     (c,) = failed.criteria
     assert not failed.passed and "H0 accepted" in c.reason and c.value < c.threshold
-    checks = reg.gate_checks(spec.name, 1)
+    checks = reg.curriculum_store.gate_checks(spec.name, 1)
     assert [ck.passed for ck in checks] == [True, False]
     assert [ck.criteria[0]["name"] for ck in checks] == ["sprt_vs_previous"] * 2
     matches = reg.match_store.all()

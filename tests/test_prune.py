@@ -276,15 +276,15 @@ def build_league(reg: Registry) -> None:
     """ppo-v5 is champion; old-v1 is far below it; ppo-v3 plays like ppo-v4 and ppo-v5; ppo-v1 (far
     below) started a curriculum stage; ppo-v2 (far below) is the parent of fork-v1, a run of its
     own that stays (under 200 Elo below); new-v1 has played three games."""
-    reg.add_agent("old-v1", "mlp", 1, checkpoint_path="checkpoints/old-v1.safetensors")
+    reg.agent_store.add("old-v1", "mlp", 1, checkpoint_path="checkpoints/old-v1.safetensors")
     for k in range(1, 6):
-        reg.add_agent(f"ppo-v{k}", "mlp", 1, parent=f"ppo-v{k - 1}" if k > 1 else None,
+        reg.agent_store.add(f"ppo-v{k}", "mlp", 1, parent=f"ppo-v{k - 1}" if k > 1 else None,
                       checkpoint_path=f"checkpoints/ppo-v{k}.safetensors")
-    reg.add_agent("fork-v1", "mlp", 1, parent="ppo-v2", checkpoint_path="checkpoints/fork-v1.safetensors")
-    reg.add_agent("new-v1", "mlp", 1, parent="ppo-v5", checkpoint_path="checkpoints/new-v1.safetensors")
-    reg.set_status("ppo-v5", "champion")
-    reg.start_curriculum("cur", {}, "test", [("1v1", 1, "ppo")])
-    reg.update_curriculum_stage("cur", 0, start_agent="ppo-v1")
+    reg.agent_store.add("fork-v1", "mlp", 1, parent="ppo-v2", checkpoint_path="checkpoints/fork-v1.safetensors")
+    reg.agent_store.add("new-v1", "mlp", 1, parent="ppo-v5", checkpoint_path="checkpoints/new-v1.safetensors")
+    reg.agent_store.set_status("ppo-v5", "champion")
+    reg.curriculum_store.start("cur", {}, "test", [("1v1", 1, "ppo")])
+    reg.curriculum_store.update_stage("cur", 0, start_agent="ppo-v1")
     names = list(STRENGTH)
     seed = 0
     for i, a in enumerate(names):
@@ -313,14 +313,14 @@ def run(*args):
 def statuses(home) -> dict[str, str]:
     reg = Registry.open(home.db_path, readonly=True)
     try:
-        return {a.name: a.status for a in reg.agents(include_retired=True)}
+        return {a.name: a.status for a in reg.agent_store.all(include_retired=True)}
     finally:
         reg.close()
 
 
 def test_prune_stage_dry_run_and_real_run_make_the_same_plan(league_home, registry):
     before = statuses(league_home)
-    games_before = len(registry.games(1))
+    games_before = len(registry.game_store.games(1))
     dry = prune_stage(registry, 1, keep=2, margin=200, dry_run=True)
     assert statuses(league_home) == before
     real = prune_stage(registry, 1, keep=2, margin=200)
@@ -337,9 +337,9 @@ def test_prune_stage_dry_run_and_real_run_make_the_same_plan(league_home, regist
     assert {n for n, s in after.items() if s == "retired"} == {"old-v1", "ppo-v3"}
     assert after["ppo-v5"] == "champion" and all(after[b] == "active" for b in BASELINES)
     # History intact: every game, the retired agents' ratings and rating history.
-    assert len(registry.games(1)) == games_before
-    assert registry.rating("old-v1", 1).games == GAMES_PER_PAIR * (len(STRENGTH) - 1)
-    assert registry.rating_history("old-v1", 1)
+    assert len(registry.game_store.games(1)) == games_before
+    assert registry.game_store.rating("old-v1", 1).games == GAMES_PER_PAIR * (len(STRENGTH) - 1)
+    assert registry.game_store.rating_history("old-v1", 1)
     # Pruning again with the same games retires nothing more.
     assert prune_stage(registry, 1, keep=2, margin=200).retire == ()
 
@@ -396,7 +396,7 @@ def test_the_default_keep_protects_the_five_best(league_home):
 
 
 def test_a_stage_without_champion_is_pruned_against_its_best_rated(league_home, registry):
-    registry.set_status("ppo-v5", "active")
+    registry.agent_store.set_status("ppo-v5", "active")
     p = prune_stage(registry, 1, keep=2, margin=200, dry_run=True)
     assert p.reference.name == "ppo-v5" and p.reference.reason == "best-rated"
     assert "below best-rated ppo-v5" in next(v for v in p.retire if v.name == "old-v1").reason
@@ -428,9 +428,9 @@ def test_prune_needs_a_league(tmp_path):
 
 def test_curriculum_start_and_final_agents_are_anchors(registry):
     for name in ("c-v1", "c-v2"):
-        registry.add_agent(name, "mlp", 2)
-    registry.start_curriculum("cur", {}, "test", [("2v2", 2, "c")])
-    registry.update_curriculum_stage("cur", 0, start_agent="c-v1", final_agent="c-v2")
+        registry.agent_store.add(name, "mlp", 2)
+    registry.curriculum_store.start("cur", {}, "test", [("2v2", 2, "c")])
+    registry.curriculum_store.update_stage("cur", 0, start_agent="c-v1", final_agent="c-v2")
     rows = registry.curriculum_store.stage_agents()
     assert [(r.agent, r.role) for r in rows] == [("c-v2", "final"), ("c-v1", "start")]
     assert prune_module.curriculum_anchor_names(rows) == {"c-v2": "final agent of curriculum cur, stage 2v2",

@@ -89,7 +89,7 @@ def test_rebuild_recomputes_ratings_and_history_from_the_games_in_order(home):
     poison(home, "rule", "elo", float("inf"))
     poison(home, "atba", "mu", 1e308)
     reg = Registry.open(home.db_path)
-    summary = reg.rebuild_ratings(1)
+    summary = reg.game_store.rebuild(1)
     assert summary.games == 4 and summary.agents == 4  # the mirror game is recorded, never rated
     assert stored(reg) == good
     assert history(reg) == good_history
@@ -101,7 +101,7 @@ def test_rebuild_uses_the_homes_config(home):
     league_with_games(home)
     cfg = RatingsConfig(elo=EloConfig(initial=1000.0))
     reg = Registry.open(home.db_path, cfg)
-    reg.rebuild_ratings(1)
+    reg.game_store.rebuild(1)
     mean = sum(r[1] for r in stored(reg)) / len(stored(reg))
     assert mean == pytest.approx(1000.0)  # Elo is zero-sum: the mean stays the initial rating
     reg.close()

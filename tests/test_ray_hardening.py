@@ -47,7 +47,7 @@ def test_the_local_ray_instance_listens_on_loopback_only(home):
     from league.schedule import round_robin
 
     reg = Registry.open(home.db_path)
-    agents = {name: reg.agent(name) for name in ("rule", "random")}
+    agents = {name: reg.agent_store.get(name) for name in ("rule", "random")}
     reg.close()
     todo = round_robin(list(agents), 2, seed=3)
     spec = GameSpec(team_size=1, tick_skip=8, mode="timed", game_seconds=2.0)
@@ -98,4 +98,4 @@ def test_a_bad_or_unreachable_ray_address_is_one_sentence_within_seconds(league_
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
     assert message in lines[0], lines[0]
     assert took < SECONDS_TO_FAIL, f"took {took:.1f} s"
-    assert Registry.open(league_home / "league.db", readonly=True).tournaments() == []  # nothing stored for it
+    assert Registry.open(league_home / "league.db", readonly=True).tournament_store.all() == []  # nothing stored for it

@@ -39,10 +39,10 @@ def assert_consistent(home, run: str) -> list[str]:
     """Every version of the run has its checkpoint (sha256 checked) and ratings; returns the versions."""
     reg = Registry.open(home.db_path)
     try:
-        versions = [a for a in reg.agents() if a.name.startswith(f"{run}-v")]
+        versions = [a for a in reg.agent_store.all() if a.name.startswith(f"{run}-v")]
         for agent in versions:
             load_checkpoint(home.root / agent.checkpoint_path, expected_sha256=agent.checkpoint_sha256)
-            reg.rating(agent.name, 1)
+            reg.game_store.rating(agent.name, 1)
         return [a.name for a in versions]
     finally:
         reg.close()
@@ -58,8 +58,8 @@ def test_training_on_a_local_ray_instance_makes_snapshots_ratings_and_metrics(ho
     assert len(versions) >= 3
     reg = Registry.open(home.db_path)
     try:
-        assert reg.agent(versions[-1]).steps_trained >= 3000
-        assert any(reg.rating_history(v, 1) for v in versions)  # evaluation games rated the snapshots
+        assert reg.agent_store.get(versions[-1]).steps_trained >= 3000
+        assert any(reg.game_store.rating_history(v, 1) for v in versions)  # evaluation games rated the snapshots
     finally:
         reg.close()
     rows = [r for r in metrics(home, "onray") if "charts/policy_lag" in r]
@@ -115,7 +115,7 @@ def test_a_killed_worker_node_loses_its_round_and_the_run_finishes(home):
         versions = assert_consistent(home, "killed")
         reg = Registry.open(home.db_path)
         try:
-            assert reg.agent(versions[-1]).steps_trained == rows[-1]["step"]
+            assert reg.agent_store.get(versions[-1]).steps_trained == rows[-1]["step"]
         finally:
             reg.close()
     finally:

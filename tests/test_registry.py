@@ -14,7 +14,7 @@ from conftest import play
 
 
 def test_create_makes_baselines_wal_and_foreign_keys(home, registry):
-    assert registry.names() == list(BASELINES) == ["random", "rule", "atba", "rule-pro"]
+    assert registry.agent_store.names() == list(BASELINES) == ["random", "rule", "atba", "rule-pro"]
     assert registry.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert registry.db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
     assert schema.schema_version(registry.db) == schema.latest_version()
@@ -22,79 +22,79 @@ def test_create_makes_baselines_wal_and_foreign_keys(home, registry):
 
 
 def test_agent_round_trip_and_duplicate_name(registry):
-    registry.add_agent("ppo-v1", "mlp", 1, checkpoint_path="c/ppo-v1.safetensors", checkpoint_sha256="ab" * 32,
+    registry.agent_store.add("ppo-v1", "mlp", 1, checkpoint_path="c/ppo-v1.safetensors", checkpoint_sha256="ab" * 32,
                        config={"seed": 3}, steps_trained=1000, notes="first")
-    registry.add_agent("ppo-v2", "mlp", 1, parent="ppo-v1", steps_trained=2000)
-    a = registry.agent("ppo-v1")
+    registry.agent_store.add("ppo-v2", "mlp", 1, parent="ppo-v1", steps_trained=2000)
+    a = registry.agent_store.get("ppo-v1")
     assert (a.kind, a.team_size, a.status, a.stage, a.steps_trained, a.config) == ("mlp", 1, "active", "1v1", 1000, {"seed": 3})
-    assert registry.agent("ppo-v2").parent_id == a.id
+    assert registry.agent_store.get("ppo-v2").parent_id == a.id
     with pytest.raises(LeagueError, match="already exists"):
-        registry.add_agent("ppo-v1", "mlp", 1)
+        registry.agent_store.add("ppo-v1", "mlp", 1)
     with pytest.raises(NotFoundError, match="did you mean 'ppo-v2', 'ppo-v1'"):
-        registry.add_agent("x", "mlp", 1, parent="ppo-v3x")
-    assert "x" not in registry.names()
+        registry.agent_store.add("x", "mlp", 1, parent="ppo-v3x")
+    assert "x" not in registry.agent_store.names()
 
 
 def test_status_changes_keep_one_champion_per_team_size(registry):
     for name, size in (("a", 1), ("b", 1), ("c", 2)):
-        registry.add_agent(name, "mlp", size)
-    registry.set_status("a", "champion")
-    registry.set_status("c", "champion")
-    registry.set_status("b", "champion")
-    assert [registry.agent(n).status for n in "abc"] == ["active", "champion", "champion"]
-    assert registry.champion(1).name == "b" and registry.champion(2).name == "c"
-    registry.set_status("a", "retired")
-    assert "a" not in [x.name for x in registry.agents(1)]
-    assert "a" in [x.name for x in registry.agents(1, include_retired=True)]
+        registry.agent_store.add(name, "mlp", size)
+    registry.agent_store.set_status("a", "champion")
+    registry.agent_store.set_status("c", "champion")
+    registry.agent_store.set_status("b", "champion")
+    assert [registry.agent_store.get(n).status for n in "abc"] == ["active", "champion", "champion"]
+    assert registry.agent_store.champion(1).name == "b" and registry.agent_store.champion(2).name == "c"
+    registry.agent_store.set_status("a", "retired")
+    assert "a" not in [x.name for x in registry.agent_store.all(1)]
+    assert "a" in [x.name for x in registry.agent_store.all(1, include_retired=True)]
     with pytest.raises(LeagueError, match="baseline"):
-        registry.set_status("rule", "champion")
+        registry.agent_store.set_status("rule", "champion")
 
 
 def test_record_game_updates_ratings_history_and_counts(registry):
-    registry.add_agent("a", "mlp", 1)
+    registry.agent_store.add("a", "mlp", 1)
     gid = play(registry, "a", "rule", 3, 1)
     play(registry, "rule", "a", 2, 2)
-    ra, rr = registry.rating("a", 1), registry.rating("rule", 1)
+    ra, rr = registry.game_store.rating("a", 1), registry.game_store.rating("rule", 1)
     assert ra.games == rr.games == 2
     assert (ra.wins, ra.draws, ra.losses, ra.goals_for, ra.goals_against) == (1, 1, 0, 5, 3)
     assert ra.elo > 1500 > rr.elo and ra.elo + rr.elo == pytest.approx(3000)
-    hist = registry.rating_history("a", 1)
+    hist = registry.game_store.rating_history("a", 1)
     assert [h.game_id for h in hist] == [gid, gid + 1]
     assert hist[0].elo_after == hist[1].elo_before
-    assert registry.rating("a", 2).games == 0  # ratings are per team size
-    stored = {n: (registry.rating(n, 1).elo, registry.rating(n, 1).mu, registry.rating(n, 1).sigma) for n in ("a", "rule")}
-    recomputed = registry.recompute_ratings(1)
+    assert registry.game_store.rating("a", 2).games == 0  # ratings are per team size
+    stored = {n: (registry.game_store.rating(n, 1).elo, registry.game_store.rating(n, 1).mu, registry.game_store.rating(n, 1).sigma) for n in ("a", "rule")}
+    recomputed = registry.game_store.recompute_ratings(1)
     for name in stored:
         assert recomputed[name] == pytest.approx(stored[name])
 
 
 def test_mirror_games_are_recorded_but_not_rated(registry):
     play(registry, "rule", "rule", 1, 0)
-    assert len(registry.games()) == 1 and registry.rating("rule", 1).games == 0
+    assert len(registry.game_store.games()) == 1 and registry.game_store.rating("rule", 1).games == 0
 
 
 def test_failing_write_mid_transaction_leaves_nothing(registry):
-    registry.add_agent("a", "mlp", 1)
+    registry.agent_store.add("a", "mlp", 1)
     with pytest.raises(sqlite3.IntegrityError):
         # Negative goals violate a CHECK after the game row's neighbours would be written.
         play(registry, "a", "rule", -1, 0)
-    assert registry.games() == [] and registry.rating_history("a") == []
+    assert registry.game_store.games() == [] and registry.game_store.rating_history("a") == []
     with pytest.raises(RuntimeError):
         with registry.transaction():
             registry.db.execute("UPDATE agents SET notes = 'half' WHERE name = 'a'")
             raise RuntimeError("boom")
-    assert registry.agent("a").notes == ""
+    assert registry.agent_store.get("a").notes == ""
 
 
 def test_failure_after_some_rows_are_written_rolls_back_all(registry):
-    registry.add_agent("a", "mlp", 1)
+    registry.agent_store.add("a", "mlp", 1)
     # The games and ratings rows are written before rating_history: fail on the last one.
     registry.db.execute(
         "CREATE TRIGGER fail_history BEFORE INSERT ON rating_history BEGIN SELECT RAISE(ABORT, 'disk full'); END")
     with pytest.raises(sqlite3.IntegrityError, match="disk full"):
         play(registry, "a", "rule", 1, 0)
     registry.db.execute("DROP TRIGGER fail_history")
-    assert registry.games() == [] and registry.rating("a", 1).games == 0
+    assert registry.game_store.games() == [] and registry.game_store.rating("a", 1).games == 0
     assert list(registry.db.query("SELECT * FROM ratings")) == []
 
 
@@ -105,7 +105,7 @@ def test_migrations_are_idempotent(home):
     assert schema.migrate(db) == before
     Registry.create(home.db_path).close()  # re-running init keeps one copy of each baseline
     reg = Registry.open(home.db_path)
-    assert reg.names() == list(BASELINES)
+    assert reg.agent_store.names() == list(BASELINES)
 
 
 def test_open_refuses_what_is_not_a_league(tmp_path):
@@ -126,8 +126,8 @@ def test_readonly_connection_cannot_write(home):
 def _writer(db_path: str, prefix: str, n: int) -> None:
     reg = Registry.open(__import__("pathlib").Path(db_path))
     for i in range(n):
-        reg.add_agent(f"{prefix}-{i}", "mlp", 1)
-        reg.record_game(GameRecord(blue=f"{prefix}-{i}", orange="rule", team_size=1, seed=i,
+        reg.agent_store.add(f"{prefix}-{i}", "mlp", 1)
+        reg.game_store.record(GameRecord(blue=f"{prefix}-{i}", orange="rule", team_size=1, seed=i,
                                    blue_goals=i % 3, orange_goals=1, length_seconds=10.0))
     reg.close()
 
@@ -141,20 +141,20 @@ def test_two_processes_writing_at_once_lose_nothing(home):
         p.join(120)
         assert p.exitcode == 0
     reg = Registry.open(home.db_path)
-    assert len(reg.names()) == len(BASELINES) + 80
-    assert len(reg.games()) == 80
-    assert reg.rating("rule", 1).games == 80
+    assert len(reg.agent_store.names()) == len(BASELINES) + 80
+    assert len(reg.game_store.games()) == 80
+    assert reg.game_store.rating("rule", 1).games == 80
     assert len(list(reg.db.query("SELECT * FROM rating_history"))) == 160
-    stored = {n: reg.rating(n, 1) for n in reg.names()}
-    for name, (elo, mu, sigma) in reg.recompute_ratings(1).items():
+    stored = {n: reg.game_store.rating(n, 1) for n in reg.agent_store.names()}
+    for name, (elo, mu, sigma) in reg.game_store.recompute_ratings(1).items():
         assert stored[name].elo == pytest.approx(elo) and stored[name].sigma == pytest.approx(sigma)
 
 
 def test_lineage_graph(registry):
-    registry.add_agent("v1", "mlp", 1)
-    registry.add_agent("v2", "mlp", 1, parent="v1")
-    registry.add_agent("v3", "mlp", 1, parent="v2")
-    registry.add_agent("v2b", "mlp", 1, parent="v1")
+    registry.agent_store.add("v1", "mlp", 1)
+    registry.agent_store.add("v2", "mlp", 1, parent="v1")
+    registry.agent_store.add("v3", "mlp", 1, parent="v2")
+    registry.agent_store.add("v2b", "mlp", 1, parent="v1")
     g = lineage_of(registry)
     assert line_to(g, "v3") == ["v1", "v2", "v3"]
     assert ancestors(g, "v3") == {"v1", "v2"}
@@ -191,17 +191,17 @@ def test_version_5_rebuilds_tournaments_keeping_ids_games_and_foreign_keys(tmp_p
     db.conn.close()
     reg = Registry.open(path)
     assert schema.schema_version(reg.db) == schema.latest_version()
-    assert reg.tournament(tid).finished_games == 1 and reg.tournament(tid).message == ""
-    assert [g.tournament_id for g in reg.games()] == [tid]
+    assert reg.tournament_store.get(tid).finished_games == 1 and reg.tournament_store.get(tid).message == ""
+    assert [g.tournament_id for g in reg.game_store.games()] == [tid]
     assert reg.db.execute("PRAGMA foreign_key_check").fetchall() == []
     with pytest.raises(sqlite3.IntegrityError):  # games still point at the rebuilt table
         play(reg, "rule", "random", 1, 0, tournament_id=tid + 1, schedule_index=0, origin="tournament")
-    reg.abandon_tournament(tid, "testing")
-    assert reg.tournament(tid).status == "abandoned"
+    reg.tournament_store.abandon(tid, "testing")
+    assert reg.tournament_store.get(tid).status == "abandoned"
 
 
 def test_stores_share_one_transaction_and_return_typed_ratings(registry):
-    registry.add_agent("a", "mlp", 1)
+    registry.agent_store.add("a", "mlp", 1)
     with pytest.raises(LeagueError):
         with registry.transaction():  # a write through two stores, then a failure: neither is kept
             registry.agent_store.add("b", "mlp", 1)

@@ -97,9 +97,9 @@ def test_a_tournament_lists_its_entrants_in_order_ranked_by_points_then_goal_dif
 
 
 def test_the_readers_agree_with_the_stored_ratings(registry):
-    registry.add_agent("a", "mlp", 1)
-    registry.add_agent("b", "mlp", 1)
-    registry.add_agent("two", "mlp", 2)
+    registry.agent_store.add("a", "mlp", 1)
+    registry.agent_store.add("b", "mlp", 1)
+    registry.agent_store.add("two", "mlp", 2)
     play(registry, "a", "rule", 3, 1)
     play(registry, "b", "a", 2, 2)
     play(registry, "rule", "random", 1, 0)
@@ -108,7 +108,7 @@ def test_the_readers_agree_with_the_stored_ratings(registry):
     table = read_standings(registry.db, 1, registry.ratings_cfg, by="mle")
     assert set(names(table)) == {*LEAGUE_BASELINES, "a", "b"}  # every active 1v1 agent, played or not
     for row in table.rows:
-        stored = registry.rating(row.name, 1)
+        stored = registry.game_store.rating(row.name, 1)
         assert (row.games, row.wins, row.draws, row.losses) == (stored.games, stored.wins, stored.draws,
                                                                   stored.losses)
         assert (row.goals_for, row.goals_against, row.elo) == (stored.goals_for, stored.goals_against, stored.elo)
@@ -116,13 +116,13 @@ def test_the_readers_agree_with_the_stored_ratings(registry):
 
 
 def test_the_tournament_reader_counts_only_the_tournaments_games(registry):
-    registry.add_agent("a", "mlp", 1)
-    tid = registry.create_tournament("t", 1, 0, 1, 2, ["a", "rule"], {})
+    registry.agent_store.add("a", "mlp", 1)
+    tid = registry.tournament_store.create("t", 1, 0, 1, 2, ["a", "rule"], {})
     play(registry, "a", "rule", 2, 0, origin="tournament", tournament_id=tid, schedule_index=0)
     play(registry, "rule", "a", 5, 0)  # outside the tournament
     table = read_tournament_standings(registry.db, tid, registry.ratings_cfg)
     assert names(table) == ["a", "rule"] and (table.rows[0].wins, table.rows[0].gd) == (1, 2)
-    assert table.rows[0].elo == registry.rating("a", 1).elo  # the league's rating, after both games
+    assert table.rows[0].elo == registry.game_store.rating("a", 1).elo  # the league's rating, after both games
     with pytest.raises(LeagueError, match="No tournament with id 99"):
         read_tournament_standings(registry.db, 99, registry.ratings_cfg)
 

@@ -45,7 +45,7 @@ def test_an_imported_file_name_with_escapes_is_shown_escaped(home, tmp_path):
     assert_harmless(shown.output)
     reg = Registry.open(home.db_path)  # the dashboard shows the stored notes too
     try:
-        assert_harmless(reg.agent("bot").notes)
+        assert_harmless(reg.agent_store.get("bot").notes)
     finally:
         reg.close()
 

@@ -94,7 +94,7 @@ class CurriculumTrainer:
         # Every stage's config is built (and so validated) before anything is trained.
         self.configs = [self.config(i, Budget(steps=1)) for i in range(len(spec.stages))]
         if init_from:
-            registry.agent(init_from)  # an unknown name fails now, with suggestions
+            registry.agent_store.get(init_from)  # an unknown name fails now, with suggestions
 
     # ------------------------------------------------------------------ config and progress
 
@@ -107,7 +107,7 @@ class CurriculumTrainer:
                             overrides=overrides, sets=self.sets)
 
     def _stage_row(self, index: int) -> CurriculumStage:
-        return self.registry.curriculum(self.spec.name).stages[index]
+        return self.registry.curriculum_store.get(self.spec.name).stages[index]
 
     def _progress(self, index: int) -> tuple[int, str | None]:
         """(agent steps trained in the stage, its latest snapshot)."""
@@ -115,7 +115,7 @@ class CurriculumTrainer:
         if not versions:
             return 0, None
         start = self._stage_row(index).start_steps
-        return self.registry.agent(versions[-1]).steps_trained - start, versions[-1]
+        return self.registry.agent_store.get(versions[-1]).steps_trained - start, versions[-1]
 
     # ------------------------------------------------------------------ the run
 
@@ -126,9 +126,9 @@ class CurriculumTrainer:
 
     def _run(self) -> CurriculumResult:
         spec, reg = self.spec, self.registry
-        reg.start_curriculum(spec.name, spec.to_dict(), self.source,
-                             [(s.name, team_size_of(s.stage), spec.run_name(i)) for i, s in enumerate(spec.stages)])
-        reg.update_curriculum(spec.name, status="running", message="")
+        reg.curriculum_store.start(spec.name, spec.to_dict(), self.source,
+                                   [(s.name, team_size_of(s.stage), spec.run_name(i)) for i, s in enumerate(spec.stages)])
+        reg.curriculum_store.update(spec.name, status="running", message="")
         try:
             for index in range(len(spec.stages)):
                 outcome = self._run_stage(index)
@@ -140,13 +140,13 @@ class CurriculumTrainer:
             return self._finish("interrupted", f"{why}; run the same command again to continue")
 
     def _finish(self, status: str, message: str) -> CurriculumResult:
-        self.registry.update_curriculum(self.spec.name, status=status, message=message)
+        self.registry.curriculum_store.update(self.spec.name, status=status, message=message)
         self.on_event(Finished(status, message))
         return CurriculumResult(self.spec.name, status, message, self.outcomes())
 
     def outcomes(self) -> list[StageOutcome]:
-        cur = self.registry.curriculum(self.spec.name)
-        checks = self.registry.gate_checks(self.spec.name)
+        cur = self.registry.curriculum_store.get(self.spec.name)
+        checks = self.registry.curriculum_store.gate_checks(self.spec.name)
         result = []
         for row in cur.stages:
             last = [c for c in checks if c.stage_index == row.stage_index]
@@ -157,7 +157,7 @@ class CurriculumTrainer:
 
     def _stop_message(self, index: int) -> str:
         stage = self.spec.stages[index]
-        checks = self.registry.gate_checks(self.spec.name, index)
+        checks = self.registry.curriculum_store.gate_checks(self.spec.name, index)
         last = _gate_result(checks[-1]).reason if checks else "never checked"
         return (f"stage {index + 1} ({stage.name}) spent its maximum of {stage.max_steps:,} steps without passing "
                 f"its gate ({last}); raise its max_steps and run again to continue, or set on_gate_fail: advance")
@@ -169,24 +169,25 @@ class CurriculumTrainer:
         if row.status in ("passed", "advanced"):
             return row.status
         if row.status == "failed":  # stopped at its maximum before; a raised max_steps continues it
-            reg.update_curriculum_stage(spec.name, index, status="training", finished=None)
+            reg.curriculum_store.update_stage(spec.name, index, status="training", finished=None)
         if row.status == "pending":
             existing = run_versions(reg, spec.run_name(index))
             if existing:
                 raise LeagueError(f"Run {spec.run_name(index)!r} already has versions (latest {existing[-1]!r}) that "
                                   f"this curriculum did not train; give the curriculum another name.")
             start = self._start_agent(index)
-            reg.update_curriculum_stage(spec.name, index, status="training", started=utc_now(), start_agent=start,
-                                        start_steps=reg.agent(start).steps_trained if start else 0)
-        reg.update_curriculum(spec.name, stage_index=index)
+            reg.curriculum_store.update_stage(spec.name, index, status="training", started=utc_now(),
+                                              start_agent=start,
+                                              start_steps=reg.agent_store.get(start).steps_trained if start else 0)
+        reg.curriculum_store.update(spec.name, stage_index=index)
         steps, latest = self._progress(index)
         self.on_event(StageStarted(index, stage.name, stage.stage, spec.run_name(index), steps, stage.min_steps,
                                    stage.max_steps))
         every = stage.eval_every_steps
         while True:
             steps, latest = self._progress(index)
-            reg.update_curriculum_stage(spec.name, index, steps=steps)
-            checks = reg.gate_checks(spec.name, index)
+            reg.curriculum_store.update_stage(spec.name, index, steps=steps)
+            checks = reg.curriculum_store.gate_checks(spec.name, index)
             checked = checks[-1].steps if checks else 0
             if checks and checks[-1].passed and checks[-1].agent == latest and steps >= stage.min_steps:
                 return self._end_stage(index, "passed", latest)  # passed, then stopped before it was noted
@@ -208,8 +209,8 @@ class CurriculumTrainer:
         return self._stage_row(index - 1).final_agent
 
     def _end_stage(self, index: int, status: str, final: str | None) -> str:
-        self.registry.update_curriculum_stage(self.spec.name, index, status=status, final_agent=final,
-                                              finished=utc_now())
+        self.registry.curriculum_store.update_stage(self.spec.name, index, status=status, final_agent=final,
+                                                    finished=utc_now())
         self.on_event(StageEnded(index, self.spec.stages[index].name, status, final, self._progress(index)[0]))
         return status
 
@@ -232,7 +233,7 @@ class CurriculumTrainer:
                                   resume=latest, init_from=None if latest else row.start_agent,
                                   on_progress=progress)
         result = trainer.run()
-        self.registry.update_curriculum_stage(self.spec.name, index, steps=self._progress(index)[0])
+        self.registry.curriculum_store.update_stage(self.spec.name, index, steps=self._progress(index)[0])
         if result.interrupted:
             raise _Interrupted("interrupted (final snapshot saved)")
         if self.clock.done():
@@ -245,10 +246,10 @@ class CurriculumTrainer:
         spec, reg, stage = self.spec, self.registry, self.spec.stages[index]
         gate, cfg = stage.gate, self.configs[index]
         team_size = team_size_of(stage.stage)
-        n_checks = len(reg.gate_checks(spec.name))
+        n_checks = len(reg.curriculum_store.gate_checks(spec.name))
         workers = cfg.runner.workers or None
         self.on_event(GateStarted(index, agent, steps))
-        policy = load_policy(reg.agent(agent), home_root=self.home.root)
+        policy = load_policy(reg.agent_store.get(agent), home_root=self.home.root)
 
         opponents: dict[str, str] = {}  # evidence key -> the agent it is played against
         if gate.plays_rule():
@@ -259,7 +260,8 @@ class CurriculumTrainer:
         if gate.not_worse_than_previous and previous:
             opponents["previous"] = previous
         me = Player(agent, policy)
-        matchups = [(me, Player(o, load_policy(reg.agent(o), home_root=self.home.root))) for o in opponents.values()]
+        matchups = [(me, Player(o, load_policy(reg.agent_store.get(o), home_root=self.home.root)))
+                    for o in opponents.values()]
         ev: dict[str, Any] = {}
         if matchups:  # all the gate's games at once, seeded by the check
             played = play_recorded(reg, matchups, gate.min_games, team_size, gate.game_seconds,
@@ -268,12 +270,12 @@ class CurriculumTrainer:
                 ev.update({f"{key}_score": score_rate(goals) * len(goals), f"{key}_games": len(goals)})
         if gate.sprt_vs_previous is not None and previous:
             ev["previous_sprt"] = self._gate_sprt(index, agent, previous, n_checks)
-        rating = reg.rating(agent, team_size)
+        rating = reg.game_store.rating(agent, team_size)
         result = check_gate(gate, Evidence(elo=rating.elo if rating.games else None,
                                            trueskill=conservative(rating.mu, rating.sigma) if rating.games
                                            else None,
                                            has_previous=previous is not None, **ev))
-        reg.record_gate_check(spec.name, index, agent, steps, result.passed, result.to_json())
+        reg.curriculum_store.record_gate_check(spec.name, index, agent, steps, result.passed, result.to_json())
         self.on_event(GateChecked(index, agent, steps, result.passed, result.reason, stage.min_steps))
         return result
 

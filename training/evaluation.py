@@ -42,7 +42,7 @@ def play_recorded(
     for (k, blue, orange, ours_blue), results in zip(owners, played):
         for r in results:
             if registry is not None:
-                registry.record_game(GameRecord(
+                registry.game_store.record(GameRecord(
                     blue=blue, orange=orange, team_size=team_size, seed=seed, blue_goals=r.blue_goals,
                     orange_goals=r.orange_goals, length_seconds=r.length_seconds, origin="evaluation"))
             goals[k].append((r.blue_goals, r.orange_goals) if ours_blue else (r.orange_goals, r.blue_goals))
@@ -63,12 +63,12 @@ def evaluate_snapshot(
     `seed`: this evaluation's: the runner's and the policies' (arena.matches.play_pairings).
     """
     opponents = list(BASELINES)
-    champion = registry.champion(team_size)
+    champion = registry.agent_store.champion(team_size)
     if champion is not None and champion.name != name:
         opponents.append(champion.name)
-    active = {a.name for a in registry.agents(team_size)}
+    active = {a.name for a in registry.agent_store.all(team_size)}
     opponents = [o for o in opponents if o in active]
     me = Player(name, policy)
-    matchups = [(me, Player(o, load_policy(registry.agent(o), home_root=home_root))) for o in opponents]
+    matchups = [(me, Player(o, load_policy(registry.agent_store.get(o), home_root=home_root))) for o in opponents]
     goals = play_recorded(registry, matchups, n_games, team_size, game_seconds, seed, tick_skip, workers)
     return {o: score_rate(g) for o, g in zip(opponents, goals)}

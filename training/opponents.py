@@ -110,9 +110,9 @@ def draw_picks(registry: Registry, cfg: TrainingConfig, run: str, team_size: int
     of the latest weights. `versions`: the run's snapshot names, oldest first. The distinct
     opponents are bounded by `max_opponents`: the most frequent stay, the rest play LATEST.
     """
-    active = {a.name for a in registry.agents(include_retired=False)}
+    active = {a.name for a in registry.agent_store.all(include_retired=False)}
     past = [v for v in versions[:-1] if v in active]
-    payoff = registry.payoff(run, team_size)
+    payoff = registry.payoff_store.get(run, team_size)
     rates = [win_rate(*payoff.get(v, PayoffRecord())) for v in past]
     baselines = [b for b in ("rule", "random") if b in active]
     _, mix = split_mix(cfg.opponents)
@@ -157,7 +157,7 @@ def network_spec(name: str, net: torch.nn.Module) -> PolicySpec:
 
 def agent_spec(registry: Registry, name: str, home_root: Path) -> PolicySpec:
     """The spec of a registry agent, its checkpoint read and verified here."""
-    agent = registry.agent(name)
+    agent = registry.agent_store.get(name)
     if agent.kind in BASELINE_KINDS:
         return PolicySpec(name, agent.kind)
     policy = load_policy(agent, home_root=home_root)

@@ -136,7 +136,7 @@ class SelfPlayTrainer:
         optimizer_state = None
         self.learner_stats: dict[str, float] = {}  # the learner's running statistics, from a resumed checkpoint
         if resume:
-            agent = registry.agent(resume)
+            agent = registry.agent_store.get(resume)
             if agent.kind not in ("mlp", "lstm") or not split_version(agent.name):
                 raise LeagueError(f"{resume!r} is not a training snapshot (expected a name like mlp-1v1-v3).")
             ckpt = load_checkpoint(home.root / agent.checkpoint_path, expected_sha256=agent.checkpoint_sha256)
@@ -150,7 +150,7 @@ class SelfPlayTrainer:
         else:
             self.parent = None
             if init_from:
-                source = registry.agent(init_from)
+                source = registry.agent_store.get(init_from)
                 if source.kind not in ("mlp", "lstm") or not source.checkpoint_path:
                     raise LeagueError(f"{init_from!r} is a {source.kind} agent without trained weights; "
                                       "--from needs a trained agent (an mlp or lstm version).")
@@ -162,7 +162,7 @@ class SelfPlayTrainer:
             if existing:
                 raise LeagueError(f"Run {self.prefix!r} already has versions (latest {existing[-1]!r}); "
                                   f"resume {existing[-1]!r} to continue it, or give the new run another name.")
-            if self.prefix in registry.names():
+            if self.prefix in registry.agent_store.names():
                 raise LeagueError(f"An agent named {self.prefix!r} exists; give the run another name.")
             if not init_from:
                 check_trainable(cfg.policy)
@@ -345,7 +345,7 @@ class SelfPlayTrainer:
             with run.timed("evaluation"):
                 rates = self._evaluate(name, derived_seed(self.cfg.seed, "evaluation", run.snapshots))
             row = {f"eval/win_rate/{k}": v for k, v in rates.items()}
-            row["eval/elo"] = self.registry.rating(name, self.team_size).elo
+            row["eval/elo"] = self.registry.game_store.rating(name, self.team_size).elo
             self._record_metrics(run, row, kept=row)
             if self.cfg.promotion.during_training:
                 with run.timed("evaluation"):  # the promotion test is part of the evaluation step
@@ -374,7 +374,7 @@ class SelfPlayTrainer:
         """`row` into the run's metrics log, `kept` of it into the registry (the league's view of runs)."""
         step = self.start_steps + run.steps
         run.log.write(step, row)
-        self.registry.record_run_metrics(self.prefix, self.team_size, step, kept)
+        self.registry.run_store.record(self.prefix, self.team_size, step, kept)
 
     # ------------------------------------------------------------------ teacher and opponents
 
@@ -384,7 +384,7 @@ class SelfPlayTrainer:
         if not name or self.start_steps >= self.cfg.training.kickstart.steps:
             return None  # off, or the network has trained past the anneal (resumed, or --from a trained agent)
         try:
-            teacher = self.registry.agent(name)
+            teacher = self.registry.agent_store.get(name)
         except LeagueError:
             if name not in BASELINES:
                 raise
@@ -415,7 +415,8 @@ class SelfPlayTrainer:
             if record.games > 0:
                 results[name] = results.get(name, PayoffRecord()).plus(record)
         if results:
-            self.registry.record_payoff(self.prefix, self.team_size, results, decay=self.cfg.training.payoff_decay)
+            self.registry.payoff_store.record(self.prefix, self.team_size, results,
+                                              decay=self.cfg.training.payoff_decay)
         run.payoff.clear()
 
     # ------------------------------------------------------------------ snapshots
@@ -431,7 +432,7 @@ class SelfPlayTrainer:
             kept = f"the last snapshot, {self.versions[-1]}, is kept" if self.versions else "no snapshot was kept"
             raise LeagueError(f"Snapshot {name} was not written ({why.rstrip('.')}); training stopped and "
                               f"{kept}.") from None
-        self.registry.add_agent(name, self.net.config.kind, self.team_size, parent=self.parent,
+        self.registry.agent_store.add(name, self.net.config.kind, self.team_size, parent=self.parent,
                                 checkpoint_path=str(rel), checkpoint_sha256=sha, config=self.cfg.to_dict(),
                                 steps_trained=steps)
         self.parent = name

@@ -16,7 +16,8 @@ from training.ppo import PpoLearner
 
 def run_versions(registry: Registry, prefix: str) -> list[str]:
     """The run's snapshot names, oldest first."""
-    found = [(split[1], name) for name in registry.names() if (split := split_version(name)) and split[0] == prefix]
+    found = [(split[1], name) for name in registry.agent_store.names()
+             if (split := split_version(name)) and split[0] == prefix]
     return [n for _, n in sorted(found)]
 
 

@@ -51,8 +51,8 @@ def list_agents(
 
     team_size = team_size_of(stage) if stage is not None else None
     _, reg = open_league(home, readonly=True)
-    agents = reg.agents(team_size, include_retired=all_)
-    by_id = {a.id: a.name for a in reg.agents(include_retired=True)}
+    agents = reg.agent_store.all(team_size, include_retired=all_)
+    by_id = {a.id: a.name for a in reg.agent_store.all(include_retired=True)}
     table = Table(title=f"Agents{f' ({stage})' if stage else ''}")
     for col in ("name", "kind", "stage", "status", "parent", "steps", "created"):
         table.add_column(col, justify="right" if col == "steps" else "left")
@@ -107,7 +107,7 @@ def show(name: NameArg, home: HomeOpt = None) -> None:
 
 def _set_status(name: str, status: str, home: Path | None) -> None:
     _, reg = open_league(home)
-    agent = reg.set_status(name, status)
+    agent = reg.agent_store.set_status(name, status)
     out.print(f"{agent.name} is now {agent.status}", highlight=False)
 
 
@@ -157,7 +157,7 @@ def promote(
             raise LeagueError(f"{given[0]} goes with --sprt (a plain promote plays no match).")
         _, reg = open_league(home)
         promotion = reg.promotion_store.promote_manually(name)
-        agent = reg.agent(name)
+        agent = reg.agent_store.get(name)
         out.print(f"{agent.name} is {'now' if promotion else 'already'} champion", highlight=False)
         return
     if not _promote_by_sprt(name, sprt_params, max_games, game_seconds, batch_pairs, seed, workers, config, home):
@@ -347,7 +347,7 @@ def lineage(name: NameArg, home: HomeOpt = None) -> None:
     from league.lineage import line_to, lineage_of
 
     _, reg = open_league(home, readonly=True)
-    reg.agent(name)  # unknown names fail with suggestions
+    reg.agent_store.get(name)  # unknown names fail with suggestions
     graph = lineage_of(reg)
     line = line_to(graph, name)
 

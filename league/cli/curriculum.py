@@ -108,13 +108,13 @@ def status(
     """
     _, reg = open_league(home, readonly=True)
     if name is None:
-        every = reg.curricula()
+        every = reg.curriculum_store.all()
         if not every:
             out.print("No curriculum has run in this league yet; start one with `league train --curriculum`.")
             return
         name = every[0].name
-    cur = reg.curriculum(name)
-    checks = reg.gate_checks(name)
+    cur = reg.curriculum_store.get(name)
+    checks = reg.curriculum_store.gate_checks(name)
     current = cur.stage_index
     out.print(f"Curriculum [bold]{name}[/] ({cur.source}): {cur.status}, stage {current + 1} of "
               f"{len(cur.stages)}" + (f" — {cur.message}" if cur.message else ""), highlight=False)

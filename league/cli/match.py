@@ -58,7 +58,7 @@ def match_command(
     if abandon is not None:
         m = abandon_match(Registry.open(league_home.db_path), league_home, abandon,
                           reason="abandoned with league match --abandon")
-        recorded = len(Registry.open(league_home.db_path).games(tournament_id=m.tournament_id))
+        recorded = len(Registry.open(league_home.db_path).game_store.games(tournament_id=m.tournament_id))
         out.print(f"Match {abandon} abandoned; its {recorded} recorded games stay recorded and rated.", highlight=False)
         return
     cfg = load_config(stage=stage, user_file=config, home_file=league_home.config_path,

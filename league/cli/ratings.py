@@ -28,7 +28,7 @@ def rebuild(home: HomeOpt = None, stage: StageOpt = None, config: ConfigOpt = No
     _, reg = open_league(home, config)
     try:
         for team_size in team_sizes:
-            done = reg.rebuild_ratings(team_size)
+            done = reg.game_store.rebuild(team_size)
             out.print(f"Rebuilt the {team_size}v{team_size} ratings of {done.agents} agents from {done.games} rated "
                       "games.", highlight=False)
     finally:

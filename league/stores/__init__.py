@@ -11,7 +11,9 @@
     matches.py      head-to-head matches (a tournament of two) and their SPRT statistics
     promotions.py   champion changes, by hand or decided by an SPRT match, and the tests that failed
 
-league.registry.Registry opens a league and holds one of each; the schema is league/schema.py
+Each store hands back frozen dataclasses, never dict rows. league.registry.Registry opens a
+league and holds one of each, as `reg.agent_store`, `reg.game_store`, ...: the one door callers
+use (the registry's docstring says why); the schema is league/schema.py
 (documented in docs/schema.md). Read models over several tables (standings) live in
 league/standings.py.
 """

@@ -51,10 +51,10 @@ def play_ladder(registry: Registry, home: LeagueHome, agents: list[str], team_si
                 deterministic: bool = False) -> list[LadderResult]:
     """Every agent against every opponent at `team_size`; games at an agent's own team size are recorded."""
     names = list(dict.fromkeys([*agents, *opponents]))
-    policies = {n: load_policy(registry.agent(n), home_root=home.root) for n in names}
+    policies = {n: load_policy(registry.agent_store.get(n), home_root=home.root) for n in names}
     results = []
     for own_size in (True, False):  # recorded games, then the ones outside an agent's team size
-        mine = [a for a in agents if (registry.agent(a).team_size in (None, team_size)) == own_size]
+        mine = [a for a in agents if (registry.agent_store.get(a).team_size in (None, team_size)) == own_size]
         matchups = [(Player(a, policies[a]), Player(o, policies[o])) for a in mine for o in opponents]
         if not matchups:
             continue

@@ -80,7 +80,8 @@ class LearningBench:
 def evaluate(registry: Registry, home: LeagueHome, plan: list[tuple[str, str]], games: int, seed: int) -> list[MatchResult]:
     """Play `games` one-minute games (half per side) of each (agent, opponent) of `plan`, all at
     once, recorded; win, draw and goal rates per matchup."""
-    policies = {name: load_policy(registry.agent(name), home_root=home.root) for name in dict.fromkeys(sum(plan, ()))}
+    policies = {name: load_policy(registry.agent_store.get(name), home_root=home.root)
+                for name in dict.fromkeys(sum(plan, ()))}
     matchups = [(Player(a, policies[a]), Player(o, policies[o])) for a, o in plan]
     played = play_recorded(registry, matchups, games, 1, 60.0, seed)
     return [MatchResult(a, o, games, win_rate=sum(x > y for x, y in goals) / games,
@@ -103,7 +104,7 @@ def bench_learning(minutes: float = 20.0, games: int = 50, root: Path | None = N
     torch.manual_seed(seed)
     rel = Path("checkpoints") / "untrained.safetensors"
     sha = save_checkpoint(root / rel, build_network(cfg.policy))
-    registry.add_agent("untrained", cfg.policy.kind, 1, checkpoint_path=str(rel), checkpoint_sha256=sha)
+    registry.agent_store.add("untrained", cfg.policy.kind, 1, checkpoint_path=str(rel), checkpoint_sha256=sha)
 
     result = SelfPlayTrainer(cfg, home, registry, name="learner").run()
     trained = result.versions[-1]
@@ -111,7 +112,7 @@ def bench_learning(minutes: float = 20.0, games: int = 50, root: Path | None = N
     plan = [(trained, opponent) for opponent in OPPONENTS] + [("untrained", o) for o in UNTRAINED_OPPONENTS]
     results = evaluate(registry, home, plan, games, seed=1000)
     fit = registry.mle(1)
-    stored = {name: registry.rating(name, 1) for name in (trained, "untrained", "rule", "random")}
+    stored = {name: registry.game_store.rating(name, 1) for name in (trained, "untrained", "rule", "random")}
     ratings = [AgentRating(name, r.elo, r.mu, r.sigma, fit.rating(name), fit.interval(name))
                for name, r in stored.items()]
     return LearningBench(root, trained, result.steps, result.seconds, cfg.training.kickstart.teacher or None,

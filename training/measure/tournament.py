@@ -63,7 +63,7 @@ def _league(root: Path) -> tuple[LeagueHome, Registry]:
         net = build_network(PolicyConfig(actor_sizes=[256, 256, 256], critic_sizes=[256, 256, 256]))
         rel = Path("checkpoints") / f"mlp-{k}.safetensors"
         sha = save_checkpoint(root / rel, net)
-        reg.add_agent(f"mlp-{k}", "mlp", 1, checkpoint_path=str(rel), checkpoint_sha256=sha)
+        reg.agent_store.add(f"mlp-{k}", "mlp", 1, checkpoint_path=str(rel), checkpoint_sha256=sha)
     return home, reg
 
 
@@ -74,7 +74,7 @@ def bench_tournament(games_per_pair: int = 2, game_seconds: float = 60.0, worker
         home, reg = _league(Path(tmp))
         entrants = ["rule", "random", "mlp-0", "mlp-1"]
         tid, _ = open_tournament(reg, cfg, 1, games_per_pair, seed=1, entrants=entrants)
-        planned = reg.tournament(tid).planned_games
+        planned = reg.tournament_store.get(tid).planned_games
         start = time.perf_counter()
         played = sum(1 for _ in run_tournament(reg, home, tid, workers, game_seconds, tick_skip))
         wall = time.perf_counter() - start
