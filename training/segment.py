@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from league.registry import PayoffRecord
+
 LATEST_FROZEN = "latest-frozen"  # how a metrics row labels the opponent pool's LATEST (training.opponents)
 
 
@@ -40,9 +42,9 @@ class Tally:
                      self.touches + other.touches, self.returns + other.returns, self.lengths + other.lengths,
                      self.envs + other.envs, self.self_play_envs + other.self_play_envs, opponents)
 
-    def results(self) -> list[tuple[str, float, float, float]]:
-        """(opponent, wins, draws, games) of the learner against each opponent."""
-        return [(name, w, d, n) for name, (_, w, d, n) in self.opponents.items()]
+    def results(self) -> dict[str, PayoffRecord]:
+        """The learner's results against each opponent, by name."""
+        return {name: PayoffRecord(w, d, n) for name, (_, w, d, n) in self.opponents.items()}
 
     def row(self) -> dict[str, float]:
         """The tally as metrics: episodes, goals, touches, opponent shares and win rates."""

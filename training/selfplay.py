@@ -320,8 +320,8 @@ class SelfPlayTrainer:
         run.steps += seg.steps
         run.since_snapshot += seg.steps
         run.lost_steps += got.lost_steps
-        for name, w, d, n in seg.tally.results():
-            run.payoff[name] = run.payoff.get(name, PayoffRecord()).plus(PayoffRecord(w, d, n))
+        for name, record in seg.tally.results().items():
+            run.payoff[name] = run.payoff.get(name, PayoffRecord()).plus(record)
         elapsed = run.clock.elapsed()
         row = {**update.as_log(), **seg.tally.row(), "charts/steps_per_second": run.steps / elapsed,
                "charts/skipped_updates_total": learner.skipped_updates, "charts/policy_lag": float(lag),
