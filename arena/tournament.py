@@ -70,8 +70,7 @@ def open_tournament(registry: Registry, cfg: Config, team_size: int, games_per_p
 def pending_games(registry: Registry, tid: int) -> list[ScheduledGame]:
     t = registry.tournament_store.get(tid)
     schedule = round_robin(t.entrants, t.games_per_pair, t.seed)
-    done = {row["schedule_index"] for row in registry.db.query(
-        "SELECT schedule_index FROM games WHERE tournament_id = ?", [tid])}
+    done = {g.schedule_index for g in registry.game_store.games(tournament_id=tid)}
     return [g for g in schedule if g.index not in done]
 
 
