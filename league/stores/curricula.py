@@ -145,7 +145,7 @@ class CurriculumStore(Store):
         """Set `status`, `stage_index` and/or `message` of a curriculum."""
         allowed = {"status", "stage_index", "message"}
         if not values or set(values) - allowed:
-            raise ValueError(f"update_curriculum takes {sorted(allowed)}, got {sorted(values)}")
+            raise ValueError(f"CurriculumStore.update takes {sorted(allowed)}, got {sorted(values)}")
         sets = ", ".join(f"{k} = ?" for k in values)
         with self.transaction():
             self.db.execute(f"UPDATE curricula SET {sets}, updated = ? WHERE name = ?",
@@ -156,7 +156,7 @@ class CurriculumStore(Store):
         and/or `final_agent` (agent names)."""
         allowed = {"status", "steps", "start_steps", "started", "finished", "start_agent", "final_agent"}
         if not values or set(values) - allowed:
-            raise ValueError(f"update_curriculum_stage takes {sorted(allowed)}, got {sorted(values)}")
+            raise ValueError(f"CurriculumStore.update_stage takes {sorted(allowed)}, got {sorted(values)}")
         with self.transaction():
             cols = {}
             for key, value in values.items():
