@@ -9,7 +9,7 @@ One door: callers reach the database through the stores, as attributes of the Re
 (`agent_store`, `game_store`, `payoff_store`, `run_store`, `curriculum_store`, `tournament_store`,
 `match_store`, `promotion_store`, `export_store`; league/stores/). Each store owns its table's
 reads and writes, its docstrings and its typed rows (frozen dataclasses), so a second door of
-one-line Registry methods repeating every store's signature (there were 33, and the match,
+one-line Registry methods repeating every store's signature (there were 30, and the match,
 promotion and export stores had none, so callers used both doors) only duplicated them. The
 Registry itself owns opening the database (creating, migrating, read-only), the one connection
 and `transaction()` the stores share, and the read models that span stores (`mle`).
