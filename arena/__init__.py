@@ -1,1 +1,12 @@
-"""Where games are played: RocketSim games, the vectorized runner, tournaments, replays."""
+"""Where games are played, in two parts kept apart.
+
+`arena.engine` is the game engine: RocketSim game construction, the vectorized runner with its
+worker processes and shared memory, and replay files. It reads agents and the league core's
+plain values (config, game values, files, errors), never the league's stores or the contests.
+
+The contests are built on it here: `play` (the one loop of N games between policies),
+`pairings` (evaluation pairings, kept as results), `tournament` (round robins: schedule,
+recording, resuming; `tournament_play` plays and records a game, `tournament_pool` and
+`tournament_ray` run games on local processes or Ray), `match` (a head-to-head match, fixed or
+SPRT) and `promotion` (testing and promoting a candidate).
+"""

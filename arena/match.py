@@ -30,7 +30,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 
-from arena.game import GameSpec
+from arena.engine.game import GameSpec
 from arena.tournament import MAX_ARENAS_PER_WORKER, record_outcome
 from arena.tournament_pool import WorkerPool
 from league.config import Config

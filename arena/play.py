@@ -5,7 +5,7 @@
         ...                                   # keep what this contest needs; stop when it has it
 
 Every contest plays through it: evaluation games and the learning benchmark
-(arena.matches.play_pairings: pairings on one runner that restarts finished games itself, the
+(arena.pairings.play_pairings: pairings on one runner that restarts finished games itself, the
 results kept as games finish), and the scheduled games of tournaments and matches
 (arena.tournament_play.GamePlayer: a round of games from their own seeds, each with its replay).
 The loop only drives; what a caller keeps (results, replays, games recorded in the league) is its
@@ -27,7 +27,7 @@ import numpy as np
 from agents.actions import N_ACTIONS
 from agents.baselines import RandomPolicy
 from agents.policy import Policy, State
-from arena.vector import StepInfo, VecGame
+from arena.engine.vector import StepInfo, VecGame
 
 
 @dataclass(slots=True)

@@ -19,8 +19,8 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from arena.game import GameSpec
-from arena.replay import write_replay
+from arena.engine.game import GameSpec
+from arena.engine.replay import write_replay
 from arena.tournament_play import GameOutcome
 from arena.tournament_pool import WorkerPool, split
 from league.config import Config

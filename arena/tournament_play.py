@@ -20,10 +20,10 @@ import numpy as np
 
 from agents import obs as raw  # the raw ball and car columns a game hands over (raw.CAR_POS, ...)
 from agents.policy import Policy
-from arena.game import GameSpec
+from arena.engine.game import GameSpec
 from arena.play import Driver, play_steps
-from arena.replay import EVENT_KINDS, Replay, encode, write_replay
-from arena.vector import VecGame
+from arena.engine.replay import EVENT_KINDS, Replay, encode, write_replay
+from arena.engine.vector import VecGame
 from league.game_values import TICKS_PER_SECOND
 from league.schedule import ScheduledGame
 

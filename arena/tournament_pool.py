@@ -21,8 +21,8 @@ from pathlib import Path
 import torch
 
 from agents.loading import load_policy
-from arena.game import GameSpec
-from arena.procs import detach_worker_signals, worker_context
+from arena.engine.game import GameSpec
+from arena.engine.procs import detach_worker_signals, worker_context
 from arena.tournament_play import GameOutcome, GamePlayer
 from league.errors import LeagueError
 from league.registry import Agent

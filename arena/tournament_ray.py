@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from arena.game import GameSpec
+from arena.engine.game import GameSpec
 from arena.tournament_play import GameOutcome, GamePlayer
 from league.errors import LeagueError
 from league.home import LeagueHome

@@ -120,7 +120,7 @@ class GameConfig:
 class RunnerConfig:
     workers: int = param(0, "Game worker processes; 0 picks one per core.", min=0, max=256)
     envs_per_worker: int = param(
-        0, "RocketSim arenas stepped by each worker; 0: auto (32 per game worker, arena.vector.DEFAULT_ENVS_PER_WORKER; "
+        0, "RocketSim arenas stepped by each worker; 0: auto (32 per game worker, arena.engine.vector.DEFAULT_ENVS_PER_WORKER; "
            "256 cars per rollout worker, training.rollout_worker: 128 arenas in 1v1).",
         min=0, max=4096)
     backend: Literal["auto", "processes", "multiprocessing", "serial", "ray"] = param(

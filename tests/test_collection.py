@@ -13,8 +13,8 @@ import torch
 
 from agents.checkpoint import load_checkpoint
 from agents.networks import build_network
-from arena.backends import WorkerError
-from arena.vector import envs_per_worker_of
+from arena.engine.backends import WorkerError
+from arena.engine.vector import envs_per_worker_of
 from league.config import load_config, team_size_of
 from league.registry import Registry
 from training.collection import Order, collection_backend, pipelining

@@ -153,7 +153,7 @@ def test_json_round_trip_and_ratios(tmp_path):
 
 
 def test_envs_per_worker_zero_means_auto():
-    from arena.vector import VecGame, envs_per_worker_of
+    from arena.engine.vector import VecGame, envs_per_worker_of
     from league.config import GameConfig, RunnerConfig, load_config
 
     assert load_config().runner.envs_per_worker == 0

@@ -39,7 +39,7 @@ def test_pad_block_has_a_place_for_every_pad():
 
 
 def test_boost_pads_are_rocketsims():
-    from arena.sim import new_arena
+    from arena.engine.sim import new_arena
 
     arena, _ = new_arena(1)
     positions = np.array([pad.get_pos().as_numpy() for pad in arena.get_boost_pads()])

@@ -9,8 +9,8 @@ from gymnasium.utils.env_checker import check_env
 
 from agents.baselines import RandomPolicy
 from agents.policy import Policy
-from arena.game import GameSpec
-from arena.gym_env import SingleAgentEnv
+from arena.engine.game import GameSpec
+from arena.engine.gym_env import SingleAgentEnv
 
 
 @pytest.mark.filterwarnings("ignore:.*Box observation space (minimum|maximum) value")  # unbounded by design

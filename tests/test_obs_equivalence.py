@@ -2,7 +2,7 @@
 
 Two independent routes to the same numbers:
   batched:   Arena.get_gym_state() arrays -> agents.obs.build_obs (what the runner ships)
-  reference: RocketSim's per-object API -> RLGym GameState -> arena.rlgym_obs.LeagueObsBuilder
+  reference: RocketSim's per-object API -> RLGym GameState -> arena.engine.rlgym_obs.LeagueObsBuilder
              (RLGym's car.physics / inverted_physics, state.inverted_ball, inverted pad timers)
 Both read the clock and score from the same GameClock (shared_info in an RLGym env).
 Real RocketSim throughout: kickoffs, randomized mid-air states, orange mirroring, zero-padded
@@ -20,13 +20,13 @@ from rlgym.rocket_league.common_values import BOOST_LOCATIONS
 
 from agents.actions import ACTION_TABLE, ACTION_TABLE_VERSION
 from agents.obs import C_DEMOED, C_PRESENT, CAR_BLOCK, LAYOUT, OBS_DIM, OBS_LAYOUT_VERSION, build_obs
-from arena.game import GameSpec, make_rlgym_env
-from arena.gym_state import GymStateReader
-from arena.rlgym_obs import LeagueObsBuilder
-from arena.rlgym_state import read_state
-from arena.rules import GAME_CLOCK_KEY, GameClock
-from arena.sim import new_arena
-from arena.vector import VecGame
+from arena.engine.game import GameSpec, make_rlgym_env
+from arena.engine.gym_state import GymStateReader
+from arena.engine.rlgym_obs import LeagueObsBuilder
+from arena.engine.rlgym_state import read_state
+from arena.engine.rules import GAME_CLOCK_KEY, GameClock
+from arena.engine.sim import new_arena
+from arena.engine.vector import VecGame
 
 TEAM_SIZES = (1, 2, 3)
 

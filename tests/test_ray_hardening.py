@@ -41,7 +41,7 @@ def listening_sockets(process: psutil.Process) -> list[tuple[str, str, int]]:
 def test_the_local_ray_instance_listens_on_loopback_only(home):
     import ray
 
-    from arena.game import GameSpec
+    from arena.engine.game import GameSpec
     from arena.tournament_ray import run_on_ray
     from league.registry import Registry
     from league.schedule import round_robin

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from arena.batch import StepBatch
-from arena.rewards import GoalReward
+from arena.engine.batch import StepBatch
+from arena.engine.rewards import GoalReward
 from league.config import RewardsConfig, RewardWeights
 from training.rewards import (DemoTerm, FaceBall, HitTerm, SaveTerm, ShotTerm, TouchTerm, VelocityBallToGoal,
                               VelocityPlayerToBall, build_reward, rescale_shaping, shaping_scale)

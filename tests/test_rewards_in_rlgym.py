@@ -1,11 +1,11 @@
 """The training reward terms outside the runner: RLGym's per-agent `get_rewards` pays what the
-batched form pays, in a plain RLGym v2 env (arena.game.make_rlgym_env) and on real game states."""
+batched form pays, in a plain RLGym v2 env (arena.engine.game.make_rlgym_env) and on real game states."""
 
 import numpy as np
 from rlgym.api import RewardFunction, StateMutator
 
-from arena.game import GamePlugins, GameSpec, make_rlgym_env
-from arena.vector import VecGame
+from arena.engine.game import GamePlugins, GameSpec, make_rlgym_env
+from arena.engine.vector import VecGame
 from league.config import RewardsConfig, RewardWeights
 from training.rewards import build_reward
 
@@ -23,7 +23,7 @@ class BallIntoOrangeGoal(StateMutator):
 
 class PlainRLGymReward(RewardFunction):
     """Hides a term's batched form, so the runner runs it the plain RLGym way: one copy per arena,
-    `get_rewards` on each arena's GameState (arena.batch.RLGymRewardAdapter)."""
+    `get_rewards` on each arena's GameState (arena.engine.batch.RLGymRewardAdapter)."""
 
     def __init__(self, reward):
         self.reward = reward

@@ -1,6 +1,6 @@
 """The exported RLBot v5 bot acts exactly as the league's policy does, proven without the game.
 
-Real league games (arena.vector.VecGame on RocketSim: kickoffs, randomized states with aerial
+Real league games (arena.engine.vector.VecGame on RocketSim: kickoffs, randomized states with aerial
 balls, demolitions, boost pads taken, 1v1/2v2/3v3, both sides) are shown to the exported bot as
 RLBot `GamePacket`s built from RocketSim's per-object state (the way the game would report it:
 Euler angles, air state, demolition timer, boost pads sorted by y then x, the match clock),
@@ -43,8 +43,8 @@ from agents.networks import build_network  # noqa: E402
 from agents.nn_policy import NetworkPolicy  # noqa: E402
 from agents.obs import C_FWD, LAYOUT, build_obs  # noqa: E402
 from agents.rlbot_export import tick_skip_of, write_rlbot_bot  # noqa: E402
-from arena.game import GameSpec  # noqa: E402
-from arena.vector import VecGame  # noqa: E402
+from arena.engine.game import GameSpec  # noqa: E402
+from arena.engine.vector import VecGame  # noqa: E402
 from league.config import PolicyConfig  # noqa: E402
 from league.errors import LeagueError  # noqa: E402
 

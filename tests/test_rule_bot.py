@@ -9,7 +9,7 @@ from agents.actions import ACTION_TABLE, CONTROLS, N_ACTIONS
 from agents.baselines import RandomPolicy
 from agents.obs import CAR_RAW_DIM, N_BOOST_PADS, build_obs
 from agents.rule_bot import RuleBot
-from arena.matches import play_matches
+from arena.pairings import play_matches
 
 WIN_RATE_TARGET = 0.95
 

@@ -12,9 +12,9 @@ from rlgym.rocket_league.reward_functions import TouchReward
 
 from agents.actions import find_action
 from agents.obs import LAYOUT, OBS_DIM
-from arena.game import GamePlugins, GameSpec, RLGymGame, make_rlgym_env
-from arena.rewards import GoalReward
-from arena.vector import VecGame, WorkerError
+from arena.engine.game import GamePlugins, GameSpec, RLGymGame, make_rlgym_env
+from arena.engine.rewards import GoalReward
+from arena.engine.vector import VecGame, WorkerError
 
 BALL_Y = LAYOUT["ball"].start + 1
 
@@ -258,7 +258,7 @@ def test_close_leaves_no_worker_processes():
 
 
 def test_rlgym_env_plays_the_same_timed_game_rules():
-    """arena.game's RLGym env path: a goal restarts with a kickoff, the clock ends the game."""
+    """arena.engine.game's RLGym env path: a goal restarts with a kickoff, the clock ends the game."""
     spec = GameSpec(team_size=1, mode="timed", game_seconds=2.0)
     game = RLGymGame(spec, make_rlgym_env(spec, mutators=(BallIntoOrangeGoal(),), seed=0))
     try:
@@ -315,7 +315,7 @@ def test_a_plain_function_is_a_batched_reward():
 
 
 def test_kill_9_of_the_driver_leaves_no_worker_and_no_fork_server():
-    """Workers start from multiprocessing's fork server (arena.procs.worker_context), so their parent is
+    """Workers start from multiprocessing's fork server (arena.engine.procs.worker_context), so their parent is
     that server, not the driver: the driver's death must still take the server and every worker with it."""
     import signal
     import subprocess
@@ -324,7 +324,7 @@ def test_kill_9_of_the_driver_leaves_no_worker_and_no_fork_server():
     import psutil
 
     code = ("import os, sys, numpy as np\n"
-            "from arena.game import GameSpec\nfrom arena.vector import VecGame\n"
+            "from arena.engine.game import GameSpec\nfrom arena.engine.vector import VecGame\n"
             "g = VecGame(GameSpec(team_size=1), workers=2, envs_per_worker=1)\ng.reset()\n"
             "print(*g.worker_pids, flush=True)\nsys.stdin.read()\n")
     driver = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)

@@ -24,7 +24,7 @@ import torch
 
 from agents.networks import build_network
 from agents.nn_policy import sample_actions
-from arena.vector import VecGame
+from arena.engine.vector import VecGame
 from league.config import OpponentMix, PolicyConfig
 from training.accel import Accel
 from training.episode_stats import EpisodeStats

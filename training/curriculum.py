@@ -26,7 +26,7 @@ from typing import Any
 
 from agents.loading import load_policy
 from arena.match import run_sprt_match
-from arena.vector import default_workers
+from arena.engine.vector import default_workers
 from league.config import Config, team_size_of
 from league.errors import LeagueError
 from league.home import LeagueHome

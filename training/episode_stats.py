@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from arena.vector import StepInfo
+from arena.engine.vector import StepInfo
 from training.opponents import OpponentPool
 from training.segment import Tally
 

@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 from agents.loading import load_policy
 from agents.policy import Policy
-from arena.matches import Pairing, play_pairings
+from arena.pairings import Pairing, play_pairings
 from league.registry import BASELINES, GameRecord, Registry
 
 
@@ -24,7 +24,7 @@ def play_recorded(
     game_seconds: float, seed: int, tick_skip: int = 8, workers: int | None = None, deterministic: bool = False,
 ) -> list[list[tuple[int, int]]]:
     """Play `n_games` of every (ours, theirs) matchup, half with ours on blue, all at once on one
-    runner (arena.matches.play_pairings); record each game (unless `registry` is None: an agent
+    runner (arena.pairings.play_pairings); record each game (unless `registry` is None: an agent
     playing outside the team size it was trained for). Per matchup, (ours, theirs) goals per game.
     `deterministic`: every policy takes its most likely action (as tournaments and the RLBot
     export play) instead of sampling (as training's evaluation plays).
@@ -60,7 +60,7 @@ def evaluate_snapshot(
 ) -> dict[str, float]:
     """Play `n_games` against each active baseline and the champion (half on each side); score rates.
 
-    `seed`: this evaluation's: the runner's and the policies' (arena.matches.play_pairings).
+    `seed`: this evaluation's: the runner's and the policies' (arena.pairings.play_pairings).
     """
     opponents = list(BASELINES)
     champion = registry.agent_store.champion(team_size)

@@ -26,7 +26,7 @@ from agents.networks import build_network
 from agents.nn_policy import NetworkPolicy
 from agents.policy import Policy
 from agents.stacked import StackedActors, architecture_key, stackable
-from arena.vector import VecGame
+from arena.engine.vector import VecGame
 from league.config import OpponentMix, PolicyConfig, TrainingConfig
 from league.matchmaking import sample_opponents, win_rate
 from league.registry import PayoffRecord, Registry

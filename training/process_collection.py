@@ -12,7 +12,7 @@ Rounds are started in `submit` and gathered in `result`, so with pipelining the 
 the next round while the learner updates. Without it the run is deterministic for a seed:
 each worker's games and sampling depend only on its own derived seed.
 
-A worker that fails or dies ends the run with WorkerError (arena.backends) naming it (its traceback when it
+A worker that fails or dies ends the run with WorkerError (arena.engine.backends) naming it (its traceback when it
 had one); the last snapshot is where a resumed run starts.
 """
 
@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import weakref
 
-from arena.backends import JOIN_SECONDS, stop_processes, worker_error
-from arena.procs import worker_context
+from arena.engine.backends import JOIN_SECONDS, stop_processes, worker_error
+from arena.engine.procs import worker_context
 from league.config import Config, PolicyConfig
 from training.collection import Order, Round
 from training.opponents import PolicySpec

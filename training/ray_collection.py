@@ -23,7 +23,7 @@ import time
 from typing import Any
 
 from arena.tournament_ray import ray_session
-from arena.vector import default_workers
+from arena.engine.vector import default_workers
 from league.config import Config, PolicyConfig
 from league.errors import LeagueError
 from training.collection import Order, Round

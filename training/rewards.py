@@ -3,8 +3,8 @@
 Each term implements `get_rewards_batch(batch, terminated, truncated)` over all arenas of a
 worker at once ([E, C] float32, car-id order), and is an RLGym `RewardFunction` whose
 `get_rewards` runs that same code on a batch of one arena built from the GameState, so it also
-works, one env at a time, in a plain RLGym env (arena.game.make_rlgym_env). The goal term is
-the runner's own default reward, arena.rewards.GoalReward. `WeightedSum` is the composite,
+works, one env at a time, in a plain RLGym env (arena.engine.game.make_rlgym_env). The goal term is
+the runner's own default reward, arena.engine.rewards.GoalReward. `WeightedSum` is the composite,
 sharing its parts' interface as RLGym's CombinedReward does. `build_reward(cfg)` turns the
 `rewards:` config section (configs/rewards.yaml) into one.
 """
@@ -31,8 +31,8 @@ from agents.obs import (
     CAR_UP,
     CAR_VEL,
 )
-from arena.batch import BatchRewardFunction, StepBatch
-from arena.rewards import GoalReward
+from arena.engine.batch import BatchRewardFunction, StepBatch
+from arena.engine.rewards import GoalReward
 from league.game_values import BACK_WALL_Y, BALL_MAX_SPEED, CAR_MAX_SPEED, GOAL_CENTER_Z
 
 SAVE_MIN_BALL_SPEED = 500.0  # uu/s towards our goal for a touch to count as a save

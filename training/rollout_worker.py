@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import traceback
 
-from arena.procs import detach_worker_signals
+from arena.engine.procs import detach_worker_signals
 from league.config import Config, PolicyConfig
 from training.opponents import PolicySpec
 
@@ -26,7 +26,7 @@ ROLLOUT_CARS_PER_WORKER = 256
 
 def rollout_envs_per_worker(runner, team_size: int) -> int:
     """Arenas per rollout worker: the config's, or 0 (auto) for ROLLOUT_CARS_PER_WORKER cars."""
-    from arena.vector import envs_per_worker_of
+    from arena.engine.vector import envs_per_worker_of
 
     return envs_per_worker_of(runner, max(1, ROLLOUT_CARS_PER_WORKER // (2 * team_size)))
 
@@ -41,8 +41,8 @@ class RolloutWorker:
     def __init__(self, cfg: Config, net_config: PolicyConfig, teacher: PolicySpec | None, seed: int):
         import torch
 
-        from arena.game import GamePlugins
-        from arena.vector import VecGame
+        from arena.engine.game import GamePlugins
+        from arena.engine.vector import VecGame
         from training.collector import Collector
         from training.rewards import build_reward
 

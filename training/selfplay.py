@@ -34,9 +34,9 @@ from agents.checkpoint import check_trainable, load_checkpoint
 from agents.networks import build_network
 from agents.nn_policy import NetworkPolicy
 from agents.obs import OBS_DIM
-from arena.game import GamePlugins
+from arena.engine.game import GamePlugins
 from arena.promotion import promote_after_evaluation
-from arena.vector import VecGame, default_workers
+from arena.engine.vector import VecGame, default_workers
 from league.config import Config
 from league.errors import LeagueError
 from league.home import LeagueHome

@@ -1,6 +1,6 @@
 """An RLBot v5 GamePacket as the raw arrays the league's build_obs takes (league_obs.build_obs).
 
-In the league, RocketSim hands the game layer (arena/gym_state.py) per arena:
+In the league, RocketSim hands the game layer (arena/engine/gym_state.py) per arena:
 
     ball  [9]      position, linear velocity, angular velocity
     cars  [C, 18]  position, forward, up, linear velocity, angular velocity, boost (0-100),

@@ -171,7 +171,7 @@ def _promote_by_sprt(name: str, sprt_params: str | None, max_games: int | None, 
     import time
 
     from arena.promotion import REFERENCE_WITHOUT_CHAMPION, candidate, promote_by_sprt
-    from arena.vector import default_workers
+    from arena.engine.vector import default_workers
     from league.cli.match import match_settings_text, play_with_progress, print_match_result
     from league.config import load_config
     from league.home import resolve_home

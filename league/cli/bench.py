@@ -102,7 +102,7 @@ def env(
         raise LeagueError("--workers must be 0 or more and --envs-per-worker at least 1.")
     cfg = load_config(stage=stage, user_file=config)
 
-    from arena.vector import envs_per_worker_of
+    from arena.engine.vector import envs_per_worker_of
     from training.measure.env import bench_env
 
     with out.status(f"Measuring {stage} game throughput (about {6 * (seconds + warmup) + 5:.0f} s)..."):
@@ -165,7 +165,7 @@ def tournament(
     """
     from rich.table import Table
 
-    from arena.vector import default_workers
+    from arena.engine.vector import default_workers
     from training.measure.tournament import bench_tournament
 
     if games < 1 or game_seconds <= 0:

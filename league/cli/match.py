@@ -45,7 +45,7 @@ def match_command(
     Example: league match rule random --max-games 20 --game-seconds 60
     """
     from arena.match import abandon_match, start_or_resume_match
-    from arena.vector import default_workers
+    from arena.engine.vector import default_workers
     from league.config import load_config
     from league.home import resolve_home
     from league.registry import Registry

@@ -38,7 +38,7 @@ def tournament_command(
     Example: league tournament --abandon 3
     """
     from arena.tournament import abandon_tournament, start_or_resume_tournament
-    from arena.vector import default_workers
+    from arena.engine.vector import default_workers
     from league.config import load_config
     from league.home import resolve_home
     from league.registry import Registry

@@ -171,7 +171,7 @@ class Diagnosis:
 
 
 def resolved_runner(cfg: Config) -> tuple[int, int]:
-    from arena.vector import default_workers, envs_per_worker_of
+    from arena.engine.vector import default_workers, envs_per_worker_of
 
     return cfg.runner.workers or default_workers(), envs_per_worker_of(cfg.runner)
 

@@ -10,7 +10,7 @@ its memory has been touched once):
   reference  RLGym v2's standard env in one process (RocketSimEngine, DefaultObs,
              LookupTableAction + RepeatAction, KickoffMutator, GoalCondition, timeouts), scaled
              by the number of cores the runner uses, since one such env uses one core.
-  runner     arena.vector.VecGame with W workers x M arenas, uniformly random actions.
+  runner     arena.engine.vector.VecGame with W workers x M arenas, uniformly random actions.
   runner+mlp the same runner with the project's MLP actor-critic (agents.networks, [256, 256,
              256] by default; one batched forward per step) choosing every action in the main
              process, with 1 torch thread or one per core, whichever runs the policy faster
@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from arena.vector import default_workers
+from arena.engine.vector import default_workers
 
 WARMUP_SECONDS = 1.0
 ROUND_SECONDS = 1.0
@@ -112,7 +112,7 @@ def _timed(step: Callable[[], int], duration: float) -> tuple[int, float]:
 
 
 def _ceiling_process(team_size: int, n_arenas: int, tick_skip: int, warmup: float, conn) -> None:
-    from arena.sim import apply_actions, controls_table, new_arena
+    from arena.engine.sim import apply_actions, controls_table, new_arena
 
     arenas, cars = [], []
     for i in range(n_arenas):
@@ -282,8 +282,8 @@ class RunnerMeter:
     """The VecGame stepped by a chooser function (random actions, or a policy)."""
 
     def __init__(self, team_size: int, workers: int, envs_per_worker: int, tick_skip: int, seed: int = 0):
-        from arena.game import GameSpec
-        from arena.vector import VecGame
+        from arena.engine.game import GameSpec
+        from arena.engine.vector import VecGame
 
         self.games = VecGame(GameSpec(team_size=team_size, tick_skip=tick_skip), workers=workers,
                              envs_per_worker=envs_per_worker, backend="multiprocessing", seed=seed)
@@ -321,8 +321,8 @@ def _rollout_process(team_size: int, n_arenas: int, tick_skip: int, warmup: floa
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     import torch
 
-    from arena.game import GameSpec
-    from arena.vector import VecGame
+    from arena.engine.game import GameSpec
+    from arena.engine.vector import VecGame
 
     torch.set_num_threads(1)
     games = VecGame(GameSpec(team_size=team_size, tick_skip=tick_skip), workers=1, envs_per_worker=n_arenas,

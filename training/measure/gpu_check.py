@@ -19,7 +19,7 @@ import sys
 
 import torch
 
-from arena.vector import default_workers
+from arena.engine.vector import default_workers
 from training.measure.system import ResourceSampler, gpu_report
 from training.measure.train import bench_config, collection_rate, training_rate
 

@@ -32,14 +32,14 @@ import numpy as np
 
 # Phase -> the (file suffix, function name) cProfile reports for it, cumulative time.
 PHASES = {
-    "actions": ("arena/sim.py", "apply_actions"),
+    "actions": ("arena/engine/sim.py", "apply_actions"),
     "physics": ("~", "<method 'step' of 'RocketSim.Arena' objects>"),
-    "state read": ("arena/worker.py", "read_arrays"),
-    "rules": ("arena/worker.py", "_bookkeep"),
-    "done conditions": ("arena/worker.py", "_any_done"),
+    "state read": ("arena/engine/worker.py", "read_arrays"),
+    "rules": ("arena/engine/worker.py", "_bookkeep"),
+    "done conditions": ("arena/engine/worker.py", "_any_done"),
     "rewards": ("training/rewards.py", "get_rewards_batch"),
-    "obs": ("arena/worker.py", "_publish"),
-    "resets": ("arena/worker.py", "_restart"),
+    "obs": ("arena/engine/worker.py", "_publish"),
+    "resets": ("arena/engine/worker.py", "_restart"),
 }
 
 
@@ -62,8 +62,8 @@ def _cumulative(stats: pstats.Stats, file_suffix: str, function: str) -> float:
 def profile_step(team_size: int = 1, arenas: int = 32, seconds: float = 10.0, seed: int = 0) -> StepProfile:
     import torch
 
-    from arena.game import GamePlugins, GameSpec
-    from arena.vector import VecGame
+    from arena.engine.game import GamePlugins, GameSpec
+    from arena.engine.vector import VecGame
     from league.config import load_config
     from training.measure.env import mlp_chooser
     from training.rewards import build_reward

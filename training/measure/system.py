@@ -49,7 +49,7 @@ class _Seen:
 
 
 def _role(proc: psutil.Process, driver: int) -> str:
-    """A worker started by spawn, or forked by the fork server (arena.procs.worker_context: its command
+    """A worker started by spawn, or forked by the fork server (arena.engine.procs.worker_context: its command
     line is the server's, its parent the server); the server and the resource tracker are helpers."""
     try:
         cmdline = " ".join(proc.cmdline())

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from arena.vector import VecGame, default_workers, envs_per_worker_of
+from arena.engine.vector import VecGame, default_workers, envs_per_worker_of
 from league.config import load_config
 from league.errors import LeagueError
 from league.home import LeagueHome

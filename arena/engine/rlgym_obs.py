@@ -4,9 +4,9 @@ This is the reference the batched runner is tested against (tests/test_obs_equiv
 it reads RLGym's GameState the way any RLGym obs builder does (car.physics or
 car.inverted_physics, state.inverted_ball, state.inverted_boost_pad_timers) and shares only
 the layout constants with agents.obs, never its code. It is also what an RLGym env built by
-arena.game uses, so a policy sees the same numbers there as in the runner.
+arena.engine.game uses, so a policy sees the same numbers there as in the runner.
 
-The clock and score come from shared_info[GAME_CLOCK_KEY] (arena.rules.GameClock), the one
+The clock and score come from shared_info[GAME_CLOCK_KEY] (arena.engine.rules.GameClock), the one
 place both paths take them from. Arithmetic is float32 with float32 coefficients, as the
 batched path does it, so the two agree exactly rather than to a tolerance.
 """
@@ -44,7 +44,7 @@ from agents.obs import (
     SECONDS_COEF,
     VEL_COEF,
 )
-from arena.rules import GAME_CLOCK_KEY, GameClock
+from arena.engine.rules import GAME_CLOCK_KEY, GameClock
 
 F32 = np.float32
 MATE_SLOTS = ("mate0", "mate1")

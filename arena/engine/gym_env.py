@@ -5,7 +5,7 @@ observation layout the vectorized runner plays. Spaces are the runner's single-a
 Box(196) float32 observations, Discrete(90) actions. The opponent policy gets one batched
 `act` call per step for every car that is not the learner's (teammates included, in 2v2/3v3).
 
-Episodes follow the game mode (arena.game.GameSpec): in training mode a goal terminates the
+Episodes follow the game mode (arena.engine.game.GameSpec): in training mode a goal terminates the
 episode and the timeouts truncate it; in timed mode the episode is one whole game. At the end
 of an episode `step` returns the episode's last observation (the runner has already started the
 next one; `reset` starts a fresh one anyway). `reset(seed=s)` reseeds the start states and the
@@ -20,8 +20,8 @@ import gymnasium as gym
 import numpy as np
 
 from agents.policy import Policy
-from arena.game import GamePlugins, GameSpec, Mode
-from arena.vector import VecGame, action_space, observation_space
+from arena.engine.game import GamePlugins, GameSpec, Mode
+from arena.engine.vector import VecGame, action_space, observation_space
 
 
 class SingleAgentEnv(gym.Env):

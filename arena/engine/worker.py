@@ -3,7 +3,7 @@
 The hot path (ArenaWorker.step) per step:
   1. set every car's controls from the action table (prebuilt CarControls per action),
   2. `arena.step(tick_skip)` per arena: RocketSim runs the ticks in C++, no per-tick Python,
-  3. read every arena with `get_gym_state()` into arrays in one concatenate (arena.gym_state),
+  3. read every arena with `get_gym_state()` into arrays in one concatenate (arena.engine.gym_state),
   4. goals, touches, clock, done rules and rewards as array operations over all M arenas,
   5. all observations with one `agents.obs.build_obs` call,
   6. automatic resets of finished arenas (rare: the only per-arena Python work besides the
@@ -21,8 +21,8 @@ import numpy as np
 import RocketSim as rsim
 
 from agents.obs import OBS_DIM, build_obs
-from arena.batch import StepBatch, as_batch_condition, as_batch_reward
-from arena.game import (
+from arena.engine.batch import StepBatch, as_batch_condition, as_batch_reward
+from arena.engine.game import (
     GamePlugins,
     GameSpec,
     default_terminations,
@@ -30,13 +30,13 @@ from arena.game import (
     kickoff_mutator,
     start_mutator,
 )
-from arena.gym_state import ArenaArrays, GymStateReader, check_car_order, fill_demolished
-from arena.mutators import RNG_KEY
-from arena.procs import detach_worker_signals
-from arena.rewards import GoalReward
-from arena.rlgym_state import agent_ids, base_state, read_state, write_state
-from arena.shared import runner_layout, views
-from arena.sim import apply_actions, controls_table, new_arena, team_layout
+from arena.engine.gym_state import ArenaArrays, GymStateReader, check_car_order, fill_demolished
+from arena.engine.mutators import RNG_KEY
+from arena.engine.procs import detach_worker_signals
+from arena.engine.rewards import GoalReward
+from arena.engine.rlgym_state import agent_ids, base_state, read_state, write_state
+from arena.engine.shared import runner_layout, views
+from arena.engine.sim import apply_actions, controls_table, new_arena, team_layout
 from league.game_values import TICKS_PER_SECOND
 
 # Messages between the runner and a worker process.

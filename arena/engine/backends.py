@@ -14,9 +14,9 @@ import json
 
 import weakref
 
-from arena.procs import worker_context
-from arena.shared import allocate_local, allocate_shared, runner_layout, views
-from arena.worker import (
+from arena.engine.procs import worker_context
+from arena.engine.shared import allocate_local, allocate_shared, runner_layout, views
+from arena.engine.worker import (
     MSG_CLOSE,
     MSG_RESET,
     MSG_STEP,

@@ -1,6 +1,6 @@
 """Episode rules as RLGym DoneConditions that the game runner can also evaluate batched.
 
-Each class is an RLGym DoneCondition (usable in an `rlgym.api.RLGym` env, arena.game) and adds
+Each class is an RLGym DoneCondition (usable in an `rlgym.api.RLGym` env, arena.engine.game) and adds
 `is_done_batch(StepBatch) -> [E] bool` for the runner, so a rule is written once for both.
 Timeouts subclass RLGym's own conditions; the batched forms read the runner's per-arena
 bookkeeping (ticks since the episode began, ticks since the last touch), which follows the
@@ -20,7 +20,7 @@ from rlgym.api import DoneCondition
 from rlgym.rocket_league.api import GameState
 from rlgym.rocket_league.done_conditions import GoalCondition, NoTouchTimeoutCondition, TimeoutCondition
 
-from arena.batch import StepBatch
+from arena.engine.batch import StepBatch
 
 GAME_CLOCK_KEY = "game_clock"
 

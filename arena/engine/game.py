@@ -8,7 +8,7 @@ ends the game, and a tie then is a draw (no overtime).
 
 Start states, done rules and rewards are RLGym objects (StateMutator, DoneCondition,
 RewardFunction), so what training adds later is handed in as objects: `GamePlugins` for the
-runner (arena.vector), keyword arguments for `make_rlgym_env`.
+runner (arena.engine.vector), keyword arguments for `make_rlgym_env`.
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from rlgym.rocket_league.done_conditions import AnyCondition
 from rlgym.rocket_league.sim import RocketSimEngine
 from rlgym.rocket_league.state_mutators import FixedTeamSizeMutator, MutatorSequence
 
-from arena.mutators import RNG_KEY, SeededKickoffMutator, StartStateMutator
-from arena.rewards import GoalReward
-from arena.rlgym_state import base_state
-from arena.rules import (
+from arena.engine.mutators import RNG_KEY, SeededKickoffMutator, StartStateMutator
+from arena.engine.rewards import GoalReward
+from arena.engine.rlgym_state import base_state
+from arena.engine.rules import (
     GAME_CLOCK_KEY,
     EpisodeTimeout,
     GameClock,
@@ -35,7 +35,7 @@ from arena.rules import (
     GoalScored,
     NoTouchTimeout,
 )
-from arena.sim import init_rocketsim
+from arena.engine.sim import init_rocketsim
 from league.game_values import TICKS_PER_SECOND
 
 Mode = Literal["training", "timed"]
@@ -108,7 +108,7 @@ class GameSpec:
 class GamePlugins:
     """What training adds to a game: objects, handed to the runner when it is built.
 
-    `reward_fn`: a batched reward (arena.batch: an object with `get_rewards_batch`, or a plain
+    `reward_fn`: a batched reward (arena.engine.batch: an object with `get_rewards_batch`, or a plain
     function `fn(batch, terminated, truncated) -> [E, C]`), or a plain RLGym RewardFunction
     (run per arena: slow); default GoalReward. `mutators` run after the start state is set; `terminations` / `truncations` are
     added to the mode's own rules. All must be picklable (they travel to worker processes).
@@ -200,11 +200,11 @@ def make_rlgym_env(
 ) -> RLGym:
     """An RLGym v2 env (RocketSimEngine) playing `spec`, one agent per car.
 
-    Defaults: the league observation layout (arena.rlgym_obs.LeagueObsBuilder), the 90-action
+    Defaults: the league observation layout (arena.engine.rlgym_obs.LeagueObsBuilder), the 90-action
     lookup table repeated `tick_skip` ticks, GoalReward. Wrap it in `RLGymGame` so that goals
     restart with a kickoff where the spec says so (`GameSpec.kickoff_after_goal`).
     """
-    from arena.rlgym_obs import LeagueObsBuilder
+    from arena.engine.rlgym_obs import LeagueObsBuilder
 
     init_rocketsim()
     return RLGym(

@@ -3,7 +3,7 @@
 RocketSim needs the soccar collision meshes before the first arena is built; rlgym ships them,
 so we point RocketSim at rlgym's copy (as rlgym's own RocketSimEngine does) and no game install
 is needed. Everything else in arena/ that touches RocketSim objects goes through here or
-through arena.gym_state / arena.rlgym_state.
+through arena.engine.gym_state / arena.engine.rlgym_state.
 """
 
 from __future__ import annotations

@@ -116,7 +116,7 @@ def check_car_order(reader: GymStateReader, arenas) -> None:
     if not (np.diff(ids, axis=1) > 0).all():
         raise RuntimeError(
             f"RocketSim's get_gym_state listed cars out of id order ({ids[0].tolist()}); "
-            "arena.gym_state needs updating for this RocketSim version"
+            "arena.engine.gym_state needs updating for this RocketSim version"
         )
 
 

@@ -24,9 +24,9 @@ from typing import NamedTuple
 import numpy as np
 
 from agents.policy import Policy
-from arena.game import GameSpec
+from arena.engine.game import GameSpec
 from arena.play import Driver, play_steps
-from arena.vector import VecGame, default_workers
+from arena.engine.vector import VecGame, default_workers
 
 MAX_ENVS_PER_WORKER = 64
 

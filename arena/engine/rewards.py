@@ -1,7 +1,7 @@
 """The runner's default reward: +1 to every car of the scoring team, -1 to every car conceding.
 
 An RLGym RewardFunction (RLGym's GoalReward) with the batched form the runner calls
-(arena.batch). Training plugs in its own reward objects the same way.
+(arena.engine.batch). Training plugs in its own reward objects the same way.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 from rlgym.rocket_league.api import GameState
 from rlgym.rocket_league.reward_functions import GoalReward as RLGymGoalReward
 
-from arena.batch import StepBatch
+from arena.engine.batch import StepBatch
 
 
 class GoalReward(RLGymGoalReward):

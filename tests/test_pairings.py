@@ -7,7 +7,7 @@ import pytest
 
 from agents.baselines import RandomPolicy, make_baseline
 from agents.policy import Policy
-from arena.matches import MatchResult, Pairing, match_layout, play_matches, play_pairings
+from arena.pairings import MatchResult, Pairing, match_layout, play_matches, play_pairings
 
 
 class Recording(Policy):

@@ -7,7 +7,7 @@ calls them once per step for a whole batch of arenas through two extra methods:
     is_done_batch(batch) -> [E] bool       (done conditions)
     get_rewards_batch(batch, terminated, truncated) -> [E, C] float32   (reward functions)
 
-The built-in rules (arena.rules, arena.rewards) implement these with array operations. A plain
+The built-in rules (arena.engine.rules, arena.engine.rewards) implement these with array operations. A plain
 function `fn(batch, terminated, truncated) -> [E, C]` is a batched reward too. A plain
 RLGym object without them still works: `as_batch_condition` / `as_batch_reward` wrap it in an
 adapter that keeps one copy per arena and builds an RLGym GameState per arena per step, which is

@@ -27,10 +27,10 @@ import numpy as np
 
 from agents.actions import N_ACTIONS
 from agents.obs import OBS_DIM
-from arena.backends import WorkerError, make_backend, reset_games_message, reset_message
-from arena.game import GamePlugins, GameSpec, Mode
-from arena.sim import team_layout
-from arena.worker import MSG_STEP, WorkerPlan
+from arena.engine.backends import WorkerError, make_backend, reset_games_message, reset_message
+from arena.engine.game import GamePlugins, GameSpec, Mode
+from arena.engine.sim import team_layout
+from arena.engine.worker import MSG_STEP, WorkerPlan
 
 __all__ = ["VecGame", "StepInfo", "WorkerError", "observation_space", "action_space"]
 

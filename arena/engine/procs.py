@@ -22,7 +22,7 @@ def detach_worker_signals() -> None:
 
 # What a worker process imports before its first message: loaded once, by multiprocessing's fork
 # server, so every worker after the first starts in milliseconds instead of importing torch anew.
-WORKER_PRELOAD = ("numpy", "torch", "RocketSim", "arena.worker")
+WORKER_PRELOAD = ("numpy", "torch", "RocketSim", "arena.engine.worker")
 
 
 def worker_context() -> multiprocessing.context.BaseContext:
