@@ -28,6 +28,7 @@ def figures(path) -> dict:
     return {k: v["value"] for k, v in data["figures"].items()}
 
 
+@pytest.mark.slow  # three runners started and timed; tests/test_bench_env.py runs the same bench by default
 def test_env_figures_come_from_the_env_bench(tmp_path):
     out = tmp_path / "env.json"
     result = diagnose("--test", "env", *TINY, "--json", out)

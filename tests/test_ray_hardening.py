@@ -78,10 +78,17 @@ def closed_port() -> int:
         return s.getsockname()[1]  # nothing listens on it once the socket is closed
 
 
-@pytest.mark.parametrize("address, message", [
-    ("not a url", "is not a Ray address"),
-    ("http://10.0.0.5:6379", "is not a Ray address"),
-    ("10.0.0.5:99999", "is not a Ray address"),
+@pytest.mark.parametrize("address", ["not a url", "http://10.0.0.5:6379", "10.0.0.5:99999"])
+def test_a_malformed_ray_address_is_one_sentence_and_stores_nothing(league_home, address):
+    result = CliRunner().invoke(app, ["tournament", "--games", "2", "--backend", "ray", "--address", address,
+                                      "--home", str(league_home)])
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "is not a Ray address" in lines[0], result.stderr
+    assert Registry.open(league_home / "league.db", readonly=True).tournament_store.all() == []
+
+
+@pytest.mark.parametrize("address, message", [  # through a real `league` process, timed from its start
     ("127.0.0.1:CLOSED", "Cannot reach a Ray cluster at 127.0.0.1:"),
     ("10.255.255.1:6379", "Cannot reach a Ray cluster at 10.255.255.1:6379"),
 ])

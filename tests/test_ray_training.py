@@ -48,6 +48,7 @@ def assert_consistent(home, run: str) -> list[str]:
         reg.close()
 
 
+@pytest.mark.slow  # a local Ray instance and a training run through it: CI runs it after the default suite
 def test_training_on_a_local_ray_instance_makes_snapshots_ratings_and_metrics(home):
     done = league("train", "--home", str(home.root), "--stage", "1v1", "--backend", "ray", "--rollout-workers", "2",
                   "--steps", "3000", "--name", "onray", "--set", "training.eval_games=2",

@@ -87,9 +87,13 @@ def test_same_seed_same_config_gives_the_same_first_update(tmp_path):
         assert (weights[0][key] == weights[1][key]).all(), key
 
 
-def test_cli_train_needs_a_budget_and_ctrl_c_saves_a_snapshot(home):
+def test_cli_train_needs_a_budget(home):
     bad = CliRunner().invoke(app, ["train", "--home", str(home.root), "--steps", "0"])
     assert bad.exit_code == 2 and "budget" in bad.output
+
+
+@pytest.mark.slow  # through a real `league train` process: CI runs it after the default suite
+def test_ctrl_c_of_league_train_saves_a_snapshot(home):
     cmd = [sys.executable, "-m", "league.cli", "train", "--home", str(home.root), "--minutes", "5", "--name", "ctrlc",
            *[a for s in TINY for a in ("--set", s)], "--set", "training.eval_games=0"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
