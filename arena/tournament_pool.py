@@ -22,7 +22,7 @@ import torch
 
 from agents.loading import load_policy
 from arena.engine.game import GameSpec
-from arena.engine.procs import detach_worker_signals, worker_context
+from arena.engine.procs import detach_worker_signals, died_sentence, worker_context
 from arena.tournament_play import GameOutcome, GamePlayer
 from league.errors import LeagueError
 from league.registry import Agent
@@ -100,10 +100,10 @@ class WorkerPool:
             try:
                 kind, payload = self._results.get(timeout=1.0)
             except queue.Empty:
-                dead = [p for p in self._procs if p.exitcode is not None]
+                dead = [(k, p) for k, p in enumerate(self._procs) if p.exitcode is not None]
                 if dead:
-                    raise LeagueError(f"A game worker died (exit code {dead[0].exitcode}); "
-                                      f"{self.resume_hint}.") from None
+                    k, proc = dead[0]
+                    raise LeagueError(f"{died_sentence(f'Game worker {k}', proc)}; {self.resume_hint}.") from None
                 continue
             if kind == "game":
                 yield payload

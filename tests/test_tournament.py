@@ -200,3 +200,24 @@ def test_ray_backend_on_a_local_instance_matches_the_local_backend(league, tmp_p
     assert results(reg, tid) == results(reg2, tid2)
     for g in reg2.game_store.games(tournament_id=tid2):
         assert read_replay(other.root / g.replay_path).score_from_events() == (g.blue_goals, g.orange_goals)
+
+
+def test_a_killed_game_worker_is_one_sentence_naming_the_worker_its_pid_and_signal(registry, home):
+    """One failure sentence for every local worker (issue 38, item 2): which worker, its pid, how it ended."""
+    import os
+    import signal
+
+    from arena.engine.game import GameSpec
+    from arena.tournament_pool import WorkerPool
+    from league.schedule import ScheduledGame
+
+    agents = {name: registry.agent_store.get(name) for name in ("rule", "random")}
+    games = [ScheduledGame(i, "rule", "random", seed=i) for i in range(4)]
+    with WorkerPool(agents, GameSpec(team_size=1, mode="timed", game_seconds=300.0), home.root, "replays/t-1",
+                    {"tournament_id": 1}, workers=2, arenas=1, resume_hint="run it again") as pool:
+        victim = pool._procs[1]
+        play = pool.play(games)
+        os.kill(victim.pid, signal.SIGKILL)
+        with pytest.raises(LeagueError) as caught:
+            list(play)
+    assert str(caught.value) == f"Game worker 1 (pid {victim.pid}) died without a traceback (signal 9); run it again."

@@ -14,7 +14,7 @@ import json
 
 import weakref
 
-from arena.engine.procs import worker_context
+from arena.engine.procs import died_sentence, worker_context
 from arena.engine.shared import allocate_local, allocate_shared, runner_layout, views
 from arena.engine.worker import (
     MSG_CLOSE,
@@ -47,9 +47,7 @@ def worker_error(who: str, proc, text: str | None) -> WorkerError:
     """The error for a worker process that failed with traceback `text`, or died without one (None)."""
     if text is not None:
         return WorkerError(f"{who} (pid {proc.pid}) failed:\n{text}")
-    code = proc.exitcode
-    how = f"exit code {code}" if code is None or code >= 0 else f"signal {-code}"
-    return WorkerError(f"{who} (pid {proc.pid}) died without a traceback ({how}).")
+    return WorkerError(died_sentence(who, proc) + ".")
 
 
 class SerialBackend:

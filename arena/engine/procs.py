@@ -34,3 +34,15 @@ def worker_context() -> multiprocessing.context.BaseContext:
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(list(WORKER_PRELOAD))  # no effect once the server runs: it keeps its first list
     return ctx
+
+
+def how_it_ended(proc) -> str:
+    """How a finished worker process ended, for the one failure sentence every pool uses:
+    "signal 9" for a process a signal killed (multiprocessing's negative exit code), else "exit code N"."""
+    code = proc.exitcode
+    return f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+
+
+def died_sentence(who: str, proc) -> str:
+    """The failure sentence of a worker that died without a traceback: who it was, its pid, how it ended."""
+    return f"{who} (pid {proc.pid}) died without a traceback ({how_it_ended(proc)})"
