@@ -27,7 +27,10 @@ import pytest
 from dashboard_fixture import build_fixture_league
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install -y chromium)")
+pytestmark = [
+    pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install -y chromium)"),
+    pytest.mark.slow,  # a Streamlit server and a headless Chromium: CI runs these after the default suite
+]
 SHOTS_COPY = Path("/tmp/dashboard-shots")
 START_TIMEOUT = 60.0
 RENDER_TIMEOUT = 45.0

@@ -88,7 +88,8 @@ def test_a_malformed_ray_address_is_one_sentence_and_stores_nothing(league_home,
     assert Registry.open(league_home / "league.db", readonly=True).tournament_store.all() == []
 
 
-@pytest.mark.parametrize("address, message", [  # through a real `league` process, timed from its start
+@pytest.mark.slow  # a real `league` process each, timed from its start: CI runs it after the default suite
+@pytest.mark.parametrize("address, message", [
     ("127.0.0.1:CLOSED", "Cannot reach a Ray cluster at 127.0.0.1:"),
     ("10.255.255.1:6379", "Cannot reach a Ray cluster at 10.255.255.1:6379"),
 ])

@@ -14,8 +14,10 @@ from pathlib import Path
 
 import psutil
 import pytest
+from typer.testing import CliRunner
 
 from agents.checkpoint import load_checkpoint
+from league.cli import app
 from league.registry import Registry
 
 pytest.importorskip("ray")
@@ -70,8 +72,9 @@ def test_training_on_a_local_ray_instance_makes_snapshots_ratings_and_metrics(ho
 
 
 def test_ray_flags_need_the_ray_backend(home):
-    done = league("train", "--home", str(home.root), "--stage", "1v1", "--rollout-workers", "2", "--steps", "100")
-    assert done.returncode == 2 and "--address and --rollout-workers go with --backend ray." in done.stdout + done.stderr
+    done = CliRunner().invoke(app, ["train", "--home", str(home.root), "--stage", "1v1", "--rollout-workers", "2",
+                                    "--steps", "100"])
+    assert done.exit_code == 2 and "--address and --rollout-workers go with --backend ray." in done.output
 
 
 def ray_cli(*args: str) -> subprocess.CompletedProcess:

@@ -346,6 +346,7 @@ def test_simulation_is_seeded():
     assert decision is None and pairs == 3  # three pairs cannot reach a bound of 2.94 at these Elo
 
 
+@pytest.mark.slow  # thousands of simulated matches; CI runs it after the default suite
 def test_simulated_error_rates_match_alpha_and_beta():
     rng = np.random.default_rng(2024)
     at_elo0 = simulate_runs(pentanomial_distribution(FAST.elo0), FAST, 300, rng)
