@@ -1,8 +1,11 @@
 """Where games are played, in two parts kept apart.
 
 `arena.engine` is the game engine: RocketSim game construction, the vectorized runner with its
-worker processes and shared memory, and replay files. It reads agents and the league core's
-plain values (config, game values, files, errors), never the league's stores or the contests.
+worker processes and shared memory, the RLGym v2 adapters. It reads agents and the league core's
+plain values (config, game values, errors), never the league's stores or the contests.
+
+`replay` is the replay file format, beside both: written by the contests, read by the dashboard,
+and kept light (an import-linter contract) since the dashboard imports nothing else of arena.
 
 The contests are built on it here: `play` (the one loop of N games between policies),
 `pairings` (evaluation pairings, kept as results), `tournament` (round robins: schedule,

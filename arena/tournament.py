@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from arena.engine.game import GameSpec
-from arena.engine.replay import write_replay
+from arena.replay import write_replay
 from arena.tournament_play import GameOutcome
 from arena.tournament_pool import WorkerPool, split
 from league.config import Config

@@ -22,7 +22,7 @@ from agents import obs as raw  # the raw ball and car columns a game hands over 
 from agents.policy import Policy
 from arena.engine.game import GameSpec
 from arena.play import Driver, play_steps
-from arena.engine.replay import EVENT_KINDS, Replay, encode, write_replay
+from arena.replay import EVENT_KINDS, Replay, encode, write_replay
 from arena.engine.vector import VecGame
 from league.game_values import TICKS_PER_SECOND
 from league.schedule import ScheduledGame

@@ -3,7 +3,7 @@
 `main()` resolves the league home (the --home argument after `--`, else $LEAGUE_HOME, else
 ./league-home), draws the sidebar and hands off to one page function. The page is named in the
 URL (`?page=replays&game=12`), so any view can be linked to. Nothing here writes: the
-database is opened read-only (dashboard/data.py) and replays are read through arena.engine.replay.
+database is opened read-only (dashboard/data.py) and replays are read through arena.replay.
 """
 
 from __future__ import annotations

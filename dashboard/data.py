@@ -289,9 +289,9 @@ class ReplayView:
 def replay_view(path: str, mtime: float) -> ReplayView:
     """Everything the Replays page needs from one file (`mtime` keys the cache to its version).
 
-    Raises LeagueError for a missing, corrupt or foreign file (arena.engine.replay's message).
+    Raises LeagueError for a missing, corrupt or foreign file (arena.replay's message).
     """
-    from arena.engine.replay import read_replay
+    from arena.replay import read_replay
 
     replay = read_replay(Path(path))
     return ReplayView(meta=replay.meta, payload=player_payload(replay), events=events_table(replay),

@@ -1,6 +1,6 @@
 """What the Replays page shows of one replay: the browser player, its events and a ball timeline.
 
-Pure functions over `arena.engine.replay.Replay` (no Streamlit), so they are tested directly. The
+Pure functions over `arena.replay.Replay` (no Streamlit), so they are tested directly. The
 player is one self-contained HTML page (canvas + controls) embedded in an iframe: positions go
 to the browser once, as base64 int16 arrays, and the browser animates them on its own, so
 play, pause, speed and scrubbing never wait on the server.
@@ -14,7 +14,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from arena.engine.replay import Replay
+from arena.replay import Replay
 from dashboard.field import FIELD_JS, TEAM_NAMES, geometry
 
 GOAL_LEAD_SECONDS = 3.0  # jumping to a goal starts this long before it, to see the build-up

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from arena.engine.replay import EVENT_KINDS, Replay, write_replay
+from arena.replay import EVENT_KINDS, Replay, write_replay
 from league import ratings as rating_math
 from league.config import RatingsConfig
 from league.home import LeagueHome

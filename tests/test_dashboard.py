@@ -18,7 +18,7 @@ pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
-from arena.engine.replay import write_replay  # noqa: E402
+from arena.replay import write_replay  # noqa: E402
 from dashboard import field, queries  # noqa: E402
 from dashboard.replay_view import GOAL_LEAD_SECONDS, car_labels, events_table, format_clock, player_html, player_payload  # noqa: E402
 from dashboard.training_runs import list_runs, long_form, read_metrics  # noqa: E402

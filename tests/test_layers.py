@@ -1,5 +1,5 @@
 """The import direction of DESIGN.md: league core <- agents <- arena <- training; the dashboard reads
-league and arena.engine.replay; league.cli, the `league` command, is the one top layer."""
+league and arena.replay; league.cli, the `league` command, is the one top layer."""
 
 import ast
 import shutil
@@ -15,7 +15,7 @@ MAY_IMPORT = {
     "agents": {"league"},
     "arena": {"league", "agents"},
     "training": {"league", "agents", "arena"},
-    "dashboard": {"league", "arena.engine.replay"},
+    "dashboard": {"league", "arena.replay"},
 }
 HEAVY = {"torch", "rlgym", "RocketSim", "streamlit", "ray", "gymnasium"}  # never at module level in league/
 

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from agents.checkpoint import save_checkpoint
 from agents.networks import build_network
 from arena.match import match_outcome, play_match, start_or_resume_match
-from arena.engine.replay import read_replay
+from arena.replay import read_replay
 from arena.tournament import open_tournament
 from league.cli import app
 from league.config import PolicyConfig, load_config

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import RocketSim as rsim
 
-from arena.engine.replay import MAX_FILE_BYTES, Replay, encode, read_replay, write_replay
+from arena.replay import MAX_FILE_BYTES, Replay, encode, read_replay, write_replay
 from arena.engine.sim import new_arena
 from league.errors import LeagueError
 

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from agents.checkpoint import save_checkpoint
 from agents.networks import build_network
-from arena.engine.replay import read_replay
+from arena.replay import read_replay
 from arena.tournament import open_tournament, resolve_entrants, run_tournament
 from league.cli import app
 from league.config import PolicyConfig, load_config
