@@ -38,6 +38,7 @@ def listening_sockets(process: psutil.Process) -> list[tuple[str, str, int]]:
     return found
 
 
+@pytest.mark.slow  # starts a local Ray instance: CI runs it after the default suite
 def test_the_local_ray_instance_listens_on_loopback_only(home):
     import ray
 

@@ -189,6 +189,7 @@ def test_cli_tournament_refuses_flags_it_would_ignore(league, args, message):
     assert len(reg.tournament_store.all()) == before  # nothing stored
 
 
+@pytest.mark.slow  # starts a local Ray instance: CI runs it after the default suite
 def test_ray_backend_on_a_local_instance_matches_the_local_backend(league, tmp_path):
     pytest.importorskip("ray")
     home, reg = league
