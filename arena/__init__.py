@@ -1,7 +1,8 @@
 """Where games are played, in two parts kept apart.
 
 `arena.engine` is the game engine: RocketSim game construction, the vectorized runner with its
-worker processes and shared memory, the RLGym v2 adapters. It reads agents and the league core's
+worker processes and shared memory, the RLGym v2 adapters, and the one worker pool (local
+processes or Ray actors) that contests and training run their workers on. It reads agents and the league core's
 plain values (config, game values, errors), never the league's stores or the contests.
 
 `replay` is the replay file format, beside both: written by the contests, read by the dashboard,
@@ -9,7 +10,7 @@ and kept light (an import-linter contract) since the dashboard imports nothing e
 
 The contests are built on it here: `play` (the one loop of N games between policies),
 `pairings` (evaluation pairings, kept as results), `tournament` (round robins: schedule,
-recording, resuming; `tournament_play` plays and records a game, `tournament_pool` and
-`tournament_ray` run games on local processes or Ray), `match` (a head-to-head match, fixed or
+recording, resuming; `tournament_play` plays and records a game, `game_pool` plays scheduled
+games on the worker pool), `match` (a head-to-head match, fixed or
 SPRT) and `promotion` (testing and promoting a candidate).
 """

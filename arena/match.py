@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass
 
 from arena.engine.game import GameSpec
 from arena.tournament import MAX_ARENAS_PER_WORKER, record_outcome
-from arena.tournament_pool import WorkerPool
+from arena.game_pool import GamePool
 from league.config import Config
 from league.errors import LeagueError
 from league.home import LeagueHome
@@ -250,7 +250,7 @@ def _play(registry: Registry, home: LeagueHome, match: MatchOutcome, tick_skip: 
                 if pool is None:
                     hands = max(1, min(workers, 2 * k))
                     arenas = min(max_arenas, math.ceil(2 * k / hands))
-                    pool = WorkerPool({n: registry.agent_store.get(n) for n in (match.a, match.b)}, spec, home.root,
+                    pool = GamePool({n: registry.agent_store.get(n) for n in (match.a, match.b)}, spec, home.root,
                                       f"replays/tournament-{tid}", {"tournament_id": tid}, hands, arenas,
                                       f"run the same command again to resume match {match.id}")
                 for outcome in pool.play(missing):

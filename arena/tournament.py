@@ -20,9 +20,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from arena.engine.game import GameSpec
-from arena.replay import write_replay
 from arena.tournament_play import GameOutcome
-from arena.tournament_pool import WorkerPool, split
+from arena.game_pool import BACKENDS, GamePool
 from league.config import Config
 from league.errors import LeagueError
 from league.home import LeagueHome
@@ -113,10 +112,10 @@ def start_or_resume_tournament(registry: Registry, home: LeagueHome, cfg: Config
     a resumed one keeps its own). `agents`: the entrants (default: the stage's active agents, and
     the baselines unless `baselines` is false). A Ray `address` is probed before anything is stored.
     """
-    if backend not in ("local", "ray"):
-        raise LeagueError(f"Unknown backend {backend!r}; expected local or ray.")
+    if backend not in BACKENDS:
+        raise LeagueError(f"Unknown backend {backend!r}; expected {' or '.join(BACKENDS)}.")
     if backend == "ray" and address:
-        from arena.tournament_ray import check_address
+        from arena.engine.ray_cluster import check_address
 
         check_address(address)
     if resume is not None:
@@ -161,12 +160,12 @@ def run_tournament(registry: Registry, home: LeagueHome, tid: int, workers: int,
 
     The tournament is claimed before this returns (so a tournament another process is playing
     fails here, untouched), and released when the iterator ends. `backend`: "local" (worker
-    processes here) or "ray" (Ray tasks on the cluster at `address`, or a local Ray instance
+    processes here) or "ray" (Ray workers on the cluster at `address`, or a local Ray instance
     without one). A worker plays up to `max_arenas` games at once; the results of a round
     arrive together.
     """
-    if backend not in ("local", "ray"):
-        raise LeagueError(f"Unknown backend {backend!r}; expected local or ray.")
+    if backend not in BACKENDS:
+        raise LeagueError(f"Unknown backend {backend!r}; expected {' or '.join(BACKENDS)}.")
     ownership = claim_tournament(registry, home, tid)
     return ownership.holding(_play(registry, home, tid, workers, game_seconds, tick_skip, backend, address,
                                    max_arenas))
@@ -182,24 +181,13 @@ def _play(registry: Registry, home: LeagueHome, tid: int, workers: int, game_sec
         return
     spec = GameSpec(team_size=t.team_size, tick_skip=tick_skip, mode="timed", game_seconds=game_seconds)
     agents = {name: registry.agent_store.get(name) for name in t.entrants}
-    if backend == "ray":
-        from arena.tournament_ray import run_on_ray
-
-        try:
-            for outcome in run_on_ray(todo, agents, spec, home, tid, workers, address):
-                write_replay(home.root / outcome.replay_path, outcome.replay_bytes)
-                yield record_outcome(registry, tid, outcome)
-        except BaseException:
-            registry.tournament_store.set_status(tid, "interrupted")
-            raise
-        registry.tournament_store.set_status(tid, "finished" if not pending_games(registry, tid) else "interrupted")
-        return
-    hands = split(todo, max(1, min(workers, len(todo))))
-    arenas = min(max_arenas, len(hands[0]))
-    arenas = math.ceil(len(hands[0]) / math.ceil(len(hands[0]) / arenas))  # equal rounds, few idle arenas
+    hands = max(1, min(workers, len(todo)))
+    per_worker = math.ceil(len(todo) / hands)
+    arenas = min(max_arenas, per_worker)
+    arenas = math.ceil(per_worker / math.ceil(per_worker / arenas))  # equal rounds, few idle arenas
     try:
-        with WorkerPool(agents, spec, home.root, f"replays/tournament-{tid}", {"tournament_id": tid}, len(hands),
-                        arenas, f"run the same command again to resume tournament {tid}") as pool:
+        with GamePool(agents, spec, home.root, f"replays/tournament-{tid}", {"tournament_id": tid}, hands, arenas,
+                      f"run the same command again to resume tournament {tid}", backend, address) as pool:
             for outcome in pool.play(todo):
                 yield record_outcome(registry, tid, outcome)
     except BaseException:

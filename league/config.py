@@ -123,12 +123,14 @@ class RunnerConfig:
         0, "RocketSim arenas stepped by each worker; 0: auto (32 per game worker, arena.engine.vector.DEFAULT_ENVS_PER_WORKER; "
            "256 cars per rollout worker, training.rollout_worker: 128 arenas in 1v1).",
         min=0, max=4096)
-    backend: Literal["auto", "processes", "multiprocessing", "serial", "ray"] = param(
-        "auto", "Where training's games run: rollout worker processes on this machine, each stepping its own arenas "
-                "and running every policy's forward itself (processes); game worker processes on this machine with "
-                "every forward in the learner's process (multiprocessing); all in this process (serial: debugging, "
-                "tiny runs); or Ray rollout workers on a cluster (league train --backend ray). auto: processes with "
-                "a CPU learner, multiprocessing with a GPU learner (its forwards run on the GPU).")
+    backend: Literal["auto", "rollout", "central", "in-process", "ray"] = param(
+        "auto", "Where training's games run and who acts in them. rollout: rollout worker processes on this "
+                "machine, each stepping its own arenas and running every policy's forward itself; central: game "
+                "worker processes that only step physics, every forward in the learner's process (one batch, e.g. on "
+                "the GPU); in-process: games and forwards in the learner's process (debugging, tiny runs); ray: "
+                "rollout workers as Ray actors on a cluster (league train --backend ray). auto: rollout with a CPU "
+                "learner, central with a GPU learner.",
+        renamed={"processes": "rollout", "multiprocessing": "central", "serial": "in-process"})
     pipeline: Literal["auto", "always", "never"] = param(
         "auto", "Collect the next rollout while the learner updates (a policy lag of one update). auto: on with a "
                 "GPU learner, on Ray, or with more cores than game workers.")
@@ -405,6 +407,7 @@ def load_config(
 
 
 def config_from_dict(data: dict[str, Any], source: str = "stored config") -> Config:
-    """Rebuild a Config from its `to_dict()` form (e.g. a snapshot kept with an agent)."""
-    validate(Config, data, source)
+    """Rebuild a Config from its `to_dict()` form (e.g. a snapshot kept with an agent); old names of
+    choices, which older snapshots hold, are read without a note."""
+    validate(Config, data, source, notes=False)
     return build(Config, data)

@@ -12,6 +12,7 @@ import dataclasses
 import math
 import re
 import reprlib
+import sys
 import types
 import typing
 from collections.abc import Callable
@@ -35,11 +36,12 @@ SHOWN_CHARS = 80  # the longest quoted value or flag in a message
 
 
 def param(default: Any, help: str, *, min: float | None = None, max: float | None = None,
-          check: Callable[[Any], str | None] | None = None):
+          check: Callable[[Any], str | None] | None = None, renamed: dict[str, str] | None = None):
     """A config field with a one-line description, an optional numeric range, and an optional
     `check` of a value that has the right type and range: None when it is fine, else what is
-    wrong with it, as the end of a sentence ("is not a valid SPRT: ...")."""
-    meta = {"help": help, "min": min, "max": max, "check": check}
+    wrong with it, as the end of a sentence ("is not a valid SPRT: ..."). `renamed` maps a choice's
+    old names to its new ones: an old name still works, for one release, with a one-line note."""
+    meta = {"help": help, "min": min, "max": max, "check": check, "renamed": renamed or {}}
     if isinstance(default, (list, dict)):
         return field(default_factory=lambda: type(default)(default), metadata=meta)
     return field(default=default, metadata=meta)
@@ -135,8 +137,21 @@ def _in_range(v: Any, lo: float | None, hi: float | None) -> bool:
     return finite and (lo is None or v >= lo) and (hi is None or v <= hi)
 
 
-def validate(cls: type, data: Any, source: str, prefix: str = "") -> None:
-    """Check a (partial) mapping against the dataclass `cls`; raise ConfigError on the first problem."""
+def renamed_note(source: str, name: str, old: str, new: str) -> None:
+    """The one-line note for a choice's old name (printed once per process and name)."""
+    if (name, old) in _NOTED:
+        return
+    _NOTED.add((name, old))
+    print(f"note: {source}: {name}: {old!r} is now called {new!r}; the old name works until the next release.",
+          file=sys.stderr)
+
+
+_NOTED: set[tuple[str, str]] = set()
+
+
+def validate(cls: type, data: Any, source: str, prefix: str = "", notes: bool = True) -> None:
+    """Check a (partial) mapping against the dataclass `cls`; raise ConfigError on the first problem.
+    A choice's old name passes, with a one-line note on stderr unless `notes` is false."""
     where = prefix.rstrip(".") or "the top level"
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: {where} must be a mapping of keys to values, got {show(data)}.")
@@ -152,14 +167,20 @@ def validate(cls: type, data: Any, source: str, prefix: str = "") -> None:
             raise ConfigError(f"{source}: unknown key {show(name)} (expected one of: {known}).")
         tp = hints[key]
         if dataclasses.is_dataclass(tp):
-            validate(tp, value, source, f"{name}.")
+            validate(tp, value, source, f"{name}.", notes)
             continue
         f = fields[key]
+        renamed = f.metadata.get("renamed") or {}
+        if isinstance(value, str) and value in renamed:
+            if notes:
+                renamed_note(source, name, value, renamed[value])
+            continue
         lo, hi = _bounds(f, tp)
         numbers = [v for v in (value if isinstance(value, list) else [value])
                    if isinstance(v, (int, float)) and not isinstance(v, bool)]
         if not _fits(value, tp) or not all(_in_range(v, lo, hi) for v in numbers):
-            raise ConfigError(f"{source}: key {name!r} must be {_expected(f, tp)}, got {show(value)}.")
+            formerly = f" (formerly {', '.join(map(repr, renamed))})" if renamed else ""
+            raise ConfigError(f"{source}: key {name!r} must be {_expected(f, tp)}{formerly}, got {show(value)}.")
         check = f.metadata.get("check")
         problem = check(value) if check is not None and value is not None else None
         if problem:
@@ -169,11 +190,14 @@ def validate(cls: type, data: Any, source: str, prefix: str = "") -> None:
 def build(cls: type, data: dict[str, Any]):
     """Construct the dataclass tree from an already validated mapping."""
     hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
     kwargs = {}
     for key, value in data.items():
         tp = hints[key]
         if dataclasses.is_dataclass(tp):
             kwargs[key] = build(tp, value)
+        elif isinstance(value, str) and value in (fields[key].metadata.get("renamed") or {}):
+            kwargs[key] = fields[key].metadata["renamed"][value]
         elif tp is float or (typing.get_origin(tp) in (list,) and typing.get_args(tp) == (float,)):
             kwargs[key] = [float(v) for v in value] if isinstance(value, list) else float(value)
         else:

@@ -6,14 +6,14 @@ from training.measure.train import bench_train
 
 def test_bench_train_reports_throughput_and_time_split():
     r = bench_train("1v1", iterations=1, batch=512, workers=1, envs_per_worker=2,
-                    extra=["policy.actor_sizes=[32]", "policy.critic_sizes=[32]"], backends=("local", "pipelined", "processes"))
+                    extra=["policy.actor_sizes=[32]", "policy.critic_sizes=[32]"], backends=("central", "pipelined", "rollout"))
     assert r.agent_steps_per_second > 0 and r.collection_only_steps_per_second > 0
-    share = r.share.parts()  # the local backend's: collection, inference and update each take time
+    share = r.share.parts()  # the central backend's: collection, inference and update each take time
     assert abs(sum(share.values()) - 1.0) < 1e-6 and all(v > 0 for v in share.values())
-    assert set(r.backends) == {"local", "pipelined", "processes"} and r.against("pipelined") > 0
-    assert r.against("processes") > 0
+    assert set(r.backends) == {"central", "central-pipelined", "rollout"} and r.against("central-pipelined") > 0
+    assert r.against("rollout") > 0
     # Pipelined, inference runs beside the update: the loop waits for collection and updates.
-    assert r.backends["pipelined"][1].inference == 0 and r.backends["pipelined"][1].update > 0
+    assert r.backends["central-pipelined"][1].inference == 0 and r.backends["central-pipelined"][1].update > 0
     assert r.batch == 512
 
 

@@ -18,7 +18,7 @@ from arena.engine.vector import envs_per_worker_of
 from league.config import load_config, team_size_of
 from league.registry import Registry
 from training.collection import Order, collection_backend, pipelining
-from training.process_collection import ProcessCollection
+from training.worker_collection import WorkerCollection
 from training.rollout_worker import rollout_envs_per_worker
 from training.segment import Segment, Tally, merge
 from training.selfplay import SelfPlayTrainer
@@ -45,8 +45,8 @@ def metrics(home, run: str) -> list[dict]:
 
 
 def test_without_pipelining_a_seed_gives_the_same_weights(home):  # (processes: the test below)
-    first, a = train(home, "same-a", "never", extra=("runner.backend=multiprocessing",))
-    second, b = train(home, "same-b", "never", extra=("runner.backend=multiprocessing",))
+    first, a = train(home, "same-a", "never", extra=("runner.backend=central",))
+    second, b = train(home, "same-b", "never", extra=("runner.backend=central",))
     assert first.steps == second.steps >= 800
     assert all(torch.equal(a[k], b[k]) for k in a)
     rows = [r for r in metrics(home, "same-a") if "charts/policy_lag" in r]
@@ -54,7 +54,7 @@ def test_without_pipelining_a_seed_gives_the_same_weights(home):  # (processes: 
     assert all(r["charts/start_abs_log_ratio"] < 1e-4 for r in rows)  # the learner's own weights collected it
 
 
-@pytest.mark.parametrize("backend", ["processes", "multiprocessing"])
+@pytest.mark.parametrize("backend", ["rollout", "central"])
 def test_pipelined_rounds_are_one_update_behind_and_the_budget_holds(home, backend):
     result, _ = train(home, "piped", "always", extra=(f"runner.backend={backend}",))
     assert 800 <= result.steps < 800 + 4 * 32  # the last round cut to the budget (4 learner slots here)
@@ -63,7 +63,7 @@ def test_pipelined_rounds_are_one_update_behind_and_the_budget_holds(home, backe
     assert all(r["charts/start_abs_log_ratio"] < 0.5 for r in rows)
 
 
-PROCESSES = ("runner.backend=processes", "runner.workers=2", "training.opponents.latest=0.5",
+PROCESSES = ("runner.backend=rollout", "runner.workers=2", "training.opponents.latest=0.5",
              "training.opponents.rule=0.5", "training.opponents.past=0", "training.opponents.pfsp=0",
              "training.opponents.random=0", "training.kickstart.teacher=rule",
              "game.episode_timeout_seconds=5")  # episodes end within the run, so results come back
@@ -90,8 +90,8 @@ def test_rollout_worker_processes_train_a_recurrent_learner(home):
 
 
 def test_auto_collects_in_rollout_worker_processes_on_a_cpu_and_in_this_process_for_a_gpu():
-    assert collection_backend("auto", torch.device("cpu")) == "processes"
-    assert collection_backend("auto", torch.device("cuda")) == "multiprocessing"
+    assert collection_backend("auto", torch.device("cpu")) == "rollout"
+    assert collection_backend("auto", torch.device("cuda")) == "central"
     assert collection_backend("ray", torch.device("cpu")) == "ray"
     assert load_config("1v1").runner.backend == "auto"
 
@@ -106,7 +106,7 @@ def test_rollout_workers_take_256_cars_each_unless_the_config_names_the_arenas()
 def test_a_rollout_worker_process_that_dies_ends_the_run_with_one_clear_error():
     cfg = load_config("1v1", sets=SMALL + ["runner.workers=2", "training.kickstart.teacher="])
     weights = build_network(cfg.policy).state_dict()
-    collection = ProcessCollection(cfg, cfg.policy, None, workers=2, pipelined=False)
+    collection = WorkerCollection(cfg, cfg.policy, None, "rollout", workers=2, pipelined=False, on_progress=print)
     try:
         collection.submit(Order(weights, 0, 4))
         got = collection.result()
@@ -121,10 +121,10 @@ def test_a_rollout_worker_process_that_dies_ends_the_run_with_one_clear_error():
 
 def test_pipelining_auto_is_on_where_the_update_does_not_share_the_cores():
     cpu, cuda = torch.device("cpu"), torch.device("cuda")
-    assert pipelining("auto", "multiprocessing", cuda, 64)
+    assert pipelining("auto", "central", cuda, 64)
     assert pipelining("auto", "ray", cpu, 64)
-    assert not pipelining("auto", "multiprocessing", cpu, 4096)
-    assert pipelining("always", "serial", cpu, 4096) and not pipelining("never", "ray", cuda, 1)
+    assert not pipelining("auto", "central", cpu, 4096)
+    assert pipelining("always", "in-process", cpu, 4096) and not pipelining("never", "ray", cuda, 1)
 
 
 def segment(width: int, version: int, wins: float) -> Segment:

@@ -81,3 +81,24 @@ def test_exponent_floats_without_a_dot_are_numbers(tmp_path):
     assert cfg.ppo.learning_rate == pytest.approx(5e-4)
     cfg = load_config(sets=["ppo.learning_rate=2E-4", "ppo.epochs=3"])
     assert cfg.ppo.learning_rate == pytest.approx(2e-4) and cfg.ppo.epochs == 3
+
+
+def test_the_old_backend_names_work_for_one_release_with_a_one_line_note(capsys):
+    """runner.backend's choices say what differs (issue 38, item 2); the old names still work, with a note."""
+    import league.config_tree as tree
+
+    tree._NOTED.clear()
+    for old, new in (("processes", "rollout"), ("multiprocessing", "central"), ("serial", "in-process")):
+        assert load_config("1v1", sets=[f"runner.backend={old}"]).runner.backend == new
+    notes = capsys.readouterr().err.strip().splitlines()
+    assert len(notes) == 3
+    assert notes[0] == ("note: --set runner.backend=processes: runner.backend: 'processes' is now called 'rollout'; "
+                        "the old name works until the next release.")
+    assert load_config("1v1", sets=["runner.backend=processes"]).runner.backend == "rollout"
+    assert capsys.readouterr().err == ""  # once per process
+    with pytest.raises(ConfigError, match=r"one of 'auto', 'rollout', 'central', 'in-process', 'ray' \(formerly "
+                                          r"'processes', 'multiprocessing', 'serial'\), got 'threads'"):
+        load_config("1v1", sets=["runner.backend=threads"])
+    stored = load_config("1v1").to_dict()
+    stored["runner"]["backend"] = "multiprocessing"  # what an older snapshot holds: read without a note
+    assert config_from_dict(stored).runner.backend == "central" and capsys.readouterr().err == ""

@@ -18,7 +18,7 @@ from training.curriculum_spec import load_curriculum, parse_curriculum, stage_co
 from training.progress import StageProgress, UpdateDone
 from training.selfplay import run_versions
 
-TINY = ["runner.workers=1", "runner.envs_per_worker=2", "runner.backend=serial", "ppo.steps_per_env=32",
+TINY = ["runner.workers=1", "runner.envs_per_worker=2", "runner.backend=in-process", "ppo.steps_per_env=32",
         "ppo.minibatch_size=128", "policy.actor_sizes=[32]", "policy.critic_sizes=[32]",
         "training.snapshot_every_steps=256", "training.eval_every_snapshots=0"]
 EASY = {"min_games": 2, "confidence": 3.0, "game_seconds": 5}  # 2 short games; z=3 keeps the bounds wide

@@ -43,7 +43,7 @@ def test_the_local_ray_instance_listens_on_loopback_only(home):
     import ray
 
     from arena.engine.game import GameSpec
-    from arena.tournament_ray import run_on_ray
+    from arena.game_pool import GamePool
     from league.registry import Registry
     from league.schedule import round_robin
 
@@ -52,13 +52,13 @@ def test_the_local_ray_instance_listens_on_loopback_only(home):
     reg.close()
     todo = round_robin(list(agents), 2, seed=3)
     spec = GameSpec(team_size=1, tick_skip=8, mode="timed", game_seconds=2.0)
-    games = run_on_ray(todo, agents, spec, home, 1, 1, None)
+    pool = GamePool(agents, spec, home.root, "replays/tournament-1", {"tournament_id": 1}, 1, 1, "again", "ray")
     try:
-        next(games)  # the instance is up, and has played a game through it
+        next(pool.play(todo))  # the instance is up, and has played a game through it
         gcs_host = ray.get_runtime_context().gcs_address.rsplit(":", 1)[0]
         sockets = listening_sockets(psutil.Process())
     finally:
-        games.close()  # stops the instance it started
+        pool.close()  # stops the instance it started
     assert not ray.is_initialized()
     assert gcs_host == "127.0.0.1"
     assert sockets, "found none of the Ray processes' listening sockets"

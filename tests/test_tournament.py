@@ -209,16 +209,16 @@ def test_a_killed_game_worker_is_one_sentence_naming_the_worker_its_pid_and_sign
     import signal
 
     from arena.engine.game import GameSpec
-    from arena.tournament_pool import WorkerPool
+    from arena.game_pool import GamePool
     from league.schedule import ScheduledGame
 
     agents = {name: registry.agent_store.get(name) for name in ("rule", "random")}
     games = [ScheduledGame(i, "rule", "random", seed=i) for i in range(4)]
-    with WorkerPool(agents, GameSpec(team_size=1, mode="timed", game_seconds=300.0), home.root, "replays/t-1",
-                    {"tournament_id": 1}, workers=2, arenas=1, resume_hint="run it again") as pool:
-        victim = pool._procs[1]
+    with GamePool(agents, GameSpec(team_size=1, mode="timed", game_seconds=300.0), home.root, "replays/t-1",
+                  {"tournament_id": 1}, workers=2, arenas=1, resume_hint="run it again") as pool:
+        victim_pid = pool.pids[1]
         play = pool.play(games)
-        os.kill(victim.pid, signal.SIGKILL)
+        os.kill(victim_pid, signal.SIGKILL)
         with pytest.raises(LeagueError) as caught:
             list(play)
-    assert str(caught.value) == f"Game worker 1 (pid {victim.pid}) died without a traceback (signal 9); run it again."
+    assert str(caught.value) == f"Game worker 1 (pid {victim_pid}) died without a traceback (signal 9); run it again."

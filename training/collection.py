@@ -4,16 +4,16 @@
     collection.submit(order)                  # start a round: T steps with these weights
     round = collection.result()               # wait for it: one Segment (and the steps lost)
 
-- `processes` (training.process_collection; the default with a CPU learner): rollout worker
+- `rollout` (training.worker_collection; the default with a CPU learner): rollout worker
   processes, each a Collector over its own arenas with its own forwards; their segments merge
   into one.
-- `local` (runner.backend multiprocessing or serial): one Collector in this process over the
-  game worker processes; with pipelining off, `result()` plays the round there and then, so a
-  seed gives the same run every time.
+- `central` or `in-process` (LocalCollection): one Collector in this process over the game
+  worker processes (or over arenas stepped in this process); with pipelining off, `result()`
+  plays the round there and then, so a seed gives the same run every time.
 - pipelined (runner.pipeline): the same Collector in a thread, so the next round is played
   while the learner updates on this one, with the weights it had when the round was submitted
   (a policy lag of one update; the loop records it).
-- `ray` (training.ray_collection): rollout workers as Ray actors, each a Collector of its own;
+- `ray` (training.worker_collection): rollout workers as Ray actors, each a Collector of its own;
   their segments merge into one.
 
 The self-play loop (training.selfplay) submits, waits and updates; it never knows which it has.
@@ -67,13 +67,13 @@ class Collection(Protocol):
 
 
 def collection_backend(choice: str, device: torch.device) -> str:
-    """The backend runner.backend names; auto: rollout worker processes (`processes`) with a CPU learner,
+    """The backend runner.backend names; auto: rollout worker processes (`rollout`) with a CPU learner,
     where every policy's forward then runs beside the physics on every core (docs/scaling.md: 0.53x of
     bare RocketSim against 0.28x with the forwards in the learner's process, 1v1 on 2 cores), and game
-    workers (`multiprocessing`) with a GPU learner, whose forwards run on the GPU."""
+    workers (`central`) with a GPU learner, whose forwards run on the GPU."""
     if choice != "auto":
         return choice
-    return "multiprocessing" if device.type == "cuda" else "processes"
+    return "central" if device.type == "cuda" else "rollout"
 
 
 def pipelining(choice: str, backend: str, device: torch.device, game_workers: int) -> bool:

@@ -1,18 +1,14 @@
 """A rollout worker: one core's games and the Collector that acts in them, in one process.
 
-The Ray backend (training.ray_collection) makes it a Ray actor; the local `processes` backend
-(training.process_collection) runs it in a worker process of this machine and talks to it
-over a pipe (`serve`). Either way the worker steps its own arenas in-process (the serial game
-runner) and runs the policies' forwards itself, with one torch thread, so inference runs on
-every core beside the physics instead of in the learner's process between steps.
+It is the service a worker of a pool hosts (training.worker_collection: a process of this
+machine for the `rollout` backend, a Ray actor for `ray`). Either way the worker steps its own
+arenas in-process (the in-process game runner) and runs the policies' forwards itself, with one
+torch thread, so inference runs on every core beside the physics instead of in the learner's
+process between steps.
 """
 
 from __future__ import annotations
 
-import os
-import traceback
-
-from arena.engine.procs import detach_worker_signals
 from league.config import Config, PolicyConfig
 from training.opponents import PolicySpec
 
@@ -29,10 +25,6 @@ def rollout_envs_per_worker(runner, team_size: int) -> int:
     from arena.engine.vector import envs_per_worker_of
 
     return envs_per_worker_of(runner, max(1, ROLLOUT_CARS_PER_WORKER // (2 * team_size)))
-
-
-# Messages of the local protocol (`serve`): (verb, arguments) in, (REPLY_OK | REPLY_ERROR, value) out.
-REPLY_OK, REPLY_ERROR = "ok", "error"
 
 
 class RolloutWorker:
@@ -89,34 +81,3 @@ class WorkerShapes:
     @property
     def league_envs(self) -> int:
         return sum(s[1] for s in self.shapes)
-
-
-def serve(conn, cfg: Config, net_config: PolicyConfig, teacher: PolicySpec | None, seed: int) -> None:
-    """A worker process's loop: build a RolloutWorker, then answer (verb, args) messages until "close".
-
-    Every answer is (REPLY_OK, value) or (REPLY_ERROR, traceback text); the first answer reports
-    the worker's shape once its arenas are built. The pipe carries only objects this project's
-    own processes made (weights as numpy arrays, opponent specs, segments), never a user's file.
-    """
-    detach_worker_signals()  # Ctrl-C is the learner's to handle; a killed learner takes its workers along
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    worker = None
-    try:
-        worker = RolloutWorker(cfg, net_config, teacher, seed)
-        conn.send((REPLY_OK, worker.shape()))
-        while True:
-            verb, args = conn.recv()
-            if verb == "close":
-                break
-            conn.send((REPLY_OK, getattr(worker, verb)(*args)))
-    except (EOFError, BrokenPipeError):
-        pass  # the learner went away: nothing to answer
-    except Exception:  # noqa: BLE001 - reported to the learner, which raises it as one error
-        try:
-            conn.send((REPLY_ERROR, traceback.format_exc()))
-        except (OSError, ValueError):
-            pass
-    finally:
-        if worker is not None:
-            worker.close()
-        conn.close()

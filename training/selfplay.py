@@ -52,7 +52,7 @@ from training.evaluation import evaluate_snapshot
 from training.metrics import MetricsLog
 from training.opponents import LATEST, PolicySpec, agent_spec, draw_picks, pool_specs
 from training.ppo import PpoLearner, TrainingDiverged
-from training.process_collection import ProcessCollection
+from training.worker_collection import WorkerCollection
 from training.progress import Note, OnProgress, UpdateDone, ignore
 from training.rewards import build_reward, shaping_scale
 from training.seeds import derived_seed
@@ -235,12 +235,9 @@ class SelfPlayTrainer:
         if teacher is not None:
             self.on_progress(Note(f"kickstarting from {cfg.training.kickstart.teacher} until the network has trained "
                                   f"{cfg.training.kickstart.steps:,} steps (training.kickstart.teacher= to turn off)"))
-        if backend == "ray":
-            from training.ray_collection import RayCollection  # Ray only where it is asked for
-
-            collection = RayCollection(cfg, self.net.config, teacher, pipelined, self.on_progress)
-        elif backend == "processes":
-            collection = ProcessCollection(cfg, self.net.config, teacher, self.workers, pipelined)
+        if backend in ("rollout", "ray"):
+            collection = WorkerCollection(cfg, self.net.config, teacher, backend, self.workers, pipelined,
+                                          self.on_progress)
         else:
             games = VecGame(cfg.game, cfg.runner, mode="training", seed=cfg.seed, workers=self.workers,
                             plugins=GamePlugins(reward_fn=build_reward(cfg.rewards)))

@@ -11,10 +11,15 @@ stopped and the runner raises WorkerError.
 from __future__ import annotations
 
 import json
-
 import weakref
 
-from arena.engine.procs import died_sentence, worker_context
+from arena.engine.procs import (
+    JOIN_SECONDS,
+    WorkerError,
+    stop_processes,
+    worker_context,
+    worker_error,
+)
 from arena.engine.shared import allocate_local, allocate_shared, runner_layout, views
 from arena.engine.worker import (
     MSG_CLOSE,
@@ -28,11 +33,7 @@ from arena.engine.worker import (
     run_worker,
 )
 
-JOIN_SECONDS = 3.0
-
-
-class WorkerError(RuntimeError):
-    """A game worker failed; the message carries the worker's own traceback."""
+__all__ = ["MultiprocessingBackend", "SerialBackend", "WorkerError", "make_backend"]
 
 
 def reset_message(seed: int | None) -> bytes:
@@ -41,13 +42,6 @@ def reset_message(seed: int | None) -> bytes:
 
 def reset_games_message(seeds: list[int]) -> bytes:
     return MSG_RESET + json.dumps([int(s) for s in seeds]).encode()
-
-
-def worker_error(who: str, proc, text: str | None) -> WorkerError:
-    """The error for a worker process that failed with traceback `text`, or died without one (None)."""
-    if text is not None:
-        return WorkerError(f"{who} (pid {proc.pid}) failed:\n{text}")
-    return WorkerError(died_sentence(who, proc) + ".")
 
 
 class SerialBackend:
@@ -82,28 +76,6 @@ def _send_close(conn) -> None:
     conn.send_bytes(MSG_CLOSE)
 
 
-def stop_processes(processes: list, conns: list, send_close=_send_close) -> None:
-    """Stop worker processes: ask politely (`send_close(conn)`), then terminate, then kill. Safe to call twice."""
-    for conn in conns:
-        try:
-            send_close(conn)
-        except (OSError, ValueError):
-            pass
-    for proc in processes:
-        proc.join(JOIN_SECONDS)
-    for proc in processes:
-        if proc.is_alive():
-            proc.terminate()
-            proc.join(JOIN_SECONDS)
-        if proc.is_alive():
-            proc.kill()
-            proc.join(JOIN_SECONDS)
-    for conn in conns:
-        conn.close()
-    conns.clear()
-    processes.clear()
-
-
 class MultiprocessingBackend:
     """One process per WorkerPlan, all writing into one shared RawArray."""
 
@@ -115,7 +87,7 @@ class MultiprocessingBackend:
         self._processes: list = []
         self._conns: list = []
         # Runs at close() or garbage collection or interpreter exit, whichever comes first.
-        self._finalizer = weakref.finalize(self, stop_processes, self._processes, self._conns)
+        self._finalizer = weakref.finalize(self, stop_processes, self._processes, self._conns, _send_close)
         for index, plan in enumerate(plans):
             parent, child = ctx.Pipe()
             proc = ctx.Process(target=run_worker, args=(child, self._buffer, plan),

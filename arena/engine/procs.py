@@ -1,4 +1,5 @@
-"""What every worker process of ours does first: leave Ctrl-C to the driver, and die with it."""
+"""What every worker process of ours shares: how it starts (leaving Ctrl-C to the driver, dying
+with it), how it is stopped, and the one error that says it failed or died."""
 
 from __future__ import annotations
 
@@ -8,6 +9,18 @@ import multiprocessing.context
 import signal
 
 _PR_SET_PDEATHSIG = 1
+JOIN_SECONDS = 3.0  # how long a stopping worker gets at each step (asked, terminated, killed)
+
+
+class WorkerError(RuntimeError):
+    """A worker failed or died; the message names it (and carries its traceback when it had one).
+
+    `index` is the worker's place in its pool; `lost` is true when it died without a word (a
+    signal, an exit, a lost Ray node), the case a pool may recover from by starting a new one."""
+
+    def __init__(self, message: str, index: int | None = None, lost: bool = False):
+        super().__init__(message)
+        self.index, self.lost = index, lost
 
 
 def detach_worker_signals() -> None:
@@ -46,3 +59,32 @@ def how_it_ended(proc) -> str:
 def died_sentence(who: str, proc) -> str:
     """The failure sentence of a worker that died without a traceback: who it was, its pid, how it ended."""
     return f"{who} (pid {proc.pid}) died without a traceback ({how_it_ended(proc)})"
+
+
+def worker_error(who: str, proc, text: str | None, index: int | None = None) -> WorkerError:
+    """The error for a worker process that failed with traceback `text`, or died without one (None)."""
+    if text is not None:
+        return WorkerError(f"{who} (pid {proc.pid}) failed:\n{text}", index)
+    return WorkerError(died_sentence(who, proc) + ".", index, lost=True)
+
+
+def stop_processes(processes: list, conns: list, send_close) -> None:
+    """Stop worker processes: ask politely (`send_close(conn)`), then terminate, then kill. Safe to call twice."""
+    for conn in conns:
+        try:
+            send_close(conn)
+        except (OSError, ValueError):
+            pass
+    for proc in processes:
+        proc.join(JOIN_SECONDS)
+    for proc in processes:
+        if proc.is_alive():
+            proc.terminate()
+            proc.join(JOIN_SECONDS)
+        if proc.is_alive():
+            proc.kill()
+            proc.join(JOIN_SECONDS)
+    for conn in conns:
+        conn.close()
+    conns.clear()
+    processes.clear()

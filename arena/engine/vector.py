@@ -115,7 +115,8 @@ class VecGame:
         if envs_per_worker is None:  # the runner config's value; 0 there means auto
             envs_per_worker = envs_per_worker_of(runner)
         backend = backend or getattr(runner, "backend", "multiprocessing")
-        if backend not in ("serial", "multiprocessing"):  # training's choices of collection (auto, processes, ray):
+        backend = {"in-process": "serial"}.get(backend, backend)  # runner.backend's name for the serial runner
+        if backend not in ("serial", "multiprocessing"):  # training's other choices (auto, rollout, central, ray):
             backend = "multiprocessing"  # games played here run in game worker processes
         if workers < 1 or envs_per_worker < 1:
             raise ValueError(f"need at least one worker and one arena per worker, got workers={workers}, "

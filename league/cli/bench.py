@@ -200,14 +200,14 @@ def bench_train_command(
     set_: Annotated[Optional[list[str]], typer.Option("--set", help="Override any config key.", show_default=False)] = None,
     backends: Annotated[str, typer.Option(
         "--backends", help="Collection backends to compare, in order (the first is the reference of the ratios): "
-                           "local, pipelined, processes, ray.")] = "local,pipelined,processes,ray",
+                           "central, central-pipelined, rollout, ray (runner.backend's choices).")] = "central,central-pipelined,rollout,ray",
 ) -> None:
     """End-to-end training throughput (updates included) of each collection backend, and the split between
     collection, inference and update.
 
     Example: league bench train --stage 1v1 --iterations 4
 
-    Example: league bench train --backends local,ray
+    Example: league bench train --backends rollout,ray
     """
     from rich.table import Table
 

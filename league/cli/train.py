@@ -30,10 +30,10 @@ def train_command(
     device: Annotated[Optional[str], typer.Option("--device", help="auto, cpu or cuda.", show_default=False)] = None,
     workers: Annotated[Optional[int], typer.Option("--workers", help="Game worker processes.", show_default=False)] = None,
     backend: Annotated[Optional[str], typer.Option(
-        "--backend", help="Where the games run: processes (rollout workers on this machine, each with its own "
-                          "forwards), multiprocessing (game workers on this machine, forwards in the learner), serial "
-                          "(this process) or ray (rollout workers on a Ray cluster).  [default: auto: processes on a "
-                          "CPU learner, multiprocessing on a GPU]", show_default=False)] = None,
+        "--backend", help="Where the games run and who acts in them: rollout (rollout workers on this machine, "
+                          "each with its own forwards), central (game workers on this machine, every forward in the "
+                          "learner), in-process (this process) or ray (rollout workers on a Ray cluster).  [default: "
+                          "auto: rollout on a CPU learner, central on a GPU]", show_default=False)] = None,
     address: Annotated[Optional[str], typer.Option(
         "--address", help="With --backend ray: a cluster's head (host:port); default a local instance on 127.0.0.1.",
         show_default=False)] = None,

@@ -3,10 +3,10 @@
 Trains in a throwaway league home with the settings the issue names (1v1, tick skip 8, actor
 and critic [256, 256, 256], 50,000 agent steps per iteration, one epoch, one minibatch, pure
 self-play so every car's step is training data, as rlgym-ppo counts it, and no kickstarting
-teacher, so it times PPO alone), once per collection backend asked for (BACKENDS: local
-processes with pipelining off, the same pipelined, local rollout worker processes with their
-own forwards (pipelining off), Ray rollout workers on a local instance
-with as many workers as game workers), and, in the same run on the same workers, measures the
+teacher, so it times PPO alone), once per collection backend asked for (BACKENDS: game worker
+processes with the forwards in the learner's process (`central`), pipelining off, the same
+pipelined, rollout worker processes with their own forwards (`rollout`, pipelining off), Ray
+rollout workers on a local instance with as many workers as game workers), and, in the same run on the same workers, measures the
 collection-only rate (random actions, no learner) as the reference the learner should hide
 behind.
 """
@@ -22,6 +22,7 @@ import numpy as np
 
 from arena.engine.vector import VecGame, default_workers, envs_per_worker_of
 from league.config import load_config
+from league.config_tree import renamed_note
 from league.errors import LeagueError
 from league.home import LeagueHome
 from league.registry import Registry
@@ -30,11 +31,13 @@ from training.selfplay import SelfPlayTrainer
 
 # Each backend `league bench train` compares, as the config keys that choose it.
 BACKENDS = {
-    "local": ["runner.backend=multiprocessing", "runner.pipeline=never"],
-    "pipelined": ["runner.backend=multiprocessing", "runner.pipeline=always"],
-    "processes": ["runner.backend=processes", "runner.pipeline=never"],
+    "central": ["runner.backend=central", "runner.pipeline=never"],
+    "central-pipelined": ["runner.backend=central", "runner.pipeline=always"],
+    "rollout": ["runner.backend=rollout", "runner.pipeline=never"],
     "ray": ["runner.backend=ray", "runner.pipeline=always"],
 }
+# The names these had before runner.backend's choices were renamed; they work until the next release.
+RENAMED = {"local": "central", "pipelined": "central-pipelined", "processes": "rollout"}
 
 BENCH_SETTINGS = [
     "policy.actor_sizes=[256, 256, 256]", "policy.critic_sizes=[256, 256, 256]", "ppo.epochs=1",
@@ -71,7 +74,7 @@ class TrainBench:
         """End to end / collection only."""
         return self.agent_steps_per_second / self.collection_only_steps_per_second
 
-    def against(self, backend: str, reference: str = "local") -> float | None:
+    def against(self, backend: str, reference: str = "central") -> float | None:
         """One backend's end-to-end rate over another's, both measured here (None if either was not)."""
         rates = self.backends or {}
         if backend not in rates or reference not in rates:
@@ -148,8 +151,11 @@ def training_rate(cfg, notes: list[str] | None = None,
 
 def bench_train(stage: str = "1v1", iterations: int = 4, batch: int = 50_000, workers: int | None = None,
                 envs_per_worker: int | None = None, extra: list[str] | None = None,
-                backends: tuple[str, ...] = ("local",)) -> TrainBench:
+                backends: tuple[str, ...] = ("central",)) -> TrainBench:
     """Each backend's end-to-end rate and time split, then the collection-only reference, in one run."""
+    for old in [b for b in backends if b in RENAMED]:
+        renamed_note("--backends", "backend", old, RENAMED[old])
+    backends = tuple(RENAMED.get(b, b) for b in backends)
     unknown = [b for b in backends if b not in BACKENDS]
     if unknown or not backends:
         raise LeagueError(f"Unknown backend {unknown[0] if unknown else ''!r}; expected some of {', '.join(BACKENDS)}.")

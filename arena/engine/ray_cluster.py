@@ -1,10 +1,5 @@
-"""The Ray backend of tournaments: chunks of games as Ray tasks on a cluster.
-
-Each task loads the agents from checkpoints it can read (the league home must be on a path
-the cluster's nodes share), plays its games on the in-process runner, and returns the
-outcomes with their replays encoded; the driver alone writes replays and the database. Every
-game replays exactly from its seed, so the results equal the local backend's.
-"""
+"""Ray for our worker pools (arena.engine.pool): a cluster joined at an address checked first, or a
+local instance whose servers listen on 127.0.0.1 only; either let go when the work ends."""
 
 from __future__ import annotations
 
@@ -13,17 +8,10 @@ import re
 import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
-from arena.engine.game import GameSpec
-from arena.tournament_play import GameOutcome, GamePlayer
 from league.errors import LeagueError
-from league.home import LeagueHome
-from league.registry import Agent
-from league.schedule import ScheduledGame
 
-GAMES_PER_TASK = 16  # small enough that results stream back while the rest play
 LOOPBACK = "127.0.0.1"  # a local instance serves this machine only
 # How long a cluster address has to answer: Ray itself retries a wrong one for minutes, or forever.
 CONNECT_TIMEOUT_SECONDS = 5.0
@@ -32,21 +20,6 @@ ADDRESS_PATTERN = re.compile(r"(?P<client>ray://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A
 # Every Ray GCS serves this gRPC method (it is how ray.init learns the cluster's id), so an answer
 # to it, or a refusal for want of Ray's auth token, tells a GCS from whatever else holds the port.
 GCS_PROBE_METHOD = "/ray.rpc.NodeInfoGcsService/GetClusterId"
-
-
-def _play(games: list[ScheduledGame], agents: dict[str, Agent], spec: GameSpec, home_root: str,
-          replay_dir: str, meta: dict) -> list[GameOutcome]:
-    import torch
-
-    from agents.loading import load_policy
-
-    torch.set_num_threads(1)
-    policies = {name: load_policy(agent, home_root=Path(home_root)) for name, agent in agents.items()}
-    player = GamePlayer(spec, policies, Path(home_root), replay_dir, len(games), meta, write_replays=False)
-    try:
-        return list(player.play(games))
-    finally:
-        player.close()
 
 
 def check_address(address: str) -> None:
@@ -146,15 +119,3 @@ def ray_session(workers: int, address: str | None) -> Iterator[Any]:
         yield ray
     finally:
         ray.shutdown()
-
-
-def run_on_ray(todo: list[ScheduledGame], agents: dict[str, Agent], spec: GameSpec, home: LeagueHome, tid: int,
-               workers: int, address: str | None) -> Iterator[GameOutcome]:
-    with ray_session(workers, address) as ray:
-        task = ray.remote(num_cpus=1)(_play)
-        chunks = [todo[i:i + GAMES_PER_TASK] for i in range(0, len(todo), GAMES_PER_TASK)]
-        pending = [task.remote(chunk, agents, spec, str(home.root), f"replays/tournament-{tid}",
-                               {"tournament_id": tid}) for chunk in chunks]
-        while pending:
-            done, pending = ray.wait(pending, num_returns=1)
-            yield from ray.get(done[0])

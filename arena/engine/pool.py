@@ -1,0 +1,351 @@
+"""One worker pool: long-lived workers on this machine's processes or on Ray, behind one interface.
+
+A worker hosts one service object, built inside the worker from a class and its arguments (a
+tournament's GameService, training's RolloutWorker), and answers calls of its methods in order:
+
+    with open_pool("processes", RolloutWorker, [args_0, args_1], "Rollout worker") as pool:
+        pool.call(k, "collect", weights, ...)     # a request to worker k; it answers calls in order
+        value = pool.reply(k)                     # worker k's next answer
+        k, value = pool.next_reply()              # whichever worker with a call under way answers first
+        handle = pool.shared(weights)             # a value passed to many calls (Ray: stored once)
+        pool.restart(k, args)                     # a fresh worker in the place of a lost one
+
+One message protocol serves both kinds: a call is (method, args); every answer is (OK, value),
+(REFUSED, sentence) for a LeagueError or OSError of the service (a bad file, a full disk: one
+sentence for the person) or (FAILED, traceback) for anything else. A Ray actor's method returns
+the same pairs (Host.handle), so the two kinds differ only in transport. One failure path: a
+worker that fails or dies raises arena.engine.procs.WorkerError naming the worker and its pid
+(and the signal, or its traceback); `lost` marks one that died without a word, which a caller
+may replace (`restart`, as RLlib's EnvRunnerGroup restarts lost env runners) instead of
+stopping. PufferLib's vector.py gave the shape: a thin transport under one interface.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import traceback
+from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
+from multiprocessing.connection import wait
+from typing import Any
+
+from arena.engine.procs import (
+    JOIN_SECONDS,
+    WorkerError,
+    detach_worker_signals,
+    stop_processes,
+    worker_context,
+    worker_error,
+)
+from league.errors import LeagueError
+
+OK, REFUSED, FAILED = "ok", "refused", "failed"
+POOL_KINDS = ("processes", "ray")
+READY_SECONDS = 300.0  # how long Ray workers may take to start (building arenas, importing torch)
+
+
+def refusal(exc: LeagueError | OSError) -> str:
+    """One sentence for a service's refusal (no final period: callers go on after it)."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"cannot write {exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
+    return str(exc).rstrip(".")
+
+
+class Host:
+    """A service inside a worker: built from (cls, args), its methods answered as protocol pairs."""
+
+    def __init__(self, cls: type, args: tuple):
+        self.service, self.startup = None, (OK, os.getpid())
+        try:
+            self.service = cls(*args)
+        except (LeagueError, OSError) as exc:
+            self.startup = (REFUSED, refusal(exc))
+        except Exception:  # noqa: BLE001 - answered to the driver, which raises it as one error
+            self.startup = (FAILED, traceback.format_exc())
+
+    def ready(self) -> tuple[str, Any]:
+        """(OK, pid) once the service is built; else why it could not be."""
+        return self.startup
+
+    def handle(self, method: str, *args) -> tuple[str, Any]:
+        """Call the service's `method`; the arguments travel one by one, so Ray resolves each object
+        reference among them (it resolves only top-level arguments)."""
+        try:
+            return OK, getattr(self.service, method)(*args)
+        except (LeagueError, OSError) as exc:
+            return REFUSED, refusal(exc)
+        except Exception:  # noqa: BLE001 - as above
+            return FAILED, traceback.format_exc()
+
+    def close(self) -> None:
+        close = getattr(self.service, "close", None)
+        if close is not None:
+            close()
+
+
+def serve(conn, cls: type, args: tuple) -> None:
+    """A worker process's loop: host the service, answer each (method, args) until None or EOF.
+
+    The pipe carries only objects this project's own processes made (weights as numpy arrays,
+    scheduled games, outcomes, segments), never a user's file."""
+    detach_worker_signals()
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    host = Host(cls, args)
+    try:
+        conn.send(host.ready())
+        while host.service is not None and (request := conn.recv()) is not None:
+            method, args = request
+            conn.send(host.handle(method, *args))
+    except (EOFError, BrokenPipeError):
+        pass  # the driver went away: nothing to answer
+    finally:
+        host.close()
+        conn.close()
+
+
+def _send_close(conn) -> None:
+    conn.send(None)
+
+
+class _Pool:
+    """What both kinds share: the order of answers, and turning a protocol pair into a value."""
+
+    who: str
+    size: int
+
+    def _value(self, k: int, reply: tuple[str, Any]) -> Any:
+        status, value = reply
+        if status == OK:
+            return value
+        who = f"{self.who} {k} (pid {self._pid(k)})"
+        self.close()  # a refusal or a bug ends the work: nothing to replace
+        if status == REFUSED:
+            raise WorkerError(f"{who} stopped: {value}", k)
+        raise WorkerError(f"{who} failed:\n{value}", k)
+
+    def _pid(self, k: int) -> int | None:
+        raise NotImplementedError
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+
+class ProcessPool(_Pool):
+    """Workers as processes of this machine (the fork server's), each talking over its own pipe."""
+
+    kind = "processes"
+
+    def __init__(self, cls: type, args: list[tuple], who: str):
+        self.cls, self.who = cls, who
+        self._ctx = worker_context()
+        self._procs: list = []
+        self._conns: list = []
+        self._pending: list[int] = []  # calls under way, per worker
+        for k, a in enumerate(args):
+            self._start(k, a)
+        for k in range(len(args)):
+            self._pids_ok(k)
+
+    @property
+    def size(self) -> int:
+        return len(self._procs)
+
+    @property
+    def pids(self) -> list[int]:
+        return [p.pid for p in self._procs]
+
+    def _pid(self, k: int) -> int | None:
+        return self._procs[k].pid
+
+    def _start(self, k: int, args: tuple) -> None:
+        parent, child = self._ctx.Pipe()
+        proc = self._ctx.Process(target=serve, args=(child, self.cls, args), name=f"rl-league-{self.who}-{k}",
+                                 daemon=True)
+        proc.start()
+        child.close()  # so a dead worker reads as EOF here, never as a hang
+        if k < len(self._procs):
+            self._procs[k], self._conns[k], self._pending[k] = proc, parent, 0
+        else:
+            self._procs.append(proc)
+            self._conns.append(parent)
+            self._pending.append(0)
+
+    def _pids_ok(self, k: int) -> None:
+        self._pending[k] += 1
+        self.reply(k)
+
+    def shared(self, value: Any) -> Any:
+        return value
+
+    def call(self, k: int, method: str, *args) -> None:
+        try:
+            self._conns[k].send((method, args))
+        except (BrokenPipeError, OSError):
+            self._lost(k)
+        self._pending[k] += 1
+
+    def reply(self, k: int) -> Any:
+        if not self._pending[k]:
+            raise RuntimeError(f"reply({k}) without a call under way")
+        try:
+            answer = self._conns[k].recv()
+        except (EOFError, OSError):
+            self._lost(k)
+        self._pending[k] -= 1
+        return self._value(k, answer)
+
+    def next_reply(self) -> tuple[int, Any]:
+        busy = {self._conns[k]: k for k in range(self.size) if self._pending[k]}
+        if not busy:
+            raise RuntimeError("next_reply() without a call under way")
+        ready = wait(list(busy))  # a dead worker's pipe reads as ready (EOF): never a hang
+        k = busy[ready[0]]
+        return k, self.reply(k)
+
+    def _lost(self, k: int):
+        """Worker k died: the error that says so (the others go on; `restart` may replace it)."""
+        proc = self._procs[k]
+        proc.join(JOIN_SECONDS)
+        self._pending[k] = 0
+        raise worker_error(f"{self.who} {k}", proc, None, k) from None
+
+    def restart(self, k: int, args: tuple, seconds: float | None = None) -> bool:
+        """A fresh worker in place of worker k (whatever it was doing is dropped); always True here."""
+        old, conn = self._procs[k], self._conns[k]
+        stop_processes([old], [conn], _send_close)
+        self._start(k, args)
+        self._pids_ok(k)
+        return True
+
+    def close(self) -> None:
+        stop_processes(self._procs, self._conns, _send_close)
+        self._pending = []
+
+
+class RayPool(_Pool):
+    """Workers as Ray actors (one CPU each, spread over the cluster's nodes), hosted like processes."""
+
+    kind = "ray"
+
+    def __init__(self, ray: Any, cls: type, args: list[tuple], who: str):
+        self.ray, self.cls, self.who = ray, cls, who
+        self._actor = ray.remote(num_cpus=1, max_restarts=0)(Host)
+        self._actors: list = []
+        self._pids: list[int | None] = []
+        self._pending: list[deque] = []
+        starting = [self._spawn(a) for a in args]
+        try:
+            ready = ray.get([actor.ready.remote() for actor in starting], timeout=READY_SECONDS)
+        except ray.exceptions.GetTimeoutError:
+            self._kill(starting)
+            cpus = int(ray.cluster_resources().get("CPU", 0))
+            raise LeagueError(f"{len(args)} Ray workers did not start within {READY_SECONDS:.0f} s; the cluster has "
+                              f"{cpus} CPUs.") from None
+        for k, (actor, answer) in enumerate(zip(starting, ready)):
+            self._actors.append(actor)
+            self._pids.append(answer[1] if answer[0] == OK else None)
+            self._pending.append(deque())
+        for k, answer in enumerate(ready):
+            self._value(k, answer)
+
+    @property
+    def size(self) -> int:
+        return len(self._actors)
+
+    def _pid(self, k: int) -> int | None:
+        return self._pids[k]
+
+    def _spawn(self, args: tuple):
+        return self._actor.options(scheduling_strategy="SPREAD").remote(self.cls, args)
+
+    def _kill(self, actors: list) -> None:
+        for actor in actors:
+            self.ray.kill(actor, no_restart=True)
+
+    def shared(self, value: Any) -> Any:
+        return self.ray.put(value)
+
+    def call(self, k: int, method: str, *args) -> None:
+        self._pending[k].append(self._actors[k].handle.remote(method, *args))
+
+    def reply(self, k: int) -> Any:
+        return self._answer(k, self._pending[k].popleft())
+
+    def next_reply(self) -> tuple[int, Any]:
+        heads = {self._pending[k][0]: k for k in range(self.size) if self._pending[k]}
+        if not heads:
+            raise RuntimeError("next_reply() without a call under way")
+        done, _ = self.ray.wait(list(heads), num_returns=1)
+        return heads[done[0]], self.reply(heads[done[0]])
+
+    def _answer(self, k: int, ref) -> Any:
+        ray = self.ray
+        try:
+            answer = ray.get(ref)
+        except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError, ray.exceptions.ObjectLostError) as exc:
+            self._pending[k].clear()
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0].rstrip(".")
+            raise WorkerError(f"{self.who} {k} (pid {self._pids[k]}) died without a traceback (its Ray actor was "
+                              f"lost: {first}).", k, lost=True) from None
+        return self._value(k, answer)
+
+    def restart(self, k: int, args: tuple, seconds: float = 60.0) -> bool:
+        """A fresh actor in place of worker k, if the cluster has room for one within `seconds`.
+
+        A new actor may land on the node that just died before the cluster has noticed (its
+        creation then fails), so failures are retried until the deadline."""
+        ray = self.ray
+        self._kill([self._actors[k]])
+        self._pending[k].clear()
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            actor = self._spawn(args)
+            try:
+                answer = ray.get(actor.ready.remote(), timeout=max(deadline - time.monotonic(), 0.1))
+            except ray.exceptions.GetTimeoutError:
+                self._kill([actor])
+                return False  # no room in the cluster
+            except ray.exceptions.RayError:
+                self._kill([actor])
+                time.sleep(1.0)
+                continue
+            self._actors[k], self._pids[k] = actor, answer[1]
+            self._value(k, answer)
+            return True
+        return False
+
+    def remove(self, keep: list[int]) -> None:
+        """Keep only the workers `keep` (in that order), killing the others."""
+        self._kill([a for k, a in enumerate(self._actors) if k not in keep])
+        self._actors = [self._actors[k] for k in keep]
+        self._pids = [self._pids[k] for k in keep]
+        self._pending = [self._pending[k] for k in keep]
+
+    def close(self) -> None:
+        self._kill(self._actors)
+        self._actors, self._pending = [], []
+
+
+@contextmanager
+def open_pool(kind: str, cls: type, args: list[tuple], who: str, address: str | None = None) -> Iterator[_Pool]:
+    """A pool of len(args) workers of `kind` ("processes" or "ray"), each hosting cls(*args[k]);
+    closed on leaving. Ray: the cluster at `address`, or a local instance on 127.0.0.1
+    (arena.engine.ray_cluster), let go on leaving too."""
+    if kind == "processes":
+        with ProcessPool(cls, args, who) as pool:
+            yield pool
+        return
+    if kind != "ray":
+        raise ValueError(f"pool kind must be one of {', '.join(POOL_KINDS)}, got {kind!r}")
+    from arena.engine.ray_cluster import ray_session
+
+    with ray_session(len(args), address) as ray, RayPool(ray, cls, args, who) as pool:
+        yield pool

@@ -1,0 +1,119 @@
+"""Scheduled games played by workers (arena.engine.pool): how tournaments and matches use many cores.
+
+    with GamePool(agents, spec, home.root, "replays/tournament-3", {"tournament_id": 3}, workers=2,
+                  arenas=8, resume_hint="run the same command again to resume tournament 3") as pool:
+        for outcome in pool.play(games): record(outcome)        # a tournament: one call
+        for outcome in pool.play(more_games): record(outcome)   # a match: one call per batch
+
+Each worker hosts a GameService: it loads the policies and builds its runner of `arenas` games
+once, then plays every chunk of games it is handed. Chunks of `arenas` games go to whichever
+worker is free, so a slow worker never holds the others back. Local workers write each replay
+themselves (atomically); Ray workers, whose disk may be another node's, hand it back encoded and
+the driver writes it (the league home must still be on a path every node can read, for the
+checkpoints). Only the driver writes the database. Every game replays exactly from its seed, so
+both backends give the same results. A worker that dies, or stops on a bad file or a full disk,
+ends `play` with one LeagueError sentence ending in `resume_hint`; the pool is then closed.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator
+from pathlib import Path
+
+from arena.engine.game import GameSpec
+from arena.engine.pool import ProcessPool, open_pool
+from arena.engine.procs import WorkerError
+from arena.replay import write_replay
+from arena.tournament_play import GameOutcome, GamePlayer
+from league.errors import LeagueError
+from league.registry import Agent
+from league.schedule import ScheduledGame
+
+# Each contest backend (league tournament --backend) and the pool kind it runs on.
+BACKENDS = {"local": "processes", "ray": "ray"}
+
+
+class GameService:
+    """One worker's policies and runner of `arenas` games, built once, playing chunk after chunk."""
+
+    def __init__(self, agents: dict[str, Agent], spec: GameSpec, home_root: str, replay_dir: str, arenas: int,
+                 meta: dict, write_replays: bool):
+        import torch
+
+        from agents.loading import load_policy
+
+        torch.set_num_threads(1)  # one worker per core: tiny per-step batches gain nothing from more
+        policies = {name: load_policy(agent, home_root=Path(home_root)) for name, agent in agents.items()}
+        self.player = GamePlayer(spec, policies, Path(home_root), replay_dir, arenas, meta,
+                                 write_replays=write_replays)
+
+    def play(self, games: list[ScheduledGame]) -> list[GameOutcome]:
+        return list(self.player.play(games))
+
+    def close(self) -> None:
+        self.player.close()
+
+
+class GamePool:
+    """`workers` workers of `backend` ("local" or "ray", at `address`), each playing up to `arenas`
+    games at once. `resume_hint` ends the sentence of a failure."""
+
+    def __init__(self, agents: dict[str, Agent], spec: GameSpec, home_root: Path, replay_dir: str, meta: dict,
+                 workers: int, arenas: int, resume_hint: str, backend: str = "local", address: str | None = None):
+        if backend not in BACKENDS:
+            raise LeagueError(f"Unknown backend {backend!r}; expected {' or '.join(BACKENDS)}.")
+        self.home_root, self.arenas, self.resume_hint = home_root, arenas, resume_hint
+        here = BACKENDS[backend] == "processes"  # workers on this machine write their replays themselves
+        args = [(agents, spec, str(home_root), replay_dir, arenas, meta, here)] * max(1, workers)
+        self._opened = open_pool(BACKENDS[backend], GameService, args, "Game worker", address)
+        self._broken = False
+        try:
+            self.pool = self._opened.__enter__()
+        except WorkerError as exc:
+            raise self._error(exc) from None
+
+    def __enter__(self) -> "GamePool":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @property
+    def pids(self) -> list[int]:
+        return self.pool.pids if isinstance(self.pool, ProcessPool) else []
+
+    def play(self, games: list[ScheduledGame]) -> Iterator[GameOutcome]:
+        """Play `games`; yields each outcome as its chunk ends, its replay already written.
+        Leaving the iterator early leaves the pool unusable."""
+        if self._broken:
+            raise RuntimeError("this game pool stopped on an earlier failure")
+        self._broken = True  # until every chunk is back: an early exit leaves answers in flight
+        chunks = deque(games[i:i + self.arenas] for i in range(0, len(games), self.arenas))
+        idle, busy = deque(range(self.pool.size)), 0
+        try:
+            while chunks or busy:
+                while idle and chunks:
+                    self.pool.call(idle.popleft(), "play", chunks.popleft())
+                    busy += 1
+                k, outcomes = self.pool.next_reply()
+                busy -= 1
+                idle.append(k)
+                for outcome in outcomes:
+                    if outcome.replay_bytes is not None:
+                        write_replay(self.home_root / outcome.replay_path, outcome.replay_bytes)
+                    yield outcome
+        except WorkerError as exc:
+            raise self._error(exc) from None
+        self._broken = False
+
+    def _error(self, exc: WorkerError) -> LeagueError:
+        text = str(exc).rstrip(".")
+        if exc.lost:
+            return LeagueError(f"{text}; {self.resume_hint}.")
+        if "\n" in text:  # a bug: its traceback, whole
+            return LeagueError(f"{text}\n{self.resume_hint}.")
+        return LeagueError(f"{text}; the games played so far are recorded: {self.resume_hint}.")
+
+    def close(self) -> None:
+        self._opened.__exit__(None, None, None)
