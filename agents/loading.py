@@ -47,6 +47,10 @@ def load_policy(
     resolved against `home_root`); `checkpoint_path`/`expected_sha256` are for bare kinds.
     """
     if isinstance(agent, Agent):
+        if agent.kind == "community":
+            from agents.community.install import load_community  # torch's adapters only where they play
+
+            return load_community(agent, checkpoint_file(agent, home_root))
         kind, name = agent.kind, agent.name
         if kind not in BASELINE_KINDS:
             checkpoint_path = checkpoint_file(agent, home_root)

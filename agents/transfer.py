@@ -14,12 +14,19 @@ from pathlib import Path
 from typing import Any
 
 from agents.checkpoint import checkpoint_paths, load_checkpoint, sha256_file
-from agents.export_destination import (check_destination, check_folder_path, check_place, folder_doomed,
-                                       shown_path, swap_in, zip_doomed)
+from agents.export_destination import (
+    check_destination,
+    check_folder_path,
+    check_place,
+    folder_doomed,
+    shown_path,
+    swap_in,
+    zip_doomed,
+)
 from agents.loading import checkpoint_file
 from league.config import STAGES, team_size_of
 from league.errors import LeagueError
-from league.files import printable, write_file_atomic
+from league.files import all_or_nothing, printable, write_file_atomic
 from league.home import LeagueHome
 from league.registry import Agent, Registry
 
@@ -67,29 +74,28 @@ def import_checkpoint(home: LeagueHome, registry: Registry, file: Path, name: st
     config = ckpt.meta.training_config or {"policy": dataclasses.asdict(ckpt.meta.architecture)}
     stem = home.checkpoints / f"{name}-{ckpt.sha256[:12]}"
     relative = checkpoint_paths(stem)[0].relative_to(home.root)
-    written: list[Path] = []
-    try:
-        with registry.transaction():
-            agent = registry.agent_store.add(
-                name=name, kind=ckpt.meta.kind, team_size=team_size, checkpoint_path=relative.as_posix(),
-                checkpoint_sha256=ckpt.sha256, config=config, steps_trained=ckpt.meta.steps,
-                notes=f"imported from {printable(Path(file).name)}",
-            )
-            home.checkpoints.mkdir(parents=True, exist_ok=True)
-            _copy_pair(ckpt.weights_path, stem, written)
-            load_checkpoint(stem, expected_sha256=ckpt.sha256)  # the copy is what gets registered
-    except OSError as exc:
-        _remove(written)
-        raise LeagueError(f"Cannot copy {file} into {home.checkpoints}: {exc.strerror or exc}.") from None
-    except BaseException:
-        _remove(written)
-        raise
+    with all_or_nothing(f"Cannot copy {file} into {home.checkpoints}") as written, registry.transaction():
+        agent = registry.agent_store.add(
+            name=name, kind=ckpt.meta.kind, team_size=team_size, checkpoint_path=relative.as_posix(),
+            checkpoint_sha256=ckpt.sha256, config=config, steps_trained=ckpt.meta.steps,
+            notes=f"imported from {printable(Path(file).name)}",
+        )
+        home.checkpoints.mkdir(parents=True, exist_ok=True)
+        _copy_pair(ckpt.weights_path, stem, written)
+        load_checkpoint(stem, expected_sha256=ckpt.sha256)  # the copy is what gets registered
     return agent
 
 
-def _remove(paths: list[Path]) -> None:
-    for path in paths:
-        path.unlink(missing_ok=True)
+def exportable(registry: Registry, name: str) -> Agent:
+    """Agent `name`, if it has a checkpoint of its own to export (not a baseline's or a community bot's)."""
+    agent = registry.agent_store.get(name)
+    if agent.kind == "community":
+        raise LeagueError(f"{name!r} is a community bot; its weights are its authors' (see its licence in "
+                          "`league show`), not the league's to export.")
+    if not agent.checkpoint_path:
+        raise LeagueError(f"Agent {name!r} is a {agent.kind} baseline with no checkpoint, so no weights to "
+                          "export; export a trained mlp or lstm agent.")
+    return agent
 
 
 def export_checkpoint(home: LeagueHome, registry: Registry, name: str, directory: Path) -> tuple[Path, Path]:
@@ -99,9 +105,7 @@ def export_checkpoint(home: LeagueHome, registry: Registry, name: str, directory
     `directory` are never overwritten, and `directory` is never the league home, inside it or
     above it.
     """
-    agent = registry.agent_store.get(name)
-    if not agent.checkpoint_path:
-        raise LeagueError(f"Agent {name!r} is a {agent.kind} baseline with no checkpoint to export.")
+    agent = exportable(registry, name)
     directory = Path(directory)
     check_place(directory, home, rlbot=False, what="checkpoint")
     check_folder_path(directory, "checkpoint", links_ok=True)
@@ -111,16 +115,9 @@ def export_checkpoint(home: LeagueHome, registry: Registry, name: str, directory
     for path in (weights, meta):
         if path.exists():
             raise LeagueError(f"{shown_path(path)} already exists; remove it or export to another folder.")
-    written: list[Path] = []
-    try:
+    with all_or_nothing(f"Cannot write to {shown_path(directory)}") as written:
         directory.mkdir(parents=True, exist_ok=True)
         _copy_pair(ckpt.weights_path, dest, written, exclusive=True)  # another writer's files stay theirs
-    except OSError as exc:
-        _remove(written)
-        raise LeagueError(f"Cannot write to {shown_path(directory)}: {exc.strerror or exc}.") from None
-    except BaseException:
-        _remove(written)
-        raise
     return weights, meta
 
 
@@ -175,10 +172,7 @@ def export_rlbot(home: LeagueHome, registry: Registry, name: str, directory: Pat
         write_rlbot_bot,  # the bot's code and templates: only when exporting
     )
 
-    agent = registry.agent_store.get(name)
-    if not agent.checkpoint_path:
-        raise LeagueError(f"Agent {name!r} is a {agent.kind} baseline with no weights to export; "
-                          "export a trained mlp or lstm agent.")
+    agent = exportable(registry, name)
     folder = Path(directory).absolute()
     zip_path = folder.with_name(folder.name + ".zip") if make_zip else None
     check_destination(home, folder, zip_path, force)

@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 
 from arena.engine.game import GameSpec
-from arena.tournament import MAX_ARENAS_PER_WORKER, record_outcome
+from arena.tournament import MAX_ARENAS_PER_WORKER, not_this_size, record_outcome
 from arena.game_pool import GamePool
 from league.config import Config
 from league.errors import LeagueError
@@ -117,8 +117,8 @@ def check_agents(registry: Registry, a: str, b: str, team_size: int, b_any_stage
         agent = registry.agent_store.get(name)
         if agent.status == "retired":
             raise LeagueError(f"{name!r} is retired; reactivate it to play a match.")
-        if agent.team_size not in (None, team_size) and not (b_any_stage and name == b):
-            raise LeagueError(f"{name!r} is a {agent.stage} agent, not {team_size}v{team_size}.")
+        if not agent.plays(team_size) and not (b_any_stage and name == b):
+            raise LeagueError(not_this_size(agent, team_size))
 
 
 def match_outcome(registry: Registry, match_id: int) -> MatchOutcome:

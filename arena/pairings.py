@@ -25,7 +25,7 @@ import numpy as np
 
 from agents.policy import Policy
 from arena.engine.game import GameSpec
-from arena.play import Driver, play_steps
+from arena.play import Driver, needs_game_state, play_steps
 from arena.engine.vector import VecGame, default_workers
 
 MAX_ENVS_PER_WORKER = 64
@@ -105,7 +105,8 @@ def play_pairings(
     n_pairs = len(pairings)
     # Enough arenas for every pairing's games in one round, or as few rounds as fit.
     workers, envs_per_worker = match_layout(len(pairings) * max(p.games for p in pairings), workers, envs_per_worker)
-    spec = GameSpec(team_size=team_size, tick_skip=tick_skip, mode="timed", game_seconds=float(game_seconds))
+    spec = GameSpec(team_size=team_size, tick_skip=tick_skip, mode="timed", game_seconds=float(game_seconds),
+                    game_state=needs_game_state([p for pairing in pairings for p in (pairing.blue, pairing.orange)]))
     results: list[list[MatchResult]] = [[] for _ in pairings]
     with VecGame(spec, workers=workers, envs_per_worker=envs_per_worker, backend=backend, seed=seed) as games:
         pair_of_env = np.arange(games.num_envs) % n_pairs

@@ -11,6 +11,10 @@ results kept as games finish), and the scheduled games of tournaments and matche
 The loop only drives; what a caller keeps (results, replays, games recorded in the league) is its
 own, and it ends the loop by no longer iterating.
 
+Agents that read the game (community bots) get it from the runner (`games.game_state()`; the
+runner must be built with GameSpec(game_state=True), which `needs_game_state` tells), and those
+speaking raw controls have their rows played from them.
+
 A random bot is replayable when the loop is given each game's seed: it then draws
 `counter_actions` of (game seed, step, car) instead of its own generator, so a game's moves do
 not depend on the games that share its batch (a resumed tournament reproduces an uninterrupted
@@ -58,6 +62,11 @@ def play_steps(games: VecGame, drivers: Sequence[Driver], obs: np.ndarray, *, de
     draws `counter_actions` keyed by its game's seed, the step (from 0) and the car."""
     starts = games.info.episode_start.copy()
     actions = np.zeros(games.num_agents, dtype=np.int64)
+    speaking = [d for d in drivers if d.policy.speaks_controls]  # community bots: raw controls, not indices
+    controls = np.zeros((games.num_agents, 8), dtype=np.float32) if speaking else None
+    use_controls = np.zeros(games.num_agents, dtype=bool)
+    for d in speaking:
+        use_controls[d.rows] = True
     if game_seeds is not None:
         row_seeds = np.asarray(game_seeds)[games.env_of_row]
         row_cars = np.arange(games.num_agents) - games.env_of_row * games.agents_per_env
@@ -66,9 +75,21 @@ def play_steps(games: VecGame, drivers: Sequence[Driver], obs: np.ndarray, *, de
         for d in drivers:
             if game_seeds is not None and isinstance(d.policy, RandomPolicy):
                 actions[d.rows] = counter_actions(row_seeds[d.rows], t, row_cars[d.rows])
+                continue
+            if d.policy.reads_game:
+                out, d.state = d.policy.act_game(games.game_state(), d.rows, d.state, starts[d.rows], deterministic)
             else:
-                actions[d.rows], d.state = d.policy.act(obs[d.rows], d.state, starts[d.rows], deterministic)
-        obs, _, _, _, info = games.step(actions)
+                out, d.state = d.policy.act(obs[d.rows], d.state, starts[d.rows], deterministic)
+            if d.policy.speaks_controls:
+                controls[d.rows] = out
+            else:
+                actions[d.rows] = out
+        obs, _, _, _, info = games.step(actions, controls, use_controls if speaking else None)
         starts = info.episode_start.copy()
         t += 1
         yield info
+
+
+def needs_game_state(policies) -> bool:
+    """Whether any of these policies reads the game state (its runner must publish it)."""
+    return any(p.reads_game for p in policies)

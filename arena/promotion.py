@@ -89,7 +89,7 @@ def candidate(registry: Registry, name: str) -> Agent:
     stage, is refused."""
     agent = registry.agent_store.get(name)
     if agent.team_size is None:
-        raise LeagueError(f"{name!r} is a baseline that plays every stage; only a stage's own agents can be champion.")
+        raise LeagueError(agent.not_champion())
     return agent
 
 

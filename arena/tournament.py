@@ -26,10 +26,18 @@ from league.config import Config
 from league.errors import LeagueError
 from league.home import LeagueHome
 from league.locks import Ownership, claim
-from league.registry import GameRecord, Registry, Tournament
+from league.registry import Agent, GameRecord, Registry, Tournament
 from league.schedule import ScheduledGame, planned_games, round_robin
 
 MAX_ARENAS_PER_WORKER = 64
+
+
+def not_this_size(agent: Agent, team_size: int) -> str:
+    """Why `agent` cannot play `team_size`v`team_size`, in one sentence."""
+    if agent.team_size is None:
+        sizes = ", ".join(f"{n}v{n}" for n in (agent.config or {}).get("community", {}).get("team_sizes", []))
+        return f"{agent.name!r} is a community bot that plays {sizes} only, not {team_size}v{team_size}."
+    return f"{agent.name!r} is a {agent.stage} agent, not {team_size}v{team_size}."
 
 
 def resolve_entrants(registry: Registry, team_size: int, agents: list[str] | None, baselines: bool) -> list[str]:
@@ -40,12 +48,12 @@ def resolve_entrants(registry: Registry, team_size: int, agents: list[str] | Non
             agent = registry.agent_store.get(name)
             if agent.status == "retired":
                 raise LeagueError(f"{name!r} is retired; reactivate it to enter it in a tournament.")
-            if agent.team_size not in (None, team_size):
-                raise LeagueError(f"{name!r} is a {agent.stage} agent, not {team_size}v{team_size}.")
+            if not agent.plays(team_size):
+                raise LeagueError(not_this_size(agent, team_size))
             out.append(name)
     else:
         out = [a.name for a in registry.agent_store.all(team_size)
-               if baselines or a.team_size is not None]
+               if a.plays(team_size) and (baselines or a.team_size is not None)]
     if len(set(out)) < 2:
         raise LeagueError(f"A tournament needs at least two entrants; found {len(set(out))} "
                           f"({', '.join(out) or 'none'}).")

@@ -13,7 +13,7 @@ other games share its batch: a resumed tournament reproduces an uninterrupted on
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +21,7 @@ import numpy as np
 from agents import obs as raw  # the raw ball and car columns a game hands over (raw.CAR_POS, ...)
 from agents.policy import Policy
 from arena.engine.game import GameSpec
-from arena.play import Driver, play_steps
+from arena.play import Driver, needs_game_state, play_steps
 from arena.replay import EVENT_KINDS, Replay, encode, write_replay
 from arena.engine.vector import VecGame
 from league.game_values import TICKS_PER_SECOND
@@ -56,6 +56,8 @@ class GamePlayer:
         self.home_root = home_root
         self.replay_dir = replay_dir
         self.meta = meta or {}
+        spec = replace(spec, game_state=needs_game_state(policies.values()))
+        self.spec = spec
         self.games = VecGame(spec, workers=1, envs_per_worker=arenas, backend="serial", seed=0)
         self.worker = self.games.serial_workers[0]
 

@@ -12,6 +12,8 @@ import os
 import re
 import secrets
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
@@ -46,6 +48,27 @@ def write_file_atomic(path: Path, data: bytes, *, exclusive: bool = False) -> No
             raise already_exists(path) from None
     finally:
         tmp.unlink(missing_ok=True)
+
+
+@contextmanager
+def all_or_nothing(failure: str) -> Iterator[list[Path]]:
+    """For a block that writes files beside a database change: each file written is appended to the
+    list it gives, and all of them are removed if the block fails; an OSError ends as one sentence,
+    `failure` (e.g. "Cannot copy a into b") followed by the system's reason."""
+    written: list[Path] = []
+    try:
+        yield written
+    except OSError as exc:
+        _remove(written)
+        raise LeagueError(f"{failure}: {exc.strerror or exc}.") from None
+    except BaseException:
+        _remove(written)
+        raise
+
+
+def _remove(paths: list[Path]) -> None:
+    for path in paths:
+        path.unlink(missing_ok=True)
 
 
 # --------------------------------------------------------------------------- reading

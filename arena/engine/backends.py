@@ -48,7 +48,7 @@ class SerialBackend:
     """Every worker's arenas stepped in this process, one worker after another."""
 
     def __init__(self, plans: list[WorkerPlan]):
-        layout = runner_layout(plans[0].total_envs, plans[0].spec.n_cars)
+        layout = runner_layout(plans[0].total_envs, plans[0].spec.n_cars, plans[0].spec.game_state)
         self._buffer = allocate_local(layout)
         self.arrays = views(self._buffer, layout)
         self.workers = [ArenaWorker(plan, self._buffer) for plan in plans]
@@ -81,7 +81,7 @@ class MultiprocessingBackend:
 
     def __init__(self, plans: list[WorkerPlan]):
         ctx = worker_context()
-        layout = runner_layout(plans[0].total_envs, plans[0].spec.n_cars)
+        layout = runner_layout(plans[0].total_envs, plans[0].spec.n_cars, plans[0].spec.game_state)
         self._buffer = allocate_shared(ctx, layout)
         self.arrays = views(self._buffer, layout)
         self._processes: list = []

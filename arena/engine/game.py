@@ -57,6 +57,7 @@ class GameSpec:
     episode_timeout_seconds: float = 300.0
     random_start_share: float = 0.0
     goal_ends_episode: bool = True  # training mode; false: a goal restarts play with a kickoff
+    game_state: bool = False  # publish the game state (agents.game_state) for agents that read it
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:

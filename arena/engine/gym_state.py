@@ -19,6 +19,8 @@ import numpy as np
 from agents import obs as raw  # raw car columns (raw.CAR_POS, ...) differ from the gym-state ones below
 from agents.obs import BALL_RAW_DIM, CAR_RAW_DIM, N_BOOST_PADS
 
+DOUBLEJUMP_MAX_DELAY = 1.25  # seconds after a jump a flip or double jump is allowed (RLGym's common_values)
+
 # Game data [4].
 GAME_MODE, GAME_LAST_HIT_CAR_ID, GAME_BLUE_SCORE, GAME_ORANGE_SCORE = 0, 1, 2, 3
 GAME_WIDTH = 4
@@ -140,3 +142,15 @@ def fill_demolished(cars_raw: np.ndarray, car_objects: list[list]) -> None:
         row[raw.CAR_ANG_VEL] = state.ang_vel.as_numpy()
         row[raw.CAR_FWD] = rot[0]
         row[raw.CAR_UP] = rot[2]
+
+
+def read_has_flip(car_objects: list[list]) -> np.ndarray:
+    """[E, C] 1.0 where the car still has its flip, as RLGym's Car.has_flip has it (not flipped or
+    double-jumped since it left the ground, and within DOUBLEJUMP_MAX_DELAY of its jump). Read car by
+    car (get_gym_state has no such column): only games with an agent that reads the state pay it."""
+    out = np.zeros((len(car_objects), len(car_objects[0]) if car_objects else 0), np.float32)
+    for e, cars in enumerate(car_objects):
+        for c, car in enumerate(cars):
+            s = car.get_state()
+            out[e, c] = not s.has_double_jumped and not s.has_flipped and s.air_time_since_jump < DOUBLEJUMP_MAX_DELAY
+    return out

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents.obs import OBS_DIM
+from agents.game_state import CAR_STATE_DIM, N_CONTROLS
+from agents.obs import BALL_RAW_DIM, N_BOOST_PADS, OBS_DIM
 
 ALIGN = 64  # bytes; keeps every array on its own cache line
 
@@ -23,22 +24,33 @@ class ArraySpec:
     dtype: str
 
 
-def runner_layout(n_envs: int, n_cars: int) -> dict[str, ArraySpec]:
+def runner_layout(n_envs: int, n_cars: int, game_state: bool = False) -> dict[str, ArraySpec]:
     """Every shared array of a runner with `n_envs` arenas of `n_cars` cars (N = n_envs * n_cars rows).
 
     Per row (one car of one arena, row e * n_cars + c):
       obs, final_obs (the last observation of an episode that just ended), actions, rewards,
-      terminated, truncated, episode_start (obs begins a new episode).
+      terminated, truncated, episode_start (obs begins a new episode); controls and
+      use_controls (a row whose agent speaks raw controls: they replace its action's row).
+    With `game_state` (an agent reads the game itself; agents.game_state.GameArrays):
+      state_ball [E, 9], state_cars [E, C, 19], state_pads [E, 34] and prev_controls [N, 8].
     Per arena:
       done, goals (this step, blue/orange), touches (per car, this step), score and
       seconds_left (of the game the obs shows, after any reset), episode_score and
       episode_seconds (of the episode as it stood at the end of the step, before any reset).
     """
     n = n_envs * n_cars
-    return {
+    state = {
+        "state_ball": ArraySpec((n_envs, BALL_RAW_DIM), "float32"),
+        "state_cars": ArraySpec((n_envs, n_cars, CAR_STATE_DIM), "float32"),
+        "state_pads": ArraySpec((n_envs, N_BOOST_PADS), "float32"),
+        "prev_controls": ArraySpec((n, N_CONTROLS), "float32"),
+    } if game_state else {}
+    return state | {
         "obs": ArraySpec((n, OBS_DIM), "float32"),
         "final_obs": ArraySpec((n, OBS_DIM), "float32"),
         "actions": ArraySpec((n,), "int64"),
+        "controls": ArraySpec((n, N_CONTROLS), "float32"),
+        "use_controls": ArraySpec((n,), "bool"),
         "rewards": ArraySpec((n,), "float32"),
         "terminated": ArraySpec((n,), "bool"),
         "truncated": ArraySpec((n,), "bool"),

@@ -67,3 +67,9 @@ def apply_actions(cars: list[rsim.Car], actions: list[int], table: list[rsim.Car
     """Set each car's controls from its action index (cars and actions in the same order)."""
     for car, action in zip(cars, actions):
         car.set_controls(table[action])
+
+
+def apply_controls(cars: list[rsim.Car], rows: np.ndarray, controls: np.ndarray) -> None:
+    """Set the controls of cars[rows[i]] from raw controls [len(rows), 8] (agents speaking controls)."""
+    for row, values in zip(rows.tolist(), controls):
+        cars[row].set_controls(_controls(values))

@@ -4,6 +4,8 @@
         obs = games.reset()                         # [N, 196] float32, N = envs * cars
         while ...:
             obs, rewards, terminated, truncated, info = games.step(actions)   # actions [N] int
+            games.step(actions, controls, use_controls)   # rows of agents speaking raw controls [N, 8]
+        games.game_state()                          # GameArrays, when the GameSpec asks for game_state
 
 Row `e * C + c` is car c (car-id order: blue cars, then orange) of arena e; `games.teams`,
 `games.env_of_row` and `games.car_of_row` say which, so callers group rows by policy with
@@ -26,6 +28,7 @@ import gymnasium as gym
 import numpy as np
 
 from agents.actions import N_ACTIONS
+from agents.game_state import GameArrays
 from agents.obs import OBS_DIM
 from arena.engine.backends import WorkerError, make_backend, reset_games_message, reset_message
 from arena.engine.game import GamePlugins, GameSpec, Mode
@@ -169,8 +172,12 @@ class VecGame:
         self._wait()
         return self._arrays["obs"]
 
-    def send(self, actions: np.ndarray) -> None:
-        """Hand the workers this step's actions [N] (indices into the action table); returns at once."""
+    def send(self, actions: np.ndarray, controls: np.ndarray | None = None,
+             use_controls: np.ndarray | None = None) -> None:
+        """Hand the workers this step's actions [N] (indices into the action table); returns at once.
+
+        Rows where `use_controls` [N] is true play `controls` [N, 8] (throttle, steer, pitch, yaw,
+        roll, jump, boost, handbrake; agents speaking raw controls) instead of their action's row."""
         self._check_open()
         actions = np.asarray(actions)
         if actions.shape != (self.num_agents,) or not np.issubdtype(actions.dtype, np.integer):
@@ -181,6 +188,11 @@ class VecGame:
             bad = actions[(actions < 0) | (actions >= N_ACTIONS)]
             raise ValueError(f"actions must be in [0, {N_ACTIONS}), got {bad[:8].tolist()}")
         self._arrays["actions"][:] = actions
+        if use_controls is None:
+            self._arrays["use_controls"][:] = False
+        else:
+            self._arrays["use_controls"][:] = use_controls
+            self._arrays["controls"][:] = np.clip(controls, -1.0, 1.0)
         self._backend.send(MSG_STEP)
 
     def recv(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, StepInfo]:
@@ -189,9 +201,18 @@ class VecGame:
         a = self._arrays
         return a["obs"], a["rewards"], a["terminated"], a["truncated"], self.info
 
-    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, StepInfo]:
-        self.send(actions)
+    def step(self, actions: np.ndarray, controls: np.ndarray | None = None,
+             use_controls: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, StepInfo]:
+        self.send(actions, controls, use_controls)
         return self.recv()
+
+    def game_state(self) -> GameArrays:
+        """Every arena's state as agents read it (agents.game_state), as views: valid until the next step."""
+        if not self.spec.game_state:
+            raise RuntimeError("this VecGame was built without GameSpec(game_state=True)")
+        a = self._arrays
+        return GameArrays(a["state_ball"], a["state_cars"], a["state_pads"], team_layout(self.spec.team_size),
+                          a["prev_controls"].reshape(self.num_envs, self.agents_per_env, -1))
 
     def _wait(self) -> None:
         try:

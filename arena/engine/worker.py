@@ -20,7 +20,9 @@ from dataclasses import dataclass
 import numpy as np
 import RocketSim as rsim
 
-from agents.obs import OBS_DIM, build_obs
+from agents.actions import ACTION_TABLE
+from agents.game_state import CAR_HAS_FLIP
+from agents.obs import CAR_RAW_DIM, OBS_DIM, build_obs
 from arena.engine.batch import StepBatch, as_batch_condition, as_batch_reward
 from arena.engine.game import (
     GamePlugins,
@@ -30,13 +32,13 @@ from arena.engine.game import (
     kickoff_mutator,
     start_mutator,
 )
-from arena.engine.gym_state import ArenaArrays, GymStateReader, check_car_order, fill_demolished
+from arena.engine.gym_state import ArenaArrays, GymStateReader, check_car_order, fill_demolished, read_has_flip
 from arena.engine.mutators import RNG_KEY
 from arena.engine.procs import detach_worker_signals
 from arena.engine.rewards import GoalReward
 from arena.engine.rlgym_state import agent_ids, base_state, read_state, write_state
 from arena.engine.shared import runner_layout, views
-from arena.engine.sim import apply_actions, controls_table, new_arena, team_layout
+from arena.engine.sim import apply_actions, apply_controls, controls_table, new_arena, team_layout
 from league.game_values import TICKS_PER_SECOND
 
 # Messages between the runner and a worker process.
@@ -76,7 +78,7 @@ class ArenaWorker:
         self._teams_grid = np.broadcast_to(self.teams, (self.n_envs, self.n_cars))
         self._no_overtime = np.zeros(self.n_envs, dtype=bool)
 
-        arrays = views(buffer, runner_layout(plan.total_envs, self.n_cars))
+        arrays = views(buffer, runner_layout(plan.total_envs, self.n_cars, spec.game_state))
         envs = slice(plan.first_env, plan.first_env + plan.n_envs)
         rows = slice(plan.first_env * self.n_cars, (plan.first_env + plan.n_envs) * self.n_cars)
         self.out = {name: (a[envs] if a.shape[0] == plan.total_envs else a[rows]) for name, a in arrays.items()}
@@ -146,6 +148,8 @@ class ArenaWorker:
 
     def _begin_episodes(self, envs: np.ndarray) -> None:
         states = self._apply_start(envs.tolist(), kickoff_only=False)
+        if self.spec.game_state:  # a new episode starts from no controls
+            self.out["prev_controls"].reshape(self.n_envs, self.n_cars, -1)[envs] = 0.0
         self._episode_ticks[envs] = 0
         self._ticks_since_touch[envs] = 0
         self._score[envs] = 0
@@ -163,6 +167,16 @@ class ArenaWorker:
         obs = build_obs(arrays.ball, arrays.cars, self._teams_grid[: len(envs)], arrays.pads,
                         self._score[envs], self._seconds_left(envs), self._no_overtime[: len(envs)])
         self.out["obs"].reshape(self.n_envs, self.n_cars, OBS_DIM)[envs] = obs.reshape(len(envs), self.n_cars, OBS_DIM)
+        if self.spec.game_state:
+            self._write_state(envs, arrays.ball, arrays.cars, arrays.pads)
+
+    def _write_state(self, envs, ball: np.ndarray, cars: np.ndarray, pads: np.ndarray) -> None:
+        """The game state agents.game_state describes, for the listed arenas (has_flip read car by car)."""
+        out = self.out
+        out["state_ball"][envs] = ball
+        out["state_cars"][envs, :, :CAR_RAW_DIM] = cars
+        out["state_cars"][envs, :, CAR_HAS_FLIP] = read_has_flip([self.cars[e] for e in np.arange(self.n_envs)[envs]])
+        out["state_pads"][envs] = pads
 
     def reset_games(self, seeds: list[int]) -> None:
         """Start one game per arena, arena e's start state drawn from seeds[e] alone.
@@ -232,7 +246,14 @@ class ArenaWorker:
     def _simulate(self) -> ArenaArrays:
         """Apply the actions, run `tick_skip` ticks in every arena, and read them all back."""
         self._stepped = True
-        apply_actions(self._all_cars, self.out["actions"].tolist(), self._controls)
+        out = self.out
+        apply_actions(self._all_cars, out["actions"].tolist(), self._controls)
+        raw = out["use_controls"]
+        if raw.any():  # agents speaking raw controls (community bots): their rows replace the table's
+            rows = np.flatnonzero(raw)
+            apply_controls(self._all_cars, rows, out["controls"][rows])
+        if self.spec.game_state:  # what each car ran this step: its agent's next "previous controls"
+            out["prev_controls"][:] = np.where(raw[:, None], out["controls"], ACTION_TABLE[out["actions"]])
         self._touches[:] = 0
         for arena in self.arenas:
             arena.step(self.spec.tick_skip)
@@ -270,6 +291,8 @@ class ArenaWorker:
         out["episode_seconds"][:] = batch.episode_seconds
         build_obs(batch.ball, batch.cars, self._teams_grid, batch.pads, batch.score, batch.seconds_left,
                   self._no_overtime, out=out["obs"])
+        if self.spec.game_state:
+            self._write_state(slice(None), batch.ball, batch.cars, batch.pads)
         out["episode_start"][:] = False
 
     def _restart(self, done: np.ndarray, restart: np.ndarray | None) -> None:

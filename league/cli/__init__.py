@@ -3,6 +3,7 @@
     common.py      consoles, options, handles_errors (LeagueError -> one sentence, exit 2), open_league
     agents.py      init, agents, show, promote, retire, reactivate, prune, leaderboard, lineage
     io.py          import, export (a checkpoint, or an RLBot bot folder)
+    bot.py         bot add, bot list (community bots from the RLBot botpack)
     train.py       train (one self-play run, or --curriculum)
     curriculum.py  curriculum status, and the progress display of train --curriculum
     tournament.py  tournament
@@ -25,7 +26,7 @@ import sys
 
 import typer
 
-from league.cli import agents, bench, curriculum, dashboard, diagnose, io, match, ratings, tournament, train
+from league.cli import agents, bench, bot, curriculum, dashboard, diagnose, io, match, ratings, tournament, train
 
 app = typer.Typer(
     name="league",
@@ -53,6 +54,7 @@ app.command("import")(io.import_agent)
 app.command("export")(io.export_agent)
 app.command("diagnose")(diagnose.diagnose_command)
 app.add_typer(bench.app, name="bench")
+app.add_typer(bot.app, name="bot")
 app.add_typer(curriculum.app, name="curriculum")
 app.add_typer(ratings.app, name="ratings")
 

@@ -82,8 +82,9 @@ def show(name: NameArg, home: HomeOpt = None) -> None:
         ("created", agent.created), ("steps trained", f"{agent.steps_trained:,}"),
         ("checkpoint", agent.checkpoint_path or "-"), ("sha256", agent.checkpoint_sha256 or "-"),
         ("notes", agent.notes or "-"),
+        *_community_rows(agent),
     ):
-        info.add_row(key, value)
+        info.add_row(key, escape(value))
     out.print(info)
     ratings = Table(title="Ratings")
     for col in ("stage", "elo", "mu", "sigma", "games", "W", "D", "L"):
@@ -103,6 +104,18 @@ def show(name: NameArg, home: HomeOpt = None) -> None:
             exports.add_row(e.created[:19].replace("T", " "), e.format, e.path, e.zip_path or "-",
                             "argmax" if e.deterministic else "sampled")
         out.print(exports)
+
+
+def _community_rows(agent) -> list[tuple[str, str]]:
+    """What `league show` adds for a community bot: where it came from, its licence, its adapter."""
+    m = (agent.config or {}).get("community") if agent.kind == "community" else None
+    if not isinstance(m, dict):
+        return []
+    return [("bot", str(m.get("title", m.get("kind")))),
+            ("source", f"{m.get('source_file')} (sha256 {m.get('source_sha256')}, {m.get('source_bytes', 0):,} bytes)"),
+            ("licence", f"{m.get('licence')} ({m.get('licence_file') or 'no licence file found in the folder'})"),
+            ("adapter", f"{m.get('adapter')}; tick skip {m.get('tick_skip')}"),
+            *(("not reproduced", str(item)) for item in m.get("not_reproduced", []))]
 
 
 def _set_status(name: str, status: str, home: Path | None) -> None:

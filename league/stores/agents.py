@@ -38,11 +38,27 @@ class Agent:
 
     @property
     def stage(self) -> str:
-        return stage_of(self.team_size) if self.team_size else "any"
+        if self.team_size:
+            return stage_of(self.team_size)
+        sizes = ((self.config or {}).get("community") or {}).get("team_sizes") if self.kind == "community" else None
+        return ", ".join(stage_of(n) for n in sizes) if sizes else "any"
 
     @property
     def config(self) -> dict[str, Any] | None:
         return json.loads(self.config_json) if self.config_json else None
+
+    def plays(self, team_size: int) -> bool:
+        """Whether it plays `team_size`v`team_size`: its stage's agents do; a baseline plays every size,
+        a community bot the sizes its manifest lists."""
+        if self.team_size is not None:
+            return self.team_size == team_size
+        sizes = ((self.config or {}).get("community") or {}).get("team_sizes") if self.kind == "community" else None
+        return sizes is None or team_size in sizes
+
+    def not_champion(self) -> str:
+        """Why an agent of no stage (team_size None) cannot be a champion, in one sentence."""
+        what = "a community bot" if self.kind == "community" else "a baseline that plays every stage"
+        return f"{self.name!r} is {what}; only a stage's own agents can be champion."
 
 
 class AgentStore(Store):
@@ -112,8 +128,7 @@ class AgentStore(Store):
             agent = self.get(name)
             if status == "champion":
                 if agent.team_size is None:
-                    raise LeagueError(f"{name!r} is a baseline that plays every stage; only a stage's own agents "
-                                      "can be champion.")
+                    raise LeagueError(agent.not_champion())
                 self.db.execute(
                     "UPDATE agents SET status = 'active' WHERE status = 'champion' AND team_size = ? AND id != ?",
                     [agent.team_size, agent.id],

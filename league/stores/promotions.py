@@ -114,8 +114,7 @@ class PromotionStore(Store):
         """The champion of `name`'s stage; a baseline (every stage) is refused."""
         agent = self.agents.get(name)
         if agent.team_size is None:
-            raise LeagueError(f"{name!r} is a baseline that plays every stage; only a stage's own agents can be "
-                              "champion.")
+            raise LeagueError(agent.not_champion())
         champion = self.agents.champion(agent.team_size)
         return champion.name if champion else None
 

@@ -1,0 +1,131 @@
+"""Community bots as league members (issue 39): `league bot add/list`, `league show`, tournaments and
+matches at the team sizes they play, refusals in one sentence, and bot files never run."""
+
+import os
+import pickle
+import shutil
+
+import pytest
+from typer.testing import CliRunner
+
+from community_bots import bots_dir
+from league.cli import app
+from league.registry import Registry
+
+runner = CliRunner()
+
+
+def run(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+@pytest.fixture
+def bots(home):
+    """The league home `home` with necto and element added from the bots folder."""
+    folder = bots_dir()
+    for kind, sub in (("necto", "Necto"), ("element", "Element")):
+        done = run("bot", "add", kind, folder / sub, "--home", home.root)
+        assert done.exit_code == 0, done.output
+    return home
+
+
+def test_bots_are_added_listed_and_shown_with_source_licence_and_adapter(bots):
+    listed = run("bot", "list", "--home", bots.root)
+    assert listed.exit_code == 0 and "necto-model.pt" in listed.output and "model.p" in listed.output
+    assert "In this league: necto (1v1, 2v2, 3v3, active), element (1v1, active)" in listed.output
+    shown = run("show", "necto", "--home", bots.root)
+    assert shown.exit_code == 0
+    for fragment in ("community", "137f94924afb0402af7ae9f12b7f2d7e47adff962afad4dbed7bf864c34c542b",
+                     "CC BY-NC-SA 4.0", "Necto/LICENSE", "agents.community.necto.NectoPolicy", "scripted kickoff"):
+        assert fragment in shown.output
+    element = run("show", "element", "--home", bots.root)
+    assert "RLBotPack-LICENSE" in element.output and "speed-flip kickoff" in element.output
+    reg = Registry.open(bots.db_path)
+    try:
+        agent = reg.agent_store.get("necto")
+        assert agent.kind == "community" and agent.team_size is None
+        manifest = agent.config["community"]
+        assert manifest["tick_skip"] == 8 and manifest["team_sizes"] == [1, 2, 3]
+        assert "Attribution-NonCommercial-ShareAlike" in manifest["licence_text"]
+        assert (bots.root / agent.checkpoint_path).is_file()
+    finally:
+        reg.close()
+
+
+def test_community_bots_are_never_champions_and_keep_to_their_team_sizes(bots):
+    promoted = run("promote", "element", "--home", bots.root)
+    assert promoted.exit_code == 2 and "'element' is a community bot; only a stage's own agents can be champion." \
+        in promoted.output
+    wrong_size = run("tournament", "--stage", "2v2", "--agents", "necto,element", "--home", bots.root)
+    assert wrong_size.exit_code == 2
+    assert "'element' is a community bot that plays 1v1 only, not 2v2." in wrong_size.output
+    again = run("bot", "add", "necto", bots_dir() / "Necto", "--home", bots.root)
+    assert again.exit_code == 2 and "already exists" in again.output
+    exported = run("export", "necto", bots.root.parent / "out", "--home", bots.root)
+    assert exported.exit_code == 2 and "'necto' is a community bot; its weights are its authors'" in exported.output
+
+
+def test_community_bots_play_and_are_rated_at_every_team_size_they_play(bots):
+    one = run("tournament", "--games", "2", "--agents", "necto,element,rule", "--game-seconds", "20",
+              "--workers", "1", "--home", bots.root)
+    assert one.exit_code == 0, one.output
+    three = run("tournament", "--games", "2", "--stage", "3v3", "--agents", "necto,rule", "--game-seconds", "10",
+                "--workers", "1", "--home", bots.root)
+    assert three.exit_code == 0, three.output
+    reg = Registry.open(bots.db_path)
+    try:
+        games = reg.game_store.games()
+        assert len(games) == 6 + 2
+        for name in ("necto", "element"):
+            assert reg.game_store.rating(name, 1).games == 4
+        assert reg.game_store.rating("necto", 3).games == 2
+        necto_as_orange = [g for g in games if g.orange == "necto"]
+        assert necto_as_orange  # both sides
+    finally:
+        reg.close()
+
+
+class Payload:
+    def __reduce__(self):
+        return os.system, (f"touch {MARKER}",)
+
+
+MARKER = "/tmp/rl-league-bot-payload-ran"
+
+
+@pytest.mark.parametrize("damage", ["payload", "truncated", "not a pickle"])
+def test_a_bad_weights_file_is_one_sentence_and_exit_2_and_nothing_in_it_runs(home, tmp_path, damage):
+    folder = tmp_path / "Element"
+    shutil.copytree(bots_dir() / "Element", folder)
+    weights = folder / "model.p"
+    weights.chmod(0o644)
+    if damage == "payload":
+        weights.write_bytes(pickle.dumps({"fc1.weight": Payload()}))
+    elif damage == "truncated":
+        weights.write_bytes(weights.read_bytes()[:5000])
+    else:
+        weights.write_bytes(b"#!/bin/sh\ntouch " + MARKER.encode() + b"\n")
+    if os.path.exists(MARKER):
+        os.remove(MARKER)
+    done = run("bot", "add", "element", folder, "--home", home.root)
+    assert done.exit_code == 2, done.output
+    assert "is not a usable community weights file" in done.output and "Traceback" not in done.output
+    assert not os.path.exists(MARKER)
+    assert not (home.root / "community").exists() or not any((home.root / "community").iterdir())
+    reg = Registry.open(home.db_path)
+    try:
+        assert "element" not in {a.name for a in reg.agent_store.all(include_retired=True)}
+    finally:
+        reg.close()
+
+
+def test_weights_changed_in_the_home_are_refused_before_play(bots):
+    reg = Registry.open(bots.db_path)
+    path = bots.root / reg.agent_store.get("element").checkpoint_path
+    reg.close()
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 1
+    path.write_bytes(bytes(data))
+    done = run("match", "element", "rule", "--max-games", "2", "--game-seconds", "5", "--home", bots.root)
+    assert done.exit_code == 2, done.output
+    assert "does not match the sha256 the league recorded for 'element'" in done.output

@@ -1,0 +1,344 @@
+"""agents.community.tensors: community weights read as tensors only, equal to what torch loads,
+and every hostile or broken file refused in one sentence without running anything from it."""
+
+from __future__ import annotations
+
+import io
+import os
+import pickle
+import zipfile
+
+import pytest
+import torch
+
+from agents.community import tensors as tensors_module
+from agents.community.tensors import (
+    CommunityFileError,
+    read_state_dict,
+    read_torchscript_tensors,
+)
+from league.errors import LeagueError
+from tests.community_bots import bots_dir
+
+# torch.jit.load/script/save make and read the TorchScript references here (torch marks them
+# deprecated); pickletools warns about the bad escapes some flipped bytes put in protocol-0 strings.
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:`torch.jit.*:DeprecationWarning"),
+    pytest.mark.filterwarnings("ignore:invalid escape sequence:DeprecationWarning"),
+]
+
+
+def assert_same_tensors(ours: dict, ref: dict) -> None:
+    assert list(ours) == list(ref)
+    for key, value in ref.items():
+        assert ours[key].dtype == value.dtype, key
+        assert ours[key].shape == value.shape, key
+        assert torch.equal(ours[key], value), key
+
+
+def assert_refused(read, path) -> CommunityFileError:
+    with pytest.raises(CommunityFileError) as info:
+        read(path)
+    message = str(info.value)
+    assert str(path) in message and message.endswith(".") and "\n" not in message, message
+    assert isinstance(info.value, LeagueError)
+    return info.value
+
+
+# ---- the real files
+
+
+def test_element_model_is_read_as_pickle_would_load_it():
+    path = bots_dir() / "Element" / "model.p"
+    ours = read_state_dict(path)
+    with open(path, "rb") as f:
+        ref = pickle.load(f)  # the bot's own way (tests only)
+    assert_same_tensors(ours, ref)
+    assert ours["fc1.weight"].shape == (256, 107)
+
+
+def test_necto_model_is_read_as_torch_jit_load_would_key_it():
+    path = bots_dir() / "Necto" / "Necto" / "necto-model.pt"
+    ours = read_torchscript_tensors(path)
+    ref = torch.jit.load(str(path)).state_dict()  # tests only
+    assert_same_tensors(ours, ref)
+    assert len(ours) == 18
+
+
+# ---- formats, round trip
+
+
+def sample_state() -> dict[str, torch.Tensor]:
+    g = torch.Generator().manual_seed(0)
+    base = torch.randn(6, 4, generator=g)
+    return {
+        "f32": torch.randn(3, 5, generator=g),
+        "f64": torch.randn(4, generator=g, dtype=torch.float64),
+        "f16": torch.randn(2, 2, generator=g).half(),
+        "bf16": torch.randn(3, generator=g).bfloat16(),
+        "i64": torch.arange(7),
+        "i32": torch.arange(5, dtype=torch.int32),
+        "u8": torch.arange(4, dtype=torch.uint8),
+        "bool": torch.tensor([True, False, True]),
+        "scalar": torch.tensor(2.5),
+        "empty": torch.zeros(0, 3),
+        "transposed": base.t(),  # non-contiguous
+        "row_view": base[2:4],  # shares base's storage at an offset
+        "base": base,
+    }
+
+
+@pytest.mark.parametrize("zip_format", [True, False], ids=["zip", "legacy"])
+def test_torch_save_formats_round_trip(tmp_path, zip_format):
+    state = sample_state()
+    path = tmp_path / "weights.pt"
+    torch.save(state, path, _use_new_zipfile_serialization=zip_format)
+    ours = read_state_dict(path)
+    assert_same_tensors(ours, torch.load(path, weights_only=True))
+    assert ours["transposed"].stride() == state["transposed"].stride()
+
+
+def test_state_dict_pickled_directly_round_trips(tmp_path):
+    path = tmp_path / "model.p"
+    with open(path, "wb") as f:
+        pickle.dump(sample_state(), f)  # Element's way of saving
+    assert_same_tensors(read_state_dict(path), sample_state())
+
+
+class _ScriptedNet(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2, bias=False))
+        self.norm = torch.nn.BatchNorm1d(2)  # buffers: running_mean, running_var, num_batches_tracked
+        self.register_buffer("scale", torch.tensor([2.0, 3.0]))
+        self.plain = torch.ones(2)  # a tensor attribute that is neither parameter nor buffer
+
+    def forward(self, x):
+        return self.norm(self.body(x)) * self.scale + self.plain
+
+
+def test_torchscript_archive_keys_match_state_dict(tmp_path):
+    path = tmp_path / "net.pt"
+    torch.jit.save(torch.jit.script(_ScriptedNet().eval()), str(path))
+    ours = read_torchscript_tensors(path)
+    assert_same_tensors(ours, torch.jit.load(str(path)).state_dict())
+    assert "plain" not in ours and "body.2.bias" not in ours and "norm.num_batches_tracked" in ours
+
+
+# ---- hostile files: nothing from them ever runs
+
+
+class _Payload:
+    def __init__(self, command: str):
+        self.command = command
+
+    def __reduce__(self):
+        return (os.system, (self.command,))
+
+
+class _ExecPayload:
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (exec, (f"open({self.marker!r}, 'w').close()",))
+
+
+def hostile_files(folder, marker) -> dict:
+    """Each format carrying a payload that would create `marker` if anything unpickled it."""
+    tensor = torch.arange(4.0)
+    files = {}
+    system, execute = _Payload(f"touch {marker}"), _ExecPayload(marker)
+    for name, payload in (("system", system), ("exec", execute)):
+        plain = folder / f"{name}.p"
+        plain.write_bytes(pickle.dumps({"w": tensor, "x": payload}))
+        zipped = folder / f"{name}.zip.pt"
+        torch.save({"w": tensor, "x": payload}, zipped)
+        legacy = folder / f"{name}.legacy.pt"
+        torch.save({"w": tensor, "x": payload}, legacy, _use_new_zipfile_serialization=False)
+        files[name] = (plain, zipped, legacy)
+    return files
+
+
+def test_payloads_run_under_pickle_load(tmp_path):
+    """The control: these files really do run their payloads when unpickled the usual way."""
+    marker = tmp_path / "MARKER"
+    files = hostile_files(tmp_path, marker)
+    for name in ("system", "exec"):
+        with open(files[name][0], "rb") as f:
+            pickle.load(f)
+        assert marker.exists()
+        marker.unlink()
+
+
+def test_payloads_are_refused_and_never_run(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    marker = tmp_path / "MARKER"
+    for plain, zipped, legacy in hostile_files(tmp_path, marker).values():
+        for path in (plain, zipped, legacy):
+            error = assert_refused(read_state_dict, path)
+            assert "which the league never loads" in str(error)
+    assert not marker.exists()
+
+
+def test_torchscript_payload_is_refused_and_never_runs(tmp_path):
+    marker = tmp_path / "MARKER"
+    good = tmp_path / "net.pt"
+    torch.jit.save(torch.jit.script(_ScriptedNet().eval()), str(good))
+    for name, payload in (("system", _Payload(f"touch {marker}")), ("exec", _ExecPayload(marker))):
+        hostile = tmp_path / f"{name}.pt"
+        with zipfile.ZipFile(good) as src, zipfile.ZipFile(hostile, "w") as dst:
+            for info in src.infolist():
+                data = src.read(info)
+                if info.filename.endswith("/data.pkl"):
+                    data = pickle.dumps(payload, protocol=2)
+                dst.writestr(info, data)
+        assert_refused(read_torchscript_tensors, hostile)
+        # a payload following a genuine module pickle (the module popped, then the payload) too
+        with zipfile.ZipFile(good) as src, zipfile.ZipFile(hostile, "w") as dst:
+            for info in src.infolist():
+                data = src.read(info)
+                if info.filename.endswith("/data.pkl"):
+                    data = data[:-1] + b"0" + pickle.dumps(payload, protocol=2)[2:]
+                dst.writestr(info, data)
+        assert_refused(read_torchscript_tensors, hostile)
+    assert not marker.exists()
+
+
+# ---- broken files
+
+
+@pytest.fixture
+def saved(tmp_path):
+    """One small state dict in each format: {format: path}."""
+    state = {"a": torch.randn(16, 8), "b": torch.arange(10)}
+    paths = {"zip": tmp_path / "z.pt", "legacy": tmp_path / "l.pt", "plain": tmp_path / "p.p"}
+    torch.save(state, paths["zip"])
+    torch.save(state, paths["legacy"], _use_new_zipfile_serialization=False)
+    paths["plain"].write_bytes(pickle.dumps(state))
+    return paths
+
+
+@pytest.mark.parametrize("kind", ["zip", "legacy", "plain"])
+def test_truncated_copies_are_refused(saved, kind, tmp_path):
+    data = saved[kind].read_bytes()
+    cut = tmp_path / "cut.pt"
+    for length in sorted({1, 2, 10, 40, len(data) // 3, len(data) // 2, len(data) - 200, len(data) - 1}):
+        cut.write_bytes(data[:length])
+        assert_refused(read_state_dict, cut)
+
+
+@pytest.mark.parametrize("kind", ["zip", "legacy", "plain"])
+def test_flipped_bytes_never_escape_as_other_errors(saved, kind, tmp_path):
+    """Any one flipped byte: a CommunityFileError, or (where a legacy or plain file has no checksum:
+    raw tensor bytes, a letter of a key) still a dict of named tensors."""
+    data = saved[kind].read_bytes()
+    flipped = tmp_path / "flipped.pt"
+    refused = 0
+    for position in range(0, len(data), max(1, len(data) // 300)):
+        copy = bytearray(data)
+        copy[position] ^= 0x5A
+        flipped.write_bytes(bytes(copy))
+        try:
+            result = read_state_dict(flipped)
+        except CommunityFileError:
+            refused += 1
+            continue
+        assert all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in result.items()), position
+        assert kind != "zip" or list(result) == ["a", "b"], position  # zip records are CRC-checked
+    assert refused > 0
+
+
+def test_flipped_tensor_byte_in_zip_fails_its_crc(saved, tmp_path):
+    data = bytearray(saved["zip"].read_bytes())
+    offset = data.index(torch.arange(10).numpy().tobytes())  # record "b"'s bytes, stored uncompressed
+    data[offset + 3] ^= 1
+    flipped = tmp_path / "crc.pt"
+    flipped.write_bytes(bytes(data))
+    assert "damaged" in str(assert_refused(read_state_dict, flipped))
+
+
+def test_empty_missing_and_directory_are_refused(tmp_path):
+    empty = tmp_path / "empty.pt"
+    empty.write_bytes(b"")
+    assert "empty" in str(assert_refused(read_state_dict, empty))
+    assert "does not exist" in str(assert_refused(read_state_dict, tmp_path / "nope.pt"))
+    assert "not a file" in str(assert_refused(read_state_dict, tmp_path))
+    assert "not a file" in str(assert_refused(read_torchscript_tensors, tmp_path))
+
+
+def test_oversized_file_is_refused_before_reading(saved, monkeypatch):
+    monkeypatch.setattr(tensors_module, "MAX_FILE_BYTES", 100)
+    assert "larger than" in str(assert_refused(read_state_dict, saved["zip"]))
+
+
+@pytest.mark.parametrize("top", [[torch.ones(2)], 3, "text", {"a": 1}, {1: torch.ones(2)}, {"a": [torch.ones(2)]}])
+def test_non_dict_top_level_and_non_tensor_values_are_refused(tmp_path, top):
+    for zip_format in (True, False):
+        path = tmp_path / f"top{zip_format}.pt"
+        torch.save(top, path, _use_new_zipfile_serialization=zip_format)
+        assert_refused(read_state_dict, path)
+    path = tmp_path / "top.p"
+    path.write_bytes(pickle.dumps(top))
+    assert_refused(read_state_dict, path)
+
+
+def legacy_stream(numel: int, data_count: int, data: bytes, magic: int = tensors_module.LEGACY_MAGIC) -> bytes:
+    """A hand-made legacy torch.save stream of {'w': a float tensor of `numel` elements}."""
+    out = io.BytesIO()
+    for value in (magic, 1001, {"protocol_version": 1001, "little_endian": True, "type_sizes": {}}):
+        pickle.dump(value, out, protocol=2)
+    out.write(
+        b"\x80\x02}X\x01\x00\x00\x00wctorch._utils\n_rebuild_tensor_v2\n("
+        b"(X\x07\x00\x00\x00storagectorch\nFloatStorage\nX\x01\x00\x00\x00kX\x03\x00\x00\x00cpu"
+        + b"\x8a\x08" + numel.to_bytes(8, "little", signed=True)
+        + b"Nt" + b"QK\x00" + b"\x8a\x08" + numel.to_bytes(8, "little", signed=True) + b"\x85K\x01\x85\x89"
+        + b"ccollections\nOrderedDict\n)RtRs."
+    )
+    pickle.dump(["k"], out, protocol=2)
+    out.write(data_count.to_bytes(8, "little", signed=True) + data)
+    return out.getvalue()
+
+
+def test_hand_made_legacy_stream_reads(tmp_path):
+    path = tmp_path / "hand.pt"
+    path.write_bytes(legacy_stream(3, 3, torch.tensor([1.0, 2.0, 3.0]).numpy().tobytes()))
+    assert torch.equal(read_state_dict(path)["w"], torch.tensor([1.0, 2.0, 3.0]))
+    assert torch.equal(torch.load(path, weights_only=False)["w"], torch.tensor([1.0, 2.0, 3.0]))
+
+
+@pytest.mark.parametrize(
+    "numel, count, data, magic, says",
+    [
+        (10**12, 10**12, b"\0" * 12, tensors_module.LEGACY_MAGIC, "more bytes than the file holds"),
+        (3, 4, b"\0" * 16, tensors_module.LEGACY_MAGIC, "holds 4 elements where 3 were declared"),
+        (3, 3, b"\0" * 8, tensors_module.LEGACY_MAGIC, "ends inside the data"),
+        (3, 3, b"\0" * 16, tensors_module.LEGACY_MAGIC, "unexpected bytes"),
+        (3, 3, b"\0" * 12, 12345, "magic number"),
+    ],
+    ids=["huge-count", "count-mismatch", "short-data", "trailing-bytes", "wrong-magic"],
+)
+def test_inconsistent_legacy_streams_are_refused(tmp_path, numel, count, data, magic, says):
+    path = tmp_path / "bad.pt"
+    path.write_bytes(legacy_stream(numel, count, data, magic))
+    assert says in str(assert_refused(read_state_dict, path))
+
+
+def test_zip_record_of_the_wrong_size_is_refused(saved, tmp_path):
+    bad = tmp_path / "short-record.pt"
+    with zipfile.ZipFile(saved["zip"]) as src, zipfile.ZipFile(bad, "w") as dst:
+        for info in src.infolist():
+            data = src.read(info)
+            dst.writestr(info, data[:-4] if info.filename.endswith("/data/0") else data)
+    assert "bytes where" in str(assert_refused(read_state_dict, bad))
+
+
+def test_huge_memo_index_is_refused_before_unpickling(tmp_path):
+    path = tmp_path / "memo.p"
+    path.write_bytes(b"\x80\x02}r\xff\xff\xff\x7f.")  # EMPTY_DICT, LONG_BINPUT 2**31-1, STOP
+    assert "memo index" in str(assert_refused(read_state_dict, path))
+
+
+def test_torchscript_reader_refuses_a_plain_state_dict(saved):
+    assert_refused(read_torchscript_tensors, saved["zip"])
+    assert_refused(read_torchscript_tensors, saved["legacy"])
