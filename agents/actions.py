@@ -52,3 +52,11 @@ def find_action(**controls: float) -> int:
     if len(hits) == 0:
         raise ValueError(f"no action in the table matches {controls}")
     return int(hits[0])
+
+
+def nearest_actions(controls: np.ndarray) -> np.ndarray:
+    """[N] the row of ACTION_TABLE nearest to each of `controls` [N, 8] (squared distance over the eight
+    controls; ties to the first row): how an agent speaking raw controls, such as a community bot
+    teaching the learner, is matched to the table the learner speaks."""
+    diff = np.asarray(controls, dtype=np.float32)[:, None, :] - ACTION_TABLE[None, :, :]
+    return np.einsum("nak,nak->na", diff, diff).argmin(axis=1).astype(np.int64)

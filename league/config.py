@@ -212,6 +212,8 @@ class OpponentMix:
     pfsp: float = param(0.2, "Share playing an earlier version chosen by PFSP.", min=0, max=1)
     rule: float = param(0.4, "Share playing the rule bot.", min=0, max=1)
     random: float = param(0.05, "Share playing the random bot.", min=0, max=1)
+    community: float = param(0.0, "Share playing a community bot of the league (league bot add: Necto, Element) "
+                                  "that plays this team size, drawn uniformly.", min=0, max=1)
 
 
 @dataclass

@@ -23,7 +23,7 @@ PFSP_WEIGHTINGS = {
 }
 
 # Opponent sources a mix can name.
-SOURCES = ("latest", "past", "pfsp", "rule", "random")
+SOURCES = ("latest", "past", "pfsp", "rule", "random", "community")
 
 
 def pfsp_weights(win_rates: Sequence[float], weighting: str = "hard") -> np.ndarray:
@@ -75,14 +75,17 @@ def sample_opponents(
     baselines: Sequence[str],
     rng: np.random.Generator,
     weighting: str = "hard",
+    community: Sequence[str] = (),
 ) -> list[str]:
-    """Names of `n` opponents drawn by the mix: latest self, uniform past, PFSP past, baselines.
+    """Names of `n` opponents drawn by the mix: latest self, uniform past, PFSP past, baselines,
+    community bots.
 
     `past` are the learner's earlier (non-retired) versions with the learner's win rate
-    against each in `past_win_rates`; `baselines` are the active baseline names available.
+    against each in `past_win_rates`; `baselines` are the active baseline names available;
+    `community` the active community bots that play this team size (one drawn uniformly).
     """
     available = {"past": len(past) > 0, "pfsp": len(past) > 0,
-                 "rule": "rule" in baselines, "random": "random" in baselines}
+                 "rule": "rule" in baselines, "random": "random" in baselines, "community": len(community) > 0}
     shares = normalized_mix(mix, available)
     sources = list(shares)
     picks = rng.choice(len(sources), size=n, p=np.array([shares[s] for s in sources]))
@@ -96,6 +99,8 @@ def sample_opponents(
             out.append(past[int(rng.integers(len(past)))])
         elif source == "pfsp":
             out.append(past[int(rng.choice(len(past), p=pfsp_p))])
+        elif source == "community":
+            out.append(community[int(rng.integers(len(community)))])
         else:
             out.append(source)
     return out

@@ -249,3 +249,24 @@ def mle_fit(
         anchor=cfg.anchor_agent if real_anchor else None,
         games=played[keep],
     )
+
+
+def reanchor(fit: MleRatings, name: str, rating: float) -> MleRatings:
+    """The same fit pinned on `name` at `rating` instead of its own anchor.
+
+    Bradley-Terry ratings are defined only up to a constant, so pinning is a choice of origin:
+    every rating moves by one constant (`name` lands exactly on `rating`, every difference and
+    likelihood of superiority stays as it was), and the covariance becomes that of each rating
+    relative to `name` (cov of r_i - r_name), so `name`'s interval has zero width, as the
+    anchor's always has. The fit itself (and its prior draws against the configured anchor) is
+    unchanged; `name` must be one of `fit.names` (ValueError otherwise).
+    """
+    i = fit.index(name)
+    ratings = fit.ratings - fit.ratings[i] + rating
+    ratings[i] = rating  # exact, whatever the float rounding above
+    cov = fit.covariance
+    col = cov[:, i]
+    covariance = cov - col[:, None] - col[None, :] + cov[i, i]
+    covariance[i, :] = 0.0
+    covariance[:, i] = 0.0
+    return MleRatings(names=fit.names, ratings=ratings, covariance=covariance, anchor=name, games=fit.games)

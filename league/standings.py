@@ -25,6 +25,12 @@ How rows are ordered
     one) or `points` (win 1, draw 1/2). Ties go to the higher goal difference when ranking by
     points and to the agent with more games otherwise, then to the listing order (creation
     order of the agents, or the entrants' order).
+
+What the MLE is anchored on
+    The fit is made as configured (`ratings.mle`: `rule` pinned at 1500, its prior draws against
+    `rule`); an `anchor` (NAME, ELO) re-pins it on any agent with counted games: every rating
+    moves by one constant and every interval becomes relative to that agent (league.ratings.
+    reanchor), so the order, the gaps and the likelihoods of superiority stay as they were.
 """
 
 from __future__ import annotations
@@ -36,11 +42,15 @@ from dataclasses import dataclass, replace
 
 import sqlite_utils
 
-from league.config import RatingsConfig
-from league.errors import LeagueError
-from league.ratings import DRAW, LOSS, WIN, MleRatings, conservative, mle_fit
+from league.config import RatingsConfig, stage_of
+from league.errors import LeagueError, unknown_name
+from league.names import check_name
+from league.ratings import DRAW, LOSS, WIN, MleRatings, conservative, mle_fit, reanchor
 
 RANKINGS = ("elo", "trueskill", "mle", "points")
+# The Elo an anchor may be pinned at: every leaderboard's ratings then stay in the usual Elo range.
+ANCHOR_ELO_MIN, ANCHOR_ELO_MAX = 0.0, 5000.0
+ANCHOR_FORM = "give NAME or NAME=ELO, such as necto=2000"
 
 
 @dataclass(frozen=True)
@@ -92,7 +102,7 @@ class Standing:
     losses: int
     goals_for: int
     goals_against: int
-    mle: float  # the fit's rating; only the prior (the anchor's rating) when mle_interval is None
+    mle: float  # the fit's rating; only the prior (the configured anchor's level) when mle_interval is None
     mle_interval: tuple[float, float] | None  # 95%; None when there is no game to fit
     last_played: str | None
 
@@ -122,6 +132,28 @@ class Standings:
     by: str
 
 
+def parse_anchor(text: str, default_rating: float) -> tuple[str, float]:
+    """(name, Elo) of an anchor given as NAME or NAME=ELO (`default_rating` when no ELO is given).
+
+    The name must follow the naming rule and the Elo be a finite number from ANCHOR_ELO_MIN to
+    ANCHOR_ELO_MAX; anything else is a LeagueError. Whether the agent exists is for `standings`.
+    """
+    name, sep, value = text.partition("=")
+    if not name.strip():
+        raise LeagueError(f"The MLE anchor {text!r} names no agent: {ANCHOR_FORM}.")
+    check_name(name, "MLE anchor name")
+    if not sep:
+        return name, float(default_rating)
+    try:
+        rating = float(value)
+    except ValueError:
+        raise LeagueError(f"The MLE anchor {text!r} has no number after '=': {ANCHOR_FORM}.") from None
+    if not math.isfinite(rating) or not ANCHOR_ELO_MIN <= rating <= ANCHOR_ELO_MAX:
+        raise LeagueError(f"The MLE anchor's Elo {value!r} is not a number from {ANCHOR_ELO_MIN:.0f} "
+                          f"to {ANCHOR_ELO_MAX:.0f}.")
+    return name, rating
+
+
 def fit_mle(records: Iterable[PairRecord], cfg: RatingsConfig, names: Sequence[str] | None = None) -> MleRatings:
     """The whole-history maximum-likelihood fit (league.ratings.mle_fit) of the records' games.
 
@@ -138,9 +170,10 @@ def fit_mle(records: Iterable[PairRecord], cfg: RatingsConfig, names: Sequence[s
 
 def standings(agents: Sequence[AgentRating], records: Sequence[PairRecord], cfg: RatingsConfig, team_size: int,
               *, by: str = "elo", include_retired: bool = False,
-              entrants: Sequence[str] | None = None) -> Standings:
+              entrants: Sequence[str] | None = None, anchor: tuple[str, float] | None = None) -> Standings:
     """The ranked table of `team_size` (or, with `entrants`, of a tournament): see the module's
-    docstring for who is listed, what is counted and the order. `agents` come in listing order."""
+    docstring for who is listed, what is counted, the order and the `anchor` (NAME, ELO) of the
+    MLE fit, which must be one of `agents` with counted games. `agents` come in listing order."""
     if by not in RANKINGS:
         raise LeagueError(f"Unknown ranking {by!r}; expected {', '.join(RANKINGS[:-1])} or {RANKINGS[-1]}.")
     totals: dict[str, list[int]] = {}  # name -> [wins, draws, losses, goals for, goals against]
@@ -163,6 +196,9 @@ def standings(agents: Sequence[AgentRating], records: Sequence[PairRecord], cfg:
         listed = [a for a in agents if (a.team_size in (None, team_size) or a.name in played)
                   and (include_retired or a.status != "retired")]
     fit = fit_mle(records, cfg, names=[a.name for a in listed])
+    if anchor is not None:
+        fit = _reanchored(fit, anchor, agents, totals, "this tournament" if entrants is not None else
+                          stage_of(team_size))
     rows = []
     for a in listed:
         w, d, l, gf, ga = totals.get(a.name, (0, 0, 0, 0, 0))
@@ -174,6 +210,17 @@ def standings(agents: Sequence[AgentRating], records: Sequence[PairRecord], cfg:
     rows.sort(key=lambda row: sort_key(row, by))  # stable: the listing order breaks the remaining ties
     ranked = tuple(replace(row, rank=i) for i, row in enumerate(rows, 1))
     return Standings(rows=ranked, fit=fit, by=by)
+
+
+def _reanchored(fit: MleRatings, anchor: tuple[str, float], agents: Sequence[AgentRating],
+                totals: dict[str, list[int]], where: str) -> MleRatings:
+    """`fit` pinned on the anchor, which must be a known agent with counted games `where`."""
+    name, rating = anchor
+    if name not in {a.name for a in agents}:
+        raise unknown_name("agent", name, [a.name for a in agents])
+    if sum(totals.get(name, (0, 0, 0))[:3]) == 0:
+        raise LeagueError(f"The MLE cannot be anchored on {name!r}: it has no rated games in {where}.")
+    return reanchor(fit, name, rating)
 
 
 def sort_key(row: Standing, by: str) -> tuple:
@@ -217,10 +264,10 @@ def read_pair_records(db: sqlite_utils.Database, team_size: int, tournament_id: 
 
 
 def read_standings(db: sqlite_utils.Database, team_size: int, cfg: RatingsConfig, *, by: str = "elo",
-                   include_retired: bool = False) -> Standings:
-    """The league's standings in one team size."""
+                   include_retired: bool = False, anchor: tuple[str, float] | None = None) -> Standings:
+    """The league's standings in one team size (the MLE fit pinned on `anchor`, (NAME, ELO), if given)."""
     return standings(read_agent_ratings(db, team_size, cfg), read_pair_records(db, team_size), cfg, team_size,
-                     by=by, include_retired=include_retired)
+                     by=by, include_retired=include_retired, anchor=anchor)
 
 
 def read_tournament_standings(db: sqlite_utils.Database, tournament_id: int, cfg: RatingsConfig) -> Standings:

@@ -129,3 +129,31 @@ def test_weights_changed_in_the_home_are_refused_before_play(bots):
     done = run("match", "element", "rule", "--max-games", "2", "--game-seconds", "5", "--home", bots.root)
     assert done.exit_code == 2, done.output
     assert "does not match the sha256 the league recorded for 'element'" in done.output
+
+
+def test_a_learner_trains_against_community_bots_and_with_necto_as_its_teacher(bots):
+    from league.config import load_config
+    from training.selfplay import SelfPlayTrainer
+
+    cfg = load_config("1v1", sets=["runner.workers=1", "runner.envs_per_worker=4", "runner.backend=in-process",
+                                   "ppo.steps_per_env=32", "ppo.minibatch_size=128", "policy.actor_sizes=[32]",
+                                   "policy.critic_sizes=[32]", "training.snapshot_every_steps=256",
+                                   "training.eval_every_snapshots=1", "training.eval_games=1",
+                                   "training.eval_game_seconds=5", "training.kickstart.teacher=necto",
+                                   "training.opponents.community=1", "training.opponents.latest=0.5",
+                                   "training.opponents.rule=0", "training.opponents.random=0",
+                                   "training.opponents.past=0", "training.opponents.pfsp=0"])
+    cfg.training.steps = 512
+    reg = Registry.open(bots.db_path)
+    notes = []
+    try:
+        result = SelfPlayTrainer(cfg, bots, reg, name="taught", on_progress=notes.append).run()
+        assert result.steps >= 512
+        played = {(g.blue, g.orange) for g in reg.game_store.games() if g.origin == "evaluation"}
+        assert {("taught-v1", "necto"), ("taught-v1", "element")} <= played  # evaluation meets them
+    finally:
+        reg.close()
+    assert any("matched to the nearest row" in str(n) for n in notes)
+    shares = [line for line in (bots.runs / "taught" / "metrics.jsonl").read_text().splitlines()
+              if "opponent_share/necto" in line or "opponent_share/element" in line]
+    assert shares  # they played as opponents

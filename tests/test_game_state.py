@@ -50,3 +50,12 @@ def test_a_runner_without_the_state_says_so_and_todays_agents_are_played_as_befo
         same = games.step(np.full(games.num_agents, 5), ACTION_TABLE[np.full(games.num_agents, 5)],
                           np.ones(games.num_agents, bool))[0]
         assert np.array_equal(first, same)  # the table's row as raw controls plays the same step
+
+
+def test_raw_controls_are_matched_to_the_nearest_row_of_the_action_table():
+    from agents.actions import nearest_actions
+
+    assert np.array_equal(nearest_actions(ACTION_TABLE), np.arange(len(ACTION_TABLE)))
+    # Necto's "throttle and steer left, nothing else" is the table's ground row for it.
+    row = nearest_actions(np.array([[1, -1, 1, -1, 0, 0, 0, 0]], np.float32))[0]
+    assert ACTION_TABLE[row][[0, 1, 5, 6, 7]].tolist() == [1, -1, 0, 0, 0]

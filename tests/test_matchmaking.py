@@ -72,3 +72,17 @@ def test_payoff_table_decays_and_accumulates(registry):
     pay = registry.payoff_store.get("run", 1)
     assert pay["v1"] == pytest.approx((2.0, 0.5, 3.0)) and pay["rule"] == (1, 0, 1)
     assert registry.payoff_store.get("other", 1) == {}
+
+
+def test_the_community_share_draws_the_leagues_community_bots_or_falls_back_to_self_play():
+    rng = np.random.default_rng(2)
+    picks = sample_opponents(3000, {"latest": 0.5, "community": 0.5}, "v4", [], [], ["rule"], rng,
+                             community=["necto", "element"])
+    counts = {n: picks.count(n) for n in set(picks)}
+    assert set(counts) == {"v4", "necto", "element"} and abs(counts["necto"] / 3000 - 0.25) < 0.04
+    without = sample_opponents(100, {"latest": 0.5, "community": 0.5}, "v4", [], [], ["rule"], rng)
+    assert set(without) == {"v4"}  # no community bot in the league: self-play takes its share
+    before = sample_opponents(50, {"latest": 0.5, "rule": 0.5}, "v4", [], [], ["rule"], np.random.default_rng(3))
+    after = sample_opponents(50, {"latest": 0.5, "rule": 0.5, "community": 0.0}, "v4", [], [], ["rule"],
+                             np.random.default_rng(3), community=["necto"])
+    assert before == after  # a zero community share changes no draw

@@ -18,14 +18,18 @@ only.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 import torch
 
+from agents.actions import nearest_actions
+from agents.game_state import N_CONTROLS
 from agents.networks import build_network
 from agents.nn_policy import sample_actions
+from arena.engine.game import GameSpec
 from arena.engine.vector import VecGame
-from league.config import OpponentMix, PolicyConfig
+from league.config import GameConfig, OpponentMix, PolicyConfig
 from training.accel import Accel
 from training.episode_stats import EpisodeStats
 from training.opponents import OpponentPool, PolicySpec, build_pool, lay_out
@@ -55,6 +59,8 @@ class Collector:
         self.pool = OpponentPool(env_opponent=np.zeros(0, dtype=np.int64))
         self.stats = EpisodeStats(games.num_envs, self.layout.learner_envs, self.layout.league_envs, games.teams)
         self.actions = np.zeros(games.num_agents, dtype=np.int64)
+        self.controls = np.zeros((games.num_agents, N_CONTROLS), dtype=np.float32)  # rows of agents speaking controls
+        self.use_controls = np.zeros(games.num_agents, dtype=bool)
         self.obs = games.reset(seed=seed).copy()
         self.starts = games.info.episode_start.copy()
 
@@ -77,6 +83,9 @@ class Collector:
         """League env i plays `picks[i]` from the next step on."""
         self.pool = build_pool(picks, specs, self.layout.opponent_rows, seed, self.device)
         self.stats.set_pool(self.pool)
+        self.use_controls[:] = False
+        for actor in self.pool.actors:
+            self.use_controls[actor.rows] = actor.policy.speaks_controls
 
     @torch.no_grad()
     def _learner_act(self, obs: np.ndarray, starts: np.ndarray):
@@ -92,6 +101,27 @@ class Collector:
         # One copy to the host per step, the only synchronisation on a GPU (indices are exact in float32).
         out = torch.stack([actions.float(), logprob, value.float()]).cpu().numpy()
         return out[0].astype(np.int64), out[1], out[2]
+
+    def _teacher_act(self, obs: np.ndarray, starts: np.ndarray) -> np.ndarray:
+        """The teacher's greedy actions for the learner rows; a teacher speaking raw controls (a
+        community bot) is matched to the nearest row of the learner's action table."""
+        teacher, rows = self.teacher, self.layout.learner_rows
+        if teacher.reads_game:
+            out, self.teacher_state = teacher.act_game(self.games.game_state(), rows, self.teacher_state, starts, True)
+        else:
+            out, self.teacher_state = teacher.act(obs, self.teacher_state, starts, deterministic=True)
+        return nearest_actions(out) if teacher.speaks_controls else out
+
+    def _opponent_act(self, a) -> None:
+        """One league opponent's step: its actions, or raw controls for a bot speaking them."""
+        if a.policy.reads_game:
+            out, a.state = a.policy.act_game(self.games.game_state(), a.rows, a.state, self.starts[a.rows])
+        else:
+            out, a.state = a.policy.act(self.obs[a.rows], a.state, self.starts[a.rows])
+        if a.policy.speaks_controls:
+            self.controls[a.rows] = out
+        else:
+            self.actions[a.rows] = out
 
     def collect(self, steps: int, shaping_scale: float = 1.0, teach: bool = False) -> Segment:
         """Play `steps` steps of every game; the learner rows' experience as one Segment."""
@@ -113,14 +143,14 @@ class Collector:
             if seg.hidden is not None:
                 seg.hidden[t, 0], seg.hidden[t, 1] = self.state.h[0].cpu().numpy(), self.state.c[0].cpu().numpy()
             if seg.teacher_actions is not None:
-                seg.teacher_actions[t], self.teacher_state = self.teacher.act(obs, self.teacher_state, starts,
-                                                                              deterministic=True)
+                seg.teacher_actions[t] = self._teacher_act(obs, starts)
             seg.actions[t], seg.logprobs[t], seg.values[t] = self._learner_act(obs, starts)
             self.actions[rows] = seg.actions[t]
             for a in self.pool.actors:
-                self.actions[a.rows], a.state = a.policy.act(self.obs[a.rows], a.state, self.starts[a.rows])
+                self._opponent_act(a)
             inference += time.perf_counter() - t0
-            next_obs, rewards, _, _, info = self.games.step(self.actions)
+            speaking = self.use_controls if self.use_controls.any() else None
+            next_obs, rewards, _, _, info = self.games.step(self.actions, self.controls, speaking)
             learner_rewards = rewards[rows]
             seg.rewards[t] = rescale_shaping(learner_rewards, info.goals[layout.learner_envs],
                                              self.games.teams[rows], self.goal_weight, shaping_scale)
@@ -136,3 +166,10 @@ class Collector:
 
     def close(self) -> None:
         self.games.close()
+
+
+def training_spec(game: GameConfig, mix: OpponentMix, teacher: PolicySpec | None) -> GameSpec:
+    """The training games' spec: the game state published (agents.game_state) when a community bot
+    may play in them, as an opponent (the mix's community share) or as the kickstart teacher."""
+    reads = mix.community > 0 or (teacher is not None and teacher.reads_game)
+    return replace(GameSpec.from_config(game, "training"), game_state=reads)

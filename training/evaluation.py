@@ -1,5 +1,6 @@
 """Evaluation during training: short games of a snapshot against every baseline of the ladder
-(random, atba, rule, rule-pro) and the champion, recorded as games (origin "evaluation") so
+(random, atba, rule, rule-pro), the community bots of the league that play its team size, and
+the champion, recorded as games (origin "evaluation") so
 ratings, the leaderboard and the dashboard's climb chart move while training runs."""
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ def evaluate_snapshot(
     `seed`: this evaluation's: the runner's and the policies' (arena.pairings.play_pairings).
     """
     opponents = list(BASELINES)
+    opponents += [a.name for a in registry.agent_store.all(team_size) if a.kind == "community" and a.plays(team_size)]
     champion = registry.agent_store.champion(team_size)
     if champion is not None and champion.name != name:
         opponents.append(champion.name)

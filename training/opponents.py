@@ -21,7 +21,8 @@ import numpy as np
 import torch
 
 from agents.baselines import BASELINE_KINDS, make_baseline
-from agents.loading import load_policy
+from agents.community.install import community_policy, community_tensors
+from agents.loading import checkpoint_file, load_policy
 from agents.networks import build_network
 from agents.nn_policy import NetworkPolicy
 from agents.policy import Policy
@@ -115,8 +116,9 @@ def draw_picks(registry: Registry, cfg: TrainingConfig, run: str, team_size: int
     payoff = registry.payoff_store.get(run, team_size)
     rates = [win_rate(*payoff.get(v, PayoffRecord())) for v in past]
     baselines = [b for b in ("rule", "random") if b in active]
+    community = [a.name for a in registry.agent_store.all(team_size) if a.kind == "community" and a.plays(team_size)]
     _, mix = split_mix(cfg.opponents)
-    picks = sample_opponents(n_envs, mix, LATEST, past, rates, baselines, rng, cfg.pfsp_weighting)
+    picks = sample_opponents(n_envs, mix, LATEST, past, rates, baselines, rng, cfg.pfsp_weighting, community)
     counts = {name: picks.count(name) for name in dict.fromkeys(picks)}
     keep = sorted(counts, key=lambda n: (n != LATEST, -counts[n]))[: cfg.max_opponents]
     return [p if p in keep else LATEST for p in picks]
@@ -125,18 +127,26 @@ def draw_picks(registry: Registry, cfg: TrainingConfig, run: str, team_size: int
 @dataclass
 class PolicySpec:
     """What it takes to build a policy anywhere (a thread, a Ray worker on another node): a
-    baseline's kind, or a network's config and weights as numpy arrays. Made by the learner
-    from files it has verified; never read from a file."""
+    baseline's kind, a network's config and weights as numpy arrays, or a community bot's kind
+    (`bot`) and tensors. Made by the learner from files it has verified; never read from a file."""
 
     name: str
     kind: str
     config: PolicyConfig | None = None
     weights: dict[str, np.ndarray] | None = None
+    bot: str | None = None  # a community bot's kind (agents.community.bots.KINDS)
 
     def policy(self) -> Policy:
+        if self.bot is not None:
+            return community_policy(self.bot, self.weights, self.name)
         if self.weights is None:
             return make_baseline(self.kind)
         return NetworkPolicy(network_from(self.config, self.weights), name=self.name)
+
+    @property
+    def reads_game(self) -> bool:
+        """Whether its policy acts from the game state (a community bot): its runner must publish it."""
+        return self.bot is not None
 
 
 def network_from(config: PolicyConfig, weights: dict[str, np.ndarray]) -> torch.nn.Module:
@@ -160,6 +170,9 @@ def agent_spec(registry: Registry, name: str, home_root: Path) -> PolicySpec:
     agent = registry.agent_store.get(name)
     if agent.kind in BASELINE_KINDS:
         return PolicySpec(name, agent.kind)
+    if agent.kind == "community":
+        bot, tensors = community_tensors(agent, checkpoint_file(agent, home_root))
+        return PolicySpec(name, agent.kind, weights={k: v.numpy() for k, v in tensors.items()}, bot=bot)
     policy = load_policy(agent, home_root=home_root)
     return network_spec(name, policy.net)
 
@@ -188,7 +201,7 @@ def build_pool(picks: list[str], specs: dict[str, PolicySpec], opp_rows_of_env: 
         pool.groups.append(OpponentGroup(name, envs))
         pool.env_opponent[envs] = k
         spec = specs[name]
-        net = network_from(spec.config, spec.weights) if spec.weights is not None else None
+        net = network_from(spec.config, spec.weights) if spec.config is not None else None
         if net is not None and stackable(net):
             stacks.setdefault(architecture_key(net), []).append((net, rows))
             continue

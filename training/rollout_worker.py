@@ -35,12 +35,12 @@ class RolloutWorker:
 
         from arena.engine.game import GamePlugins
         from arena.engine.vector import VecGame
-        from training.collector import Collector
+        from training.collector import Collector, training_spec
         from training.rewards import build_reward
 
         torch.set_num_threads(1)
         envs = rollout_envs_per_worker(cfg.runner, cfg.game.team_size)
-        games = VecGame(cfg.game, mode="training", seed=seed, workers=1, envs_per_worker=envs, backend="serial",
+        games = VecGame(training_spec(cfg.game, cfg.training.opponents, teacher), seed=seed, workers=1, envs_per_worker=envs, backend="serial",
                         plugins=GamePlugins(reward_fn=build_reward(cfg.rewards)))
         try:
             self.collector = Collector(games, cfg.training.opponents, cfg.game.team_size, net_config, seed,

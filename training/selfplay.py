@@ -46,7 +46,7 @@ from league.registry import BASELINES, PayoffRecord, Registry
 from training.accel import learner_threads, make_accel, maybe_compile, torch_threads, update_threads
 from training.budget import Budget, Clock
 from training.collection import Collection, LocalCollection, Order, Round, collection_backend, pipelining
-from training.collector import Collector
+from training.collector import Collector, training_spec
 from training.episode_stats import headline
 from training.evaluation import evaluate_snapshot
 from training.metrics import MetricsLog
@@ -235,11 +235,17 @@ class SelfPlayTrainer:
         if teacher is not None:
             self.on_progress(Note(f"kickstarting from {cfg.training.kickstart.teacher} until the network has trained "
                                   f"{cfg.training.kickstart.steps:,} steps (training.kickstart.teacher= to turn off)"))
+            if teacher.reads_game:
+                self.on_progress(Note(f"{teacher.name} speaks raw controls: each step its eight controls are matched "
+                                      "to the nearest row of the learner's 90-action table (squared distance over "
+                                      "throttle, steer, pitch, yaw, roll, jump, boost, handbrake), and the learner "
+                                      "is pulled towards that row"))
         if backend in ("rollout", "ray"):
             collection = WorkerCollection(cfg, self.net.config, teacher, backend, self.workers, pipelined,
                                           self.on_progress)
         else:
-            games = VecGame(cfg.game, cfg.runner, mode="training", seed=cfg.seed, workers=self.workers,
+            games = VecGame(training_spec(cfg.game, cfg.training.opponents, teacher), cfg.runner, seed=cfg.seed,
+                            workers=self.workers,
                             plugins=GamePlugins(reward_fn=build_reward(cfg.rewards)))
             try:
                 collector = Collector(games, cfg.training.opponents, self.team_size, self.net.config, cfg.seed,

@@ -19,6 +19,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import torch
 from safetensors.torch import load, save
 
 from agents.community.bots import KINDS, BotKind, CommunityPolicy
@@ -123,12 +124,24 @@ def manifest_of(agent: Agent) -> dict[str, Any]:
     return manifest
 
 
-def load_community(agent: Agent, path: Path) -> CommunityPolicy:
-    """The community bot `agent` as a Policy from its weights file `path`, checked against the sha256
-    the registry holds."""
-    kind = KINDS[manifest_of(agent)["kind"]]
+def community_tensors(agent: Agent, path: Path) -> tuple[str, dict[str, torch.Tensor]]:
+    """(its kind, its tensors) of the community bot `agent` from its weights file `path`, checked
+    against the sha256 the registry holds."""
+    kind = manifest_of(agent)["kind"]
     data = read_regular(path, MAX_FILE_BYTES, f"{agent.name} weights file")
     if hashlib.sha256(data).hexdigest() != agent.checkpoint_sha256:
         raise CommunityFileError(f"{printable(str(path))} does not match the sha256 the league recorded for "
                                  f"{agent.name!r}; it was changed since `league bot add`.")
-    return CommunityPolicy(kind.adapter().from_tensors(load(data)), agent.name)
+    return kind, load(data)
+
+
+def community_policy(kind: str, tensors: dict, name: str) -> CommunityPolicy:
+    """A community bot of `kind` with these tensors (torch tensors or numpy arrays) as a Policy."""
+    tensors = {k: torch.as_tensor(v) for k, v in tensors.items()}
+    return CommunityPolicy(KINDS[kind].adapter().from_tensors(tensors), name)
+
+
+def load_community(agent: Agent, path: Path) -> CommunityPolicy:
+    """The community bot `agent` as a Policy from its weights file `path` (checked, as community_tensors)."""
+    kind, tensors = community_tensors(agent, path)
+    return community_policy(kind, tensors, agent.name)

@@ -322,23 +322,33 @@ def leaderboard(
     stage: Annotated[str, typer.Option("--stage", help="Team size: 1v1, 2v2 or 3v3.")] = "1v1",
     by: Annotated[str, typer.Option("--by", help="Order by elo, trueskill (mu - 3 sigma) or mle.")] = "elo",
     all_: Annotated[bool, typer.Option("--all", help="Include retired agents.")] = False,
+    anchor: Annotated[Optional[str], typer.Option(
+        "--anchor", metavar="NAME[=ELO]", show_default=False,
+        help="Pin the MLE fit on any agent with games in the stage, at ELO (default: ratings.mle.anchor_rating, "
+             "1500); without it, the configured anchor (rule = 1500).")] = None,
 ) -> None:
     """Rank a stage's agents by Elo, TrueSkill or the whole-history maximum-likelihood fit.
 
     Lists the stage's agents and the baselines, and any other agent with games in that team
-    size; an agent with no game to fit has no MLE interval and ranks last by mle.
+    size; an agent with no game to fit has no MLE interval and ranks last by mle. --anchor
+    moves every MLE rating by one constant and makes the intervals relative to that agent.
 
-    Example: league leaderboard --stage 1v1 --by mle
+    Example: league leaderboard --stage 1v1 --by mle --anchor necto=2000
     """
     from league.config import team_size_of
-    from league.standings import read_standings
+    from league.standings import parse_anchor, read_standings
 
     if by not in RANKINGS:
         raise LeagueError(f"Unknown ranking {by!r}; expected elo, trueskill or mle.")
     team_size = team_size_of(stage)
     _, reg = open_league(home, readonly=True)
-    board = read_standings(reg.db, team_size, reg.ratings_cfg, by=by, include_retired=all_)
-    table = Table(title=f"Leaderboard {stage} (by {by})")
+    mle_cfg = reg.ratings_cfg.mle
+    pinned = parse_anchor(anchor, mle_cfg.anchor_rating) if anchor is not None else None
+    board = read_standings(reg.db, team_size, reg.ratings_cfg, by=by, include_retired=all_, anchor=pinned)
+    fit = board.fit
+    caption = (f"MLE anchored: {fit.anchor} = {fit.rating(fit.anchor):g}" if fit.anchor is not None else
+               f"MLE anchored: a virtual player = {mle_cfg.anchor_rating:g} ({mle_cfg.anchor_agent} has no games)")
+    table = Table(title=f"Leaderboard {stage} (by {by})", caption=escape(caption))
     for col in ("#", "agent", "status", "elo", "mle", "95% CI", "mu", "sigma", "mu-3σ", "games", "W-D-L", "GD"):
         table.add_column(col, justify="left" if col in ("agent", "status") else "right")
     for r in board.rows:
