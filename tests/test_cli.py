@@ -85,6 +85,90 @@ def test_leaderboard_orders(league_home):
         assert played == ["strong", "rule", "random"], (by, order)
 
 
+def _mle_column(output: str) -> dict[str, tuple[float, str]]:
+    """agent -> (mle, 95% CI) of a printed leaderboard."""
+    cells = [[c.strip() for c in l.split("│")] for l in output.splitlines() if "│" in l]
+    return {c[2]: (float(c[5]), c[6]) for c in cells}
+
+
+@pytest.fixture(scope="module")
+def necto_league(tmp_path_factory):
+    """A league where the community bot `necto` and the baselines have played each other in 1v1; made once
+    for the module, so only read-only commands may use it."""
+    league_home = tmp_path_factory.mktemp("necto") / "lh"
+    assert run("init", "--home", league_home).exit_code == 0
+    reg = Registry.open(league_home / "league.db")
+    reg.agent_store.add("necto", "community", 1)
+    reg.agent_store.add("fresh", "mlp", 1)
+    for _ in range(3):
+        play(reg, "necto", "rule", 3, 1)
+        play(reg, "rule", "random", 2, 0)
+        play(reg, "random", "necto", 1, 1)
+    play(reg, "rule", "necto", 2, 1)
+    play(reg, "fresh", "fresh", 1, 0)  # a mirror match: not a rated game
+    reg.close()
+    return league_home
+
+
+def test_leaderboard_anchor_pins_the_mle_on_any_agent(necto_league):
+    plain = run("leaderboard", "--home", necto_league, "--by", "mle")
+    assert plain.exit_code == 0 and "MLE anchored: rule = 1500" in plain.output
+    before = _mle_column(plain.output)
+    assert before["rule"] == (1500.0, "1500..1500")
+    for flag, value in (("necto", 1500.0), ("necto=2000", 2000.0)):
+        result = run("leaderboard", "--home", necto_league, "--by", "mle", "--anchor", flag)
+        assert result.exit_code == 0, result.output
+        assert f"MLE anchored: necto = {value:g}" in result.output
+        after = _mle_column(result.output)
+        assert after["necto"] == (value, f"{value:.0f}..{value:.0f}")  # the anchor's interval has zero width
+        shift = value - before["necto"][0]
+        for name in ("rule", "random"):  # one constant for everyone (the table rounds to whole points)
+            assert abs(after[name][0] - (before[name][0] + shift)) <= 1
+            lo, hi = map(float, after[name][1].split(".."))
+            assert lo < after[name][0] < hi
+        assert after["fresh"][1] == "-"
+    same = run("leaderboard", "--home", necto_league, "--by", "mle", "--anchor", "rule")
+    assert _mle_column(same.output) == before and "MLE anchored: rule = 1500" in same.output
+
+
+def test_leaderboard_anchor_default_elo_comes_from_the_league_config(tmp_path):
+    cfg = tmp_path / "mine.yaml"
+    cfg.write_text("ratings:\n  mle:\n    anchor_rating: 1000\n")
+    home = tmp_path / "h"
+    assert run("init", "--home", home, "--config", cfg).exit_code == 0
+    reg = Registry.open(home / "league.db")
+    reg.agent_store.add("necto", "community", 1)
+    play(reg, "necto", "rule", 1, 0)
+    reg.close()
+    assert "MLE anchored: rule = 1000" in run("leaderboard", "--home", home).output
+    result = run("leaderboard", "--home", home, "--anchor", "necto")
+    assert "MLE anchored: necto = 1000" in result.output and _mle_column(result.output)["necto"][0] == 1000
+
+
+@pytest.mark.parametrize("anchor, message", [
+    ("nobody", "No agent named 'nobody'"),
+    ("necto2", "No agent named 'necto2'; did you mean 'necto'"),
+    ("fresh", "cannot be anchored on 'fresh': it has no rated games in 1v1"),
+    ("atba", "it has no rated games in 1v1"),
+    ("necto=abc", "The MLE anchor 'necto=abc' has no number after '='"),
+    ("=1500", "The MLE anchor '=1500' names no agent"),
+    ("necto=6000", "not a number from 0 to 5000"),
+    ("necto=-5", "not a number from 0 to 5000"),
+    ("necto=nan", "not a number from 0 to 5000"),
+    ("necto=inf", "not a number from 0 to 5000"),
+])
+def test_leaderboard_anchor_refusals_are_one_sentence_and_exit_2(necto_league, anchor, message):
+    result = run("leaderboard", "--home", necto_league, "--anchor", anchor)
+    assert result.exit_code == 2
+    text = " ".join(result.output.split())
+    assert message in text and "Traceback" not in text and len(result.output.strip().splitlines()) == 1
+
+
+def test_leaderboard_anchor_needs_games_in_the_asked_stage(necto_league):
+    result = run("leaderboard", "--home", necto_league, "--stage", "2v2", "--anchor", "rule")
+    assert result.exit_code == 2 and "no rated games in 2v2" in " ".join(result.output.split())
+
+
 def test_lineage_shows_line_and_descendants(league_home):
     reg = Registry.open(league_home / "league.db")
     reg.agent_store.add("v1", "mlp", 1)

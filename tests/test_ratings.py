@@ -138,6 +138,65 @@ def test_mle_without_the_anchor_pins_a_virtual_player():
     assert fit.rating("z") == pytest.approx(1500.0)
 
 
+# --------------------------------------------------------------------------- re-anchoring the fit
+
+PLAYERS = ["rule", "a", "b", "c", "d"]
+small_games = st.lists(st.tuples(st.sampled_from(PLAYERS), st.sampled_from(PLAYERS),
+                                 st.sampled_from([R.WIN, R.DRAW, R.LOSS])), min_size=1, max_size=30)
+
+
+@settings(max_examples=60, deadline=None)
+@given(small_games, st.data(), st.floats(min_value=0, max_value=5000), st.sampled_from([0.5, 1.0, 3.0]))
+def test_reanchoring_shifts_every_rating_by_one_constant(games, data, value, prior_draws):
+    fit = R.mle_fit(games, MleConfig(prior_draws=prior_draws), names=["rule"])
+    played = [n for n, g in zip(fit.names, fit.games) if g > 0]
+    if not played:  # only mirror matches
+        return
+    new_anchor = data.draw(st.sampled_from(played))
+    moved = R.reanchor(fit, new_anchor, value)
+    assert moved.anchor == new_anchor and moved.names == fit.names
+    assert moved.rating(new_anchor) == value  # exactly
+    assert moved.interval(new_anchor) == (value, value)  # the anchor's own interval has zero width
+    shift = value - fit.rating(new_anchor)
+    for n in fit.names:
+        assert moved.rating(n) == pytest.approx(fit.rating(n) + shift, abs=1e-6)
+        for m in fit.names:  # the gaps and who is likely better do not depend on the anchor
+            assert moved.los(n, m) == pytest.approx(fit.los(n, m), abs=1e-6)
+    assert np.allclose(moved.covariance, moved.covariance.T, atol=1e-6)
+
+
+def test_reanchoring_back_and_onto_the_same_anchor_changes_nothing():
+    games = simulate({"rule": 1500, "x": 1650, "y": 1400}, 6, random.Random(3))
+    fit = R.mle_fit(games, MleConfig())
+    same = R.reanchor(fit, "rule", 1500.0)
+    assert np.allclose(same.ratings, fit.ratings) and np.allclose(same.covariance, fit.covariance)
+    there_and_back = R.reanchor(R.reanchor(fit, "x", 2000.0), "rule", 1500.0)
+    assert np.allclose(there_and_back.ratings, fit.ratings) and np.allclose(there_and_back.covariance,
+                                                                            fit.covariance, atol=1e-6)
+
+
+def test_reanchoring_gives_the_intervals_of_a_fit_pinned_on_that_agent():
+    # Without prior draws the likelihood depends on differences only, so pinning `x` in the fit itself is
+    # the same model: its ratings and covariance must match the re-anchored ones.
+    games = simulate({"rule": 1500, "x": 1650, "y": 1400, "z": 1550}, 12, random.Random(7))
+    by_rule = R.mle_fit(games, MleConfig(prior_draws=0.0))
+    by_x = R.mle_fit(games, MleConfig(anchor_agent="x", anchor_rating=2000.0, prior_draws=0.0))
+    moved = R.reanchor(by_rule, "x", 2000.0)
+    for n in by_x.names:
+        assert moved.rating(n) == pytest.approx(by_x.rating(n), abs=1e-6)
+        assert moved.interval(n) == pytest.approx(by_x.interval(n), abs=1e-6)
+    assert moved.stderr("rule") > 0 and moved.stderr("x") == 0.0
+
+
+def test_reanchoring_a_fit_with_a_virtual_anchor_pins_a_real_agent():
+    fit = R.mle_fit([("x", "y", R.WIN), ("x", "y", R.DRAW)], MleConfig(), names=["x", "y", "z"])
+    moved = R.reanchor(fit, "y", 1000.0)
+    assert moved.anchor == "y" and moved.rating("y") == 1000.0 and moved.stderr("y") == 0.0
+    assert moved.rating("x") - moved.rating("z") == pytest.approx(fit.rating("x") - fit.rating("z"))
+    with pytest.raises(ValueError):
+        R.reanchor(fit, "nobody", 1500.0)
+
+
 # --------------------------------------------------------------------------- any finite input (issue 37, item 2)
 
 any_finite = st.floats(allow_nan=False, allow_infinity=False)

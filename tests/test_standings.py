@@ -15,6 +15,7 @@ from league.standings import (
     RANKINGS,
     AgentRating,
     PairRecord,
+    parse_anchor,
     read_standings,
     read_tournament_standings,
     sort_key,
@@ -94,6 +95,58 @@ def test_a_tournament_lists_its_entrants_in_order_ranked_by_points_then_goal_dif
         standings(agents, records, CFG, 1, entrants=["a", "nobody"])
     with pytest.raises(LeagueError, match="Unknown ranking 'glicko'"):
         standings(agents, records, CFG, 1, by="glicko")
+
+
+def test_an_anchor_re_pins_the_mle_on_any_agent_with_games():
+    agents = BASELINES + [agent("necto", 1), agent("fresh"), agent("gone", status="retired")]
+    records = [PairRecord("necto", "rule", wins=4, losses=1), PairRecord("rule", "random", wins=3, draws=1),
+               PairRecord("gone", "random", wins=1, losses=1)]
+    plain = standings(agents, records, CFG, 1, by="mle")
+    pinned = standings(agents, records, CFG, 1, by="mle", anchor=("necto", 2000.0))
+    assert pinned.fit.anchor == "necto" and names(pinned) == names(plain)
+    rows, before = {r.name: r for r in pinned.rows}, {r.name: r for r in plain.rows}
+    assert rows["necto"].mle == 2000.0 and rows["necto"].mle_interval == (2000.0, 2000.0)
+    shift = 2000.0 - before["necto"].mle
+    for name in ("rule", "random"):
+        assert rows[name].mle == pytest.approx(before[name].mle + shift)
+        lo, hi = rows[name].mle_interval
+        assert lo < rows[name].mle < hi
+    assert rows["fresh"].mle_interval is None  # still no game to fit
+    # A retired agent is not listed but its games are counted: it may anchor the fit.
+    assert standings(agents, records, CFG, 1, anchor=("gone", 1500.0)).fit.rating("gone") == 1500.0
+
+
+@pytest.mark.parametrize("anchor, message", [
+    (("nobody", 1500.0), "No agent named 'nobody'"),
+    (("fresh", 1500.0), "cannot be anchored on 'fresh': it has no rated games in 1v1"),
+    (("two", 1500.0), "no rated games in 1v1"),  # games in 2v2 only
+    (("mirror", 1500.0), "no rated games in 1v1"),  # mirror matches are not counted
+])
+def test_an_anchor_must_be_an_agent_with_counted_games(anchor, message):
+    agents = BASELINES + [agent("fresh"), agent("two", 2), agent("mirror")]
+    records = [PairRecord("rule", "random", wins=1), PairRecord("mirror", "mirror", wins=3)]
+    with pytest.raises(LeagueError, match=message):
+        standings(agents, records, CFG, 1, anchor=anchor)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("necto", ("necto", 1234.0)), ("necto=2000", ("necto", 2000.0)), ("rule-pro=0", ("rule-pro", 0.0)),
+    ("ppo-1v1-v3=5000", ("ppo-1v1-v3", 5000.0)), ("a=1500.5", ("a", 1500.5)),
+])
+def test_parse_anchor_reads_name_and_elo(text, expected):
+    assert parse_anchor(text, 1234.0) == expected
+
+
+@pytest.mark.parametrize("text, message", [
+    ("necto=abc", "no number after '='"), ("necto=", "no number after '='"), ("necto=1=2", "no number after '='"),
+    ("=1500", "names no agent"), ("", "names no agent"), ("necto=-1", "not a number from 0 to 5000"),
+    ("necto=5000.5", "from 0 to 5000"), ("necto=nan", "from 0 to 5000"), ("necto=inf", "from 0 to 5000"),
+    ("necto=-inf", "from 0 to 5000"), ("../x=1500", "is not allowed"),
+])
+def test_parse_anchor_refuses_malformed_anchors_in_one_sentence(text, message):
+    with pytest.raises(LeagueError, match=message) as caught:
+        parse_anchor(text, 1500.0)
+    assert str(caught.value).count(". ") == 0 and str(caught.value).endswith((".", "?"))
 
 
 def test_the_readers_agree_with_the_stored_ratings(registry):
