@@ -16,6 +16,7 @@ import streamlit as st
 
 from dashboard import (
     data,
+    pages_community,
     pages_curriculum,
     pages_head_to_head,
     pages_history,
@@ -40,6 +41,7 @@ PAGES: dict[str, tuple[str, Callable[[str], None]]] = {
     "replays": ("Replays", pages_replays.render),
     "training": ("Training", pages_training.render),
     "curriculum": ("Curriculum", pages_curriculum.render),
+    "community": ("Community", pages_community.render),
 }
 PAGE_KEY = "page"
 

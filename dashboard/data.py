@@ -241,9 +241,28 @@ def curriculum(root: str, name: str) -> tuple[dict[str, Any] | None, pd.DataFram
 
 
 @st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
-def baseline_win_rates(root: str, run: str) -> pd.DataFrame:
-    """The run's versions against each baseline in evaluation games (queries.baseline_win_rates)."""
-    return open_league(root).run(queries.baseline_win_rates, run)
+def baseline_win_rates(root: str, run: str, opponents: tuple[str, ...] | None = None) -> pd.DataFrame:
+    """The run's versions against each baseline (or each of `opponents`) in evaluation games
+    (queries.baseline_win_rates)."""
+    league = open_league(root)
+    if opponents is None:
+        return league.run(queries.baseline_win_rates, run)
+    return league.run(queries.baseline_win_rates, run, opponents)
+
+
+# --------------------------------------------------------------------------- community bots
+
+
+@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
+def community_bots(root: str) -> pd.DataFrame:
+    """The league's community bots with the league's record against each (queries.community_bots)."""
+    return open_league(root).run(queries.community_bots)
+
+
+@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
+def community_results(root: str, bot: str) -> pd.DataFrame:
+    """Every member's record against the bot (queries.community_results)."""
+    return open_league(root).run(queries.community_results, bot)
 
 
 # --------------------------------------------------------------------------- replays

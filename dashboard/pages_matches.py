@@ -72,15 +72,8 @@ def render(root: str) -> None:
     labels = {int(r.id): f"#{r.id} {r.a} vs {r.b} ({ui.stage_label(r.team_size)}, "
                          f"{'SPRT' if r.mode == 'sprt' else 'fixed'}, {r.decision or r.status})"
               for r in listing.itertuples()}
-    asked = _query_match()
-    if asked is not None and asked not in labels:
-        st.warning(f"There is no match #{asked} in this league.")
-    if asked in labels and st.session_state.get("_match_asked") != asked:
-        # A link to a match (from the leaderboard's SPRT mark): show it, whatever was chosen before.
-        st.session_state["_match_asked"] = asked
-        st.session_state[KEY] = asked
-    if st.session_state.get(KEY) not in labels:
-        st.session_state[KEY] = next(iter(labels))
+    asked = _query_match()  # a link to a match (the leaderboard's SPRT mark): show it, whatever was chosen before
+    ui.follow_link(asked, labels, KEY, f"There is no match #{asked} in this league.")
     match_id = st.selectbox("Match", list(labels), key=KEY, format_func=labels.get, help="Newest first.")
     if asked != match_id:  # the URL names the match shown, so the view can be linked to
         st.query_params[KEY] = str(match_id)

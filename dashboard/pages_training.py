@@ -82,15 +82,18 @@ def render(root: str) -> None:
 def show_climb(root: str, runs: list[str]) -> None:
     """Win rate against each baseline over steps, from the evaluation games of each run's versions."""
     st.subheader("Win rate against the baselines")
-    found = {run: data.baseline_win_rates(root, run) for run in runs}
+    # Community bots count as evaluation opponents too, once evaluation plays them (ui.opponent_colours
+    # gives them colours of their own).
+    opponents = (*BASELINES, *data.community_bots(root)["name"])
+    found = {run: data.baseline_win_rates(root, run, opponents) for run in runs}
     played = {run: rates for run, rates in found.items() if not rates.empty}
     if not played:
         whose = "this run's" if len(runs) == 1 else "these runs'"
         st.caption(f"No evaluation games of {whose} versions (RUN-v1, RUN-v2, ...) against a baseline "
                    f"({', '.join(BASELINES)}) yet.")
         return
-    st.caption("Evaluation games of each version (RUN-v1, RUN-v2, ...) against each baseline it played, over the "
-               "version's steps trained; a draw is neither a win nor a loss (draws are in the tooltips and the table).")
+    st.caption("Evaluation games of each version (RUN-v1, RUN-v2, ...) against each baseline (and community bot) it "
+               "played, over the version's steps trained; a draw is neither a win nor a loss (draws are in the tooltips and the table).")
     cols = st.columns(2 if len(played) > 1 else 1)
     for i, (run, rates) in enumerate(played.items()):
         cols[i % len(cols)].altair_chart(ui.climb_chart(rates, title=run), width="stretch")

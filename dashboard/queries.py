@@ -21,6 +21,7 @@ from league.config import RatingsConfig
 from league.lineage import build_lineage
 from league.ratings import MleRatings, conservative
 from league.registry import BASELINES, Agent
+from league.sprt import Z95, elo_estimate
 from league.standings import read_standings, read_tournament_standings
 
 SCORE_SQL = "CASE result WHEN '{win}' THEN 1.0 WHEN 'draw' THEN 0.5 ELSE 0.0 END"
@@ -229,11 +230,12 @@ RESULT_FILTERS = ("any", "win", "draw", "loss", "blue", "orange")
 
 def games(db: sqlite_utils.Database, tournament_id: int | None = None, outside_tournaments: bool = False,
           agent: str | None = None, result: str = "any", with_replay: bool = False,
-          limit: int = 1000) -> pd.DataFrame:
+          limit: int = 1000, versus: str | None = None, no_mirror: bool = False) -> pd.DataFrame:
     """Games newest first, filtered in SQL.
 
     `result` is `any`, `blue`, `orange` or `draw` for the game itself, or `win`, `loss` (and
-    `draw`) seen from `agent`.
+    `draw`) seen from `agent`. `versus` (with `agent`) keeps the games `agent` played against it;
+    `no_mirror` leaves out the games an agent played against itself.
     """
     if result not in RESULT_FILTERS:
         raise ValueError(f"unknown result filter {result!r}")
@@ -243,7 +245,10 @@ def games(db: sqlite_utils.Database, tournament_id: int | None = None, outside_t
         params.append(tournament_id)
     elif outside_tournaments:
         where.append("g.tournament_id IS NULL")
-    if agent:
+    if agent and versus:
+        where.append("((b.name = ? AND o.name = ?) OR (o.name = ? AND b.name = ?))")
+        params += [agent, versus, agent, versus]
+    elif agent:
         where.append("(b.name = ? OR o.name = ?)")
         params += [agent, agent]
     if result in ("blue", "orange", "draw"):
@@ -255,6 +260,8 @@ def games(db: sqlite_utils.Database, tournament_id: int | None = None, outside_t
         params += [agent, good, agent, bad]
     if with_replay:
         where.append("g.replay_path IS NOT NULL")
+    if no_mirror:
+        where.append("g.blue_agent_id != g.orange_agent_id")
     sql = """SELECT g.id, g.tournament_id, g.schedule_index, g.origin, g.team_size, b.name AS blue, o.name AS orange,
                     g.blue_goals, g.orange_goals, g.result, g.length_seconds, g.seed, g.replay_path, g.played
              FROM games g JOIN agents b ON b.id = g.blue_agent_id JOIN agents o ON o.id = g.orange_agent_id"""
@@ -303,6 +310,122 @@ def baseline_win_rates(db: sqlite_utils.Database, run: str, baselines: Sequence[
     frame["draw_rate"] = frame["draws"] / frame["games"]
     frame["score_rate"] = (frame["wins"] + frame["draws"] / 2) / frame["games"]
     return frame[columns]
+
+
+# --------------------------------------------------------------------------- community bots
+
+
+COMMUNITY_KIND = "community"  # the registry's kind of every community bot (`league bot add`)
+RUN_VERSION = r"^(?P<run>.+)-v(?P<k>[0-9]+)$"  # a training run's versions are named RUN-v1, RUN-v2, ...
+
+
+def _community_manifest(agent: Agent) -> dict[str, Any]:
+    """The agent's {"community": {...}} config, {} when unreadable (the page still lists the bot)."""
+    try:
+        manifest = (agent.config or {}).get("community")
+    except (TypeError, ValueError, AttributeError):
+        return {}
+    return manifest if isinstance(manifest, dict) else {}
+
+
+def community_bots(db: sqlite_utils.Database) -> pd.DataFrame:
+    """Every community bot in the league (agents of kind "community"), oldest first, with the
+    league's record against it.
+
+    Columns: name, bot (its title), kind (necto, element, ...), stages (e.g. "1v1, 2v2, 3v3"),
+    licence, status, games (against other members), and the members' wins, draws, losses and
+    win_rate in those games (NaN without games).
+    """
+    columns = ["name", "bot", "kind", "stages", "licence", "status", "games", "wins", "draws", "losses", "win_rate"]
+    rows = []
+    for row in db.query("SELECT * FROM agents WHERE kind = ? ORDER BY id", [COMMUNITY_KIND]):
+        agent = Agent(**row)
+        manifest = _community_manifest(agent)
+        try:
+            stages = agent.stage
+        except (TypeError, ValueError, AttributeError):
+            stages = "?"
+        record = next(db.query(f"""
+            WITH sides AS ({_sides_against_sql()})
+            SELECT COUNT(*) AS games, COALESCE(SUM(r = 1), 0) AS wins, COALESCE(SUM(r = 0), 0) AS draws,
+                   COALESCE(SUM(r = -1), 0) AS losses FROM sides""", {"bot": agent.id}))
+        rows.append({"name": agent.name, "bot": str(manifest.get("title") or agent.name),
+                     "kind": str(manifest.get("kind") or ""), "stages": stages,
+                     "licence": str(manifest.get("licence") or ""), "status": agent.status, **record})
+    frame = pd.DataFrame(rows, columns=columns[:-1])
+    frame["win_rate"] = frame["wins"] / frame["games"].where(frame["games"] > 0)
+    return frame
+
+
+def _sides_against_sql() -> str:
+    """Every game against the agent of id :bot, from the other side's view: a (its agent id),
+    team_size, r (1 won, 0 drew, -1 lost), gf, ga, game_id. Games against itself are left out."""
+    return """
+        SELECT g.orange_agent_id AS a, g.team_size, CASE g.result WHEN 'orange' THEN 1 WHEN 'draw' THEN 0 ELSE -1 END AS r,
+               g.orange_goals AS gf, g.blue_goals AS ga, g.id AS game_id
+        FROM games g WHERE g.blue_agent_id = :bot AND g.orange_agent_id != :bot
+        UNION ALL
+        SELECT g.blue_agent_id, g.team_size, CASE g.result WHEN 'blue' THEN 1 WHEN 'draw' THEN 0 ELSE -1 END,
+               g.blue_goals, g.orange_goals, g.id
+        FROM games g WHERE g.orange_agent_id = :bot AND g.blue_agent_id != :bot"""
+
+
+def rate_interval(wins: int, games: int) -> tuple[float, float]:
+    """The 95% interval of a win rate: league.sprt.elo_estimate's mean score +- 1.96 standard
+    errors over the games counted as won or not (a draw is not a win), clipped to [0, 1]. Where
+    every game ended alike its widest spread is taken, so 3 wins in 3 games is not a certainty."""
+    if games <= 0:
+        return math.nan, math.nan
+    estimate = elo_estimate([games - wins, 0, wins])
+    half = Z95 * estimate.score_se
+    return max(0.0, estimate.score - half), min(1.0, estimate.score + half)
+
+
+def community_results(db: sqlite_utils.Database, bot: str) -> pd.DataFrame:
+    """Every member that played the agent `bot`, one row per (member, team size), from the
+    member's view: best win rate first, then most games, then name.
+
+    Columns: agent, kind, status, team_size, steps (its steps_trained), run and k (RUN and N when
+    it is named RUN-vN, else None and NaN), games, wins, draws, losses, goals_for, goals_against,
+    win_rate (wins / games; a draw is not a win), win_low and win_high (its 95% interval,
+    `rate_interval`), score_rate (wins + draws / 2), first_game and last_game (ids).
+    """
+    columns = ["agent", "kind", "status", "team_size", "steps", "run", "k", "games", "wins", "draws", "losses",
+               "goals_for", "goals_against", "win_rate", "win_low", "win_high", "score_rate", "first_game",
+               "last_game"]
+    frame = _frame(db, f"""
+        WITH sides AS ({_sides_against_sql()})
+        SELECT a.name AS agent, a.kind, a.status, sides.team_size, a.steps_trained AS steps, COUNT(*) AS games,
+               SUM(r = 1) AS wins, SUM(r = 0) AS draws, SUM(r = -1) AS losses, SUM(gf) AS goals_for,
+               SUM(ga) AS goals_against, MIN(game_id) AS first_game, MAX(game_id) AS last_game
+        FROM sides JOIN agents a ON a.id = sides.a
+        GROUP BY sides.a, sides.team_size""", {"bot": _agent_id(db, bot)})
+    if frame.empty:
+        return pd.DataFrame(columns=columns)
+    version = frame["agent"].str.extract(RUN_VERSION)
+    frame["run"] = version["run"].where(version["run"].notna(), None)
+    frame["k"] = pd.to_numeric(version["k"])
+    frame["win_rate"] = frame["wins"] / frame["games"]
+    bounds = [rate_interval(int(w), int(n)) for w, n in zip(frame["wins"], frame["games"])]
+    frame["win_low"] = [lo for lo, _ in bounds]
+    frame["win_high"] = [hi for _, hi in bounds]
+    frame["score_rate"] = (frame["wins"] + frame["draws"] / 2) / frame["games"]
+    frame = frame.sort_values(["win_rate", "games", "agent", "team_size"], ascending=[False, False, True, True],
+                              kind="stable")
+    return frame[columns].reset_index(drop=True)
+
+
+def _agent_id(db: sqlite_utils.Database, name: str) -> int:
+    rows = list(db.query("SELECT id FROM agents WHERE name = ?", [name]))
+    return int(rows[0]["id"]) if rows else -1
+
+
+def community_climb(results: pd.DataFrame) -> pd.DataFrame:
+    """The rows of `community_results` that are versions of a training run (RUN-vN), for the chart of
+    each run against the bot over its steps: ordered by run, then steps, then version number."""
+    versions = results[results["run"].notna()].copy()
+    versions["k"] = versions["k"].astype(int)
+    return versions.sort_values(["run", "steps", "k"], kind="stable").reset_index(drop=True)
 
 
 # --------------------------------------------------------------------------- curricula
