@@ -3,6 +3,8 @@ ladder in one go, and reports the time split and the run's own learning curve.""
 
 from __future__ import annotations
 
+import pytest
+
 from training.measure.learning import OPPONENTS, UNTRAINED_OPPONENTS, bench_learning, report_json
 
 TINY = ["runner.workers=2", "runner.envs_per_worker=2", "ppo.steps_per_env=32", "ppo.minibatch_size=128",
@@ -10,6 +12,7 @@ TINY = ["runner.workers=2", "runner.envs_per_worker=2", "ppo.steps_per_env=32", 
         "training.eval_every_snapshots=1", "training.eval_games=2", "training.eval_game_seconds=5"]
 
 
+@pytest.mark.slow  # trains end to end: CI runs it after the default suite
 def test_tiny_benchmark_reports_results_timing_and_curve(tmp_path):
     bench = bench_learning(minutes=0.15, games=2, root=tmp_path / "home", seed=3, sets=TINY)
     report = report_json(bench)

@@ -1,9 +1,12 @@
 """The training and tournament benchmarks run end to end at tiny sizes and report sane figures."""
 
+import pytest
+
 from training.measure.tournament import bench_tournament
 from training.measure.train import bench_train
 
 
+@pytest.mark.slow  # trains end to end: CI runs it after the default suite
 def test_bench_train_reports_throughput_and_time_split():
     r = bench_train("1v1", iterations=1, batch=512, workers=1, envs_per_worker=2,
                     extra=["policy.actor_sizes=[32]", "policy.critic_sizes=[32]"], backends=("central", "pipelined", "rollout"))
