@@ -24,3 +24,12 @@ def test_bench_tournament_reports_games_and_the_bare_physics_ratio():
     r = bench_tournament(games_per_pair=1, game_seconds=4, workers=1, ceiling_seconds=0.5)
     assert r.games == 6 and r.games_per_second > 0 and r.ceiling_ticks_per_second > 0
     assert r.times_bare_physics > 1.0  # a real tournament cannot beat bare physics
+    assert r.community_wall_seconds is None and r.community_over_plain is None
+
+
+@pytest.mark.slow  # two round robins and a community bot's setup: CI runs it after the default suite
+def test_bench_tournament_times_the_community_bots_in_the_mlps_places():
+    from community_bots import bots_dir
+
+    r = bench_tournament(games_per_pair=1, game_seconds=4, workers=1, ceiling_seconds=0.5, bots=bots_dir())
+    assert r.community_wall_seconds > 0 and r.community_over_plain == r.wall_seconds / r.community_wall_seconds

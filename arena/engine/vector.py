@@ -152,6 +152,7 @@ class VecGame:
         arrays = self._backend.arrays
         self._arrays = arrays
         self.info = StepInfo(**{name: arrays[name] for name in StepInfo.__dataclass_fields__})
+        self._speaking = False  # whether use_controls holds a row set by the last step
         self._closed = False
 
     # ------------------------------------------------------------------ stepping
@@ -188,11 +189,13 @@ class VecGame:
             bad = actions[(actions < 0) | (actions >= N_ACTIONS)]
             raise ValueError(f"actions must be in [0, {N_ACTIONS}), got {bad[:8].tolist()}")
         self._arrays["actions"][:] = actions
-        if use_controls is None:
-            self._arrays["use_controls"][:] = False
-        else:
+        if use_controls is not None:
             self._arrays["use_controls"][:] = use_controls
             self._arrays["controls"][:] = np.clip(controls, -1.0, 1.0)
+            self._speaking = True
+        elif self._speaking:  # written only when it changes: today's agents pay nothing per step
+            self._arrays["use_controls"][:] = False
+            self._speaking = False
         self._backend.send(MSG_STEP)
 
     def recv(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, StepInfo]:

@@ -158,10 +158,15 @@ def tournament(
                                                    show_default=False)] = None,
     json_file: Annotated[Optional[Path], typer.Option("--json", help="Also write the figures to this JSON file.",
                                                       show_default=False)] = None,
+    bots: Annotated[Optional[Path], typer.Option(
+        "--bots", help="A folder holding Necto/ and Element/ from the RLBot botpack: also time the round robin "
+                       "with them in the MLPs' places.", show_default=False)] = None,
 ) -> None:
     """A 4-agent 1v1 round robin (rule, random, two MLPs) timed against bare RocketSim on the same cores.
 
     Example: league bench tournament --games 25 --game-seconds 300
+
+    Example: league bench tournament --bots ~/RLBotPack/RLBotPack
     """
     from rich.table import Table
 
@@ -170,7 +175,7 @@ def tournament(
 
     if games < 1 or game_seconds <= 0:
         raise LeagueError("--games must be at least 1 and --game-seconds positive.")
-    r = bench_tournament(games, game_seconds, workers or default_workers())
+    r = bench_tournament(games, game_seconds, workers or default_workers(), bots=bots)
     table = Table(title=f"Tournament: {r.games} games of {r.game_seconds:g} s, {r.workers} workers")
     table.add_column("measure")
     table.add_column("value", justify="right")
@@ -180,13 +185,17 @@ def tournament(
     table.add_row("bare RocketSim ticks/s, same processes", _rate(r.ceiling_ticks_per_second))
     table.add_row("bare physics seconds for the same game time", f"{r.bare_physics_seconds:.1f}")
     table.add_row("tournament time / bare physics time", f"{r.times_bare_physics:.2f}x")
+    if r.community_wall_seconds is not None:
+        table.add_row("with Necto and Element for the MLPs: games/s", f"{r.games / r.community_wall_seconds:.2f}")
+        table.add_row("games/s with them / without", f"{r.community_over_plain:.2f}x")
     out.print(table)
     if json_file is not None:
         json_file.write_text(json.dumps({
             "games": r.games, "game_seconds": r.game_seconds, "workers": r.workers, "wall_seconds": r.wall_seconds,
             "games_per_second": r.games_per_second, "sim_seconds_per_wall_second": r.sim_seconds_per_wall_second,
             "ceiling_ticks_per_second": r.ceiling_ticks_per_second, "bare_physics_seconds": r.bare_physics_seconds,
-            "times_bare_physics": r.times_bare_physics}, indent=2))
+            "times_bare_physics": r.times_bare_physics, "community_wall_seconds": r.community_wall_seconds,
+            "community_over_plain": r.community_over_plain}, indent=2))
 
 
 @app.command("train")
