@@ -46,6 +46,7 @@ from league.config import RatingsConfig, stage_of
 from league.errors import LeagueError, unknown_name
 from league.names import check_name
 from league.ratings import DRAW, LOSS, WIN, MleRatings, conservative, mle_fit, reanchor
+from league.stores.agents import plays
 
 RANKINGS = ("elo", "trueskill", "mle", "points")
 # The Elo an anchor may be pinned at: every leaderboard's ratings then stay in the usual Elo range.
@@ -65,6 +66,7 @@ class AgentRating:
     mu: float
     sigma: float
     last_played: str | None = None
+    plays_here: bool = True  # whether it plays this team size (a community bot plays the sizes it was made for)
 
 
 @dataclass(frozen=True)
@@ -193,7 +195,7 @@ def standings(agents: Sequence[AgentRating], records: Sequence[PairRecord], cfg:
         listed = [by_name[n] for n in dict.fromkeys(entrants)]
     else:
         played = {name for name, t in totals.items() if t[0] + t[1] + t[2]}
-        listed = [a for a in agents if (a.team_size in (None, team_size) or a.name in played)
+        listed = [a for a in agents if ((a.team_size in (None, team_size) and a.plays_here) or a.name in played)
                   and (include_retired or a.status != "retired")]
     fit = fit_mle(records, cfg, names=[a.name for a in listed])
     if anchor is not None:
@@ -237,13 +239,18 @@ def sort_key(row: Standing, by: str) -> tuple:
 def read_agent_ratings(db: sqlite_utils.Database, team_size: int, cfg: RatingsConfig) -> list[AgentRating]:
     """Every agent in creation order, with its ratings in `team_size` (initial ones if it has not played)."""
     rows = db.query("""
-        SELECT a.name, a.kind, a.status, a.team_size,
+        SELECT a.name, a.kind, a.status, a.team_size, a.config_json,
                COALESCE(r.elo, :elo) AS elo, COALESCE(r.mu, :mu) AS mu, COALESCE(r.sigma, :sigma) AS sigma,
                r.last_played
         FROM agents a LEFT JOIN ratings r ON r.agent_id = a.id AND r.team_size = :ts
         ORDER BY a.id""", {"elo": cfg.elo.initial, "mu": cfg.trueskill.mu, "sigma": cfg.trueskill.sigma,
                            "ts": team_size})
-    return [AgentRating(**row) for row in rows]
+    out = []
+    for row in rows:
+        text = row.pop("config_json")
+        config = json.loads(text or "null") if row["kind"] == "community" else None
+        out.append(AgentRating(**row, plays_here=plays(row["kind"], row["team_size"], config, team_size)))
+    return out
 
 
 def read_pair_records(db: sqlite_utils.Database, team_size: int, tournament_id: int | None = None) -> list[PairRecord]:

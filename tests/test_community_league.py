@@ -157,3 +157,10 @@ def test_a_learner_trains_against_community_bots_and_with_necto_as_its_teacher(b
     shares = [line for line in (bots.runs / "taught" / "metrics.jsonl").read_text().splitlines()
               if "opponent_share/necto" in line or "opponent_share/element" in line]
     assert shares  # they played as opponents
+
+
+def test_a_community_bot_is_listed_only_on_the_leaderboards_of_the_team_sizes_it_plays(bots):
+    one, two = run("leaderboard", "--home", bots.root), run("leaderboard", "--stage", "2v2", "--home", bots.root)
+    assert one.exit_code == two.exit_code == 0
+    assert "element" in one.output and "necto" in one.output
+    assert "element" not in two.output and "necto" in two.output

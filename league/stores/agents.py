@@ -48,17 +48,22 @@ class Agent:
         return json.loads(self.config_json) if self.config_json else None
 
     def plays(self, team_size: int) -> bool:
-        """Whether it plays `team_size`v`team_size`: its stage's agents do; a baseline plays every size,
-        a community bot the sizes its manifest lists."""
-        if self.team_size is not None:
-            return self.team_size == team_size
-        sizes = ((self.config or {}).get("community") or {}).get("team_sizes") if self.kind == "community" else None
-        return sizes is None or team_size in sizes
+        """Whether it plays `team_size`v`team_size` (see `plays`)."""
+        return plays(self.kind, self.team_size, self.config, team_size)
 
     def not_champion(self) -> str:
         """Why an agent of no stage (team_size None) cannot be a champion, in one sentence."""
         what = "a community bot" if self.kind == "community" else "a baseline that plays every stage"
         return f"{self.name!r} is {what}; only a stage's own agents can be champion."
+
+
+def plays(kind: str, own_size: int | None, config: dict[str, Any] | None, team_size: int) -> bool:
+    """Whether an agent plays `team_size`v`team_size`: its stage's agents do; a baseline plays every
+    size, a community bot the sizes its manifest lists."""
+    if own_size is not None:
+        return own_size == team_size
+    sizes = ((config or {}).get("community") or {}).get("team_sizes") if kind == "community" else None
+    return sizes is None or team_size in sizes
 
 
 class AgentStore(Store):
