@@ -4,7 +4,7 @@ the baseline ladder (`random`, `atba`, `rule`, `rule-pro`) and the untrained net
 training time went, the learning curve (the run's own evaluation games against each baseline,
 by version) and the ratings the league gives them.
 
-    python -m training.bench_learning --minutes 20 --games 50 [--home DIR] [--set KEY=VALUE ...]
+    python -m training.bench_learning --minutes 20 --games 50 [--home DIR] [--set KEY=VALUE ...] [--bots DIR]
 
 (`training/bench_learning.py` is that documented entry point; it runs `main` here.)
 
@@ -72,9 +72,19 @@ class LearningBench:
     train_seconds: float
     kickstart_teacher: str | None  # None: pure self-play
     timing: dict[str, float]  # training seconds per part (training.selfplay.TIMED_PARTS)
-    results: list[MatchResult]  # trained against OPPONENTS, then untrained against UNTRAINED_OPPONENTS
+    results: list[MatchResult]  # trained against OPPONENTS (and the community bots), untrained against UNTRAINED_OPPONENTS
     ratings: list[AgentRating]  # trained, untrained, rule, random
     curve: list[ClimbPoint]  # the run's own evaluation games against the baselines, over steps
+
+
+COMMUNITY = {"necto": "Necto", "element": "Element"}  # kind: its folder in the botpack
+
+
+def add_community(home: LeagueHome, registry: Registry, bots: Path) -> list[str]:
+    """Necto and Element added to the league from the botpack folder `bots`; their names."""
+    from agents.community.install import add_bot
+
+    return [add_bot(home, registry, kind, Path(bots) / folder).name for kind, folder in COMMUNITY.items()]
 
 
 def evaluate(registry: Registry, home: LeagueHome, plan: list[tuple[str, str]], games: int, seed: int) -> list[MatchResult]:
@@ -92,8 +102,12 @@ def evaluate(registry: Registry, home: LeagueHome, plan: list[tuple[str, str]], 
 
 
 def bench_learning(minutes: float = 20.0, games: int = 50, root: Path | None = None, seed: int = 0,
-                   sets: list[str] | None = None) -> LearningBench:
-    """Train for `minutes` in a league home at `root` (a new temporary one by default), then evaluate."""
+                   sets: list[str] | None = None, bots: Path | None = None) -> LearningBench:
+    """Train for `minutes` in a league home at `root` (a new temporary one by default), then evaluate.
+
+    `bots`: a folder holding Necto/ and Element/ from the RLBot botpack: the trained agent also plays
+    both. They join the league after training, so the run trains as without them, unless the run
+    asks for them (a community kickstart teacher, or a community share of the opponent mix)."""
     root = root or Path(tempfile.mkdtemp(prefix="learning-bench-"))
     home = LeagueHome(root)
     home.create_dirs()
@@ -106,10 +120,17 @@ def bench_learning(minutes: float = 20.0, games: int = 50, root: Path | None = N
     sha = save_checkpoint(root / rel, build_network(cfg.policy))
     registry.agent_store.add("untrained", cfg.policy.kind, 1, checkpoint_path=str(rel), checkpoint_sha256=sha)
 
+    community: list[str] = []
+    asked = cfg.training.kickstart.teacher in COMMUNITY or cfg.training.opponents.community > 0
+    if bots is not None and asked:
+        community = add_community(home, registry, bots)
     result = SelfPlayTrainer(cfg, home, registry, name="learner").run()
     trained = result.versions[-1]
     curve = climb(registry.db, "learner")  # the run's own evaluation games, before the benchmark's
-    plan = [(trained, opponent) for opponent in OPPONENTS] + [("untrained", o) for o in UNTRAINED_OPPONENTS]
+    if bots is not None and not asked:
+        community = add_community(home, registry, bots)
+    plan = [(trained, opponent) for opponent in (*OPPONENTS, *community)]
+    plan += [("untrained", o) for o in UNTRAINED_OPPONENTS]
     results = evaluate(registry, home, plan, games, seed=1000)
     fit = registry.mle(1)
     stored = {name: registry.game_store.rating(name, 1) for name in (trained, "untrained", "rule", "random")}
@@ -140,8 +161,10 @@ def main() -> None:
     parser.add_argument("--home", type=Path, default=None)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--set", action="append", default=[], dest="sets")
+    parser.add_argument("--bots", type=Path, default=None,
+                        help="A folder holding Necto/ and Element/ from the RLBot botpack: play them too.")
     args = parser.parse_args()
-    bench = bench_learning(args.minutes, args.games, args.home, args.seed, args.sets)
+    bench = bench_learning(args.minutes, args.games, args.home, args.seed, args.sets, args.bots)
     print(json.dumps(report_json(bench), indent=2))
     print(f"league home: {bench.home}")
 
