@@ -109,11 +109,11 @@ class GamePool:
 
     def _error(self, exc: WorkerError) -> LeagueError:
         text = str(exc).rstrip(".")
+        if exc.refused:
+            return LeagueError(f"{text}; the games played so far are recorded: {self.resume_hint}.")
         if exc.lost:
             return LeagueError(f"{text}; {self.resume_hint}.")
-        if "\n" in text:  # a bug: its traceback, whole
-            return LeagueError(f"{text}\n{self.resume_hint}.")
-        return LeagueError(f"{text}; the games played so far are recorded: {self.resume_hint}.")
+        return LeagueError(f"{text}\n{self.resume_hint}.")  # a bug: its traceback, whole
 
     def close(self) -> None:
         self._opened.__exit__(None, None, None)

@@ -265,11 +265,14 @@ def test_empty_missing_and_directory_are_refused(tmp_path):
     assert "does not exist" in str(assert_refused(read_state_dict, tmp_path / "nope.pt"))
     assert "not a file" in str(assert_refused(read_state_dict, tmp_path))
     assert "not a file" in str(assert_refused(read_torchscript_tensors, tmp_path))
+    fifo = tmp_path / "model.p"
+    os.mkfifo(fifo)  # refused at once by the league's file rule, never waited on
+    assert "named pipe (FIFO), not a file" in str(assert_refused(read_state_dict, fifo))
 
 
 def test_oversized_file_is_refused_before_reading(saved, monkeypatch):
     monkeypatch.setattr(tensors_module, "MAX_FILE_BYTES", 100)
-    assert "larger than" in str(assert_refused(read_state_dict, saved["zip"]))
+    assert "more than a community weights file can be" in str(assert_refused(read_state_dict, saved["zip"]))
 
 
 @pytest.mark.parametrize("top", [[torch.ones(2)], 3, "text", {"a": 1}, {1: torch.ones(2)}, {"a": [torch.ones(2)]}])

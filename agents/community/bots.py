@@ -32,10 +32,11 @@ class BotKind:
     not_reproduced: tuple[str, ...]
     adapter: Callable[[], type]  # the adapter class (imported when used)
 
-    def read_weights(self, path: Path) -> dict[str, torch.Tensor]:
+    def read_weights(self, path: Path, data: bytes) -> dict[str, torch.Tensor]:
+        """The tensors of the weights file `path`, whose bytes are `data`, by its format's restricted reader."""
         from agents.community.tensors import read_state_dict, read_torchscript_tensors
 
-        return (read_torchscript_tensors if self.weights_format == "torchscript" else read_state_dict)(path)
+        return (read_torchscript_tensors if self.weights_format == "torchscript" else read_state_dict)(path, data)
 
 
 def _necto() -> type:
@@ -73,10 +74,10 @@ class CommunityPolicy(Policy):
 
     reads_game = True
     speaks_controls = True
+    recurrent = True  # adapters may keep per-row memory (Necto's pad and demo timers)
 
     def __init__(self, adapter: Any, name: str):
         self.adapter, self.name = adapter, name
-        self.recurrent = True  # adapters may keep per-row memory (Necto's pad and demo timers)
 
     def initial_state(self, n: int) -> State:
         return self.adapter.initial_state(n)

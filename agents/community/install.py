@@ -23,7 +23,7 @@ import torch
 from safetensors.torch import load, save
 
 from agents.community.bots import KINDS, BotKind, CommunityPolicy
-from agents.community.tensors import MAX_FILE_BYTES, CommunityFileError
+from agents.community.tensors import MAX_FILE_BYTES, CommunityFileError, read_weights_file
 from league.errors import LeagueError
 from league.files import all_or_nothing, printable, read_regular, write_file_atomic
 from league.home import LeagueHome
@@ -83,8 +83,8 @@ def add_bot(home: LeagueHome, registry: Registry, kind_name: str, folder: Path, 
     name = check_name(name or kind.kind)
     folder = Path(folder)
     source = find_weights(kind, folder)
-    raw = read_regular(source, MAX_FILE_BYTES, f"{kind.kind} weights file")
-    tensors = kind.read_weights(source)
+    raw = read_weights_file(source)  # read once: what is hashed is what is parsed
+    tensors = kind.read_weights(source, raw)
     adapter = kind.adapter().from_tensors(tensors)  # refuses a network that is not the kind's, in one sentence
     licence_file, licence_text = find_licence(source, folder)
     weights = save({k: v.detach().contiguous() for k, v in tensors.items()},

@@ -44,6 +44,7 @@ import numpy as np
 import torch
 
 from league.errors import LeagueError
+from league.files import FileRefused, read_regular
 
 MAX_FILE_BYTES = 256 * 2**20  # far above any community bot's weights (Element 1.2 MB, Necto 0.7 MB)
 MAX_MEMO_INDEX = 1 << 20  # a pickle's memo slots; the C unpickler allocates up to the largest index
@@ -78,10 +79,11 @@ class _Bad(Exception):
     """Why a file is refused (a clause); turned into one CommunityFileError at the boundary."""
 
 
-def read_state_dict(path: str | Path) -> dict[str, torch.Tensor]:
-    """The tensors of a state dict saved by torch.save (zip or legacy) or pickled by pickle.dump."""
+def read_state_dict(path: str | Path, data: bytes | None = None) -> dict[str, torch.Tensor]:
+    """The tensors of a state dict saved by torch.save (zip or legacy) or pickled by pickle.dump;
+    `data`: the file's bytes when the caller has read them already (read_weights_file)."""
     path = Path(path)
-    data = _read_file(path)
+    data = read_weights_file(path) if data is None else data
 
     def read() -> dict[str, torch.Tensor]:
         if data.startswith(ZIP_MAGIC):
@@ -93,10 +95,11 @@ def read_state_dict(path: str | Path) -> dict[str, torch.Tensor]:
     return _guarded(path, read)
 
 
-def read_torchscript_tensors(path: str | Path) -> dict[str, torch.Tensor]:
-    """Every parameter and buffer of a TorchScript archive, keyed as its module's state_dict()."""
+def read_torchscript_tensors(path: str | Path, data: bytes | None = None) -> dict[str, torch.Tensor]:
+    """Every parameter and buffer of a TorchScript archive, keyed as its module's state_dict();
+    `data` as for read_state_dict."""
     path = Path(path)
-    data = _read_file(path)
+    data = read_weights_file(path) if data is None else data
 
     def read() -> dict[str, torch.Tensor]:
         if not data.startswith(ZIP_MAGIC):
@@ -132,23 +135,13 @@ def _guarded(path: Path, read):
     raise CommunityFileError(f"{path} is not a usable community weights file: {reason.rstrip('.')}.")
 
 
-def _read_file(path: Path) -> bytes:
-    if not path.exists():
-        raise CommunityFileError(f"{path} does not exist: point the league at the bot's weights file.")
-    if not path.is_file():
-        raise CommunityFileError(f"{path} is not a file: point the league at the bot's weights file.")
-    too_big = CommunityFileError(
-        f"{path} is larger than the {MAX_FILE_BYTES // 2**20} MiB a community bot's weights may be."
-    )
+def read_weights_file(path: str | Path) -> bytes:
+    """The bytes of a weights file, read by the league's file rule (league.files: a regular file of at
+    most MAX_FILE_BYTES, never a FIFO or a device); one CommunityFileError sentence otherwise."""
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise too_big
-        with path.open("rb") as f:
-            data = f.read(MAX_FILE_BYTES + 1)  # bounded even if the file grows after the check
-    except OSError as e:
-        raise CommunityFileError(f"{path} cannot be read ({e.strerror or e}).") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise too_big
+        data = read_regular(Path(path), MAX_FILE_BYTES, "community weights file")
+    except FileRefused as exc:
+        raise CommunityFileError(str(exc)) from None
     if not data:
         raise CommunityFileError(f"{path} is empty, not a community weights file.")
     return data

@@ -122,7 +122,7 @@ class _Pool:
         who = f"{self.who} {k} (pid {self._pid(k)})"
         self.close()  # a refusal or a bug ends the work: nothing to replace
         if status == REFUSED:
-            raise WorkerError(f"{who} stopped: {value}", k)
+            raise WorkerError(f"{who} stopped: {value}", k, refused=True)
         raise WorkerError(f"{who} failed:\n{value}", k)
 
     def _pid(self, k: int) -> int | None:
@@ -152,7 +152,7 @@ class ProcessPool(_Pool):
         for k, a in enumerate(args):
             self._start(k, a)
         for k in range(len(args)):
-            self._pids_ok(k)
+            self._await_ready(k)
 
     @property
     def size(self) -> int:
@@ -167,7 +167,7 @@ class ProcessPool(_Pool):
 
     def _start(self, k: int, args: tuple) -> None:
         parent, child = self._ctx.Pipe()
-        proc = self._ctx.Process(target=serve, args=(child, self.cls, args), name=f"rl-league-{self.who}-{k}",
+        proc = self._ctx.Process(target=serve, args=(child, self.cls, args), name=f"rl-league-{self.who.lower().replace(' ', '-')}-{k}",
                                  daemon=True)
         proc.start()
         child.close()  # so a dead worker reads as EOF here, never as a hang
@@ -178,7 +178,8 @@ class ProcessPool(_Pool):
             self._conns.append(parent)
             self._pending.append(0)
 
-    def _pids_ok(self, k: int) -> None:
+    def _await_ready(self, k: int) -> None:
+        """Worker k's first answer: its pid once its service is built, or why it could not be."""
         self._pending[k] += 1
         self.reply(k)
 
@@ -222,7 +223,7 @@ class ProcessPool(_Pool):
         old, conn = self._procs[k], self._conns[k]
         stop_processes([old], [conn], _send_close)
         self._start(k, args)
-        self._pids_ok(k)
+        self._await_ready(k)
         return True
 
     def close(self) -> None:

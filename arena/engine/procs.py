@@ -16,11 +16,12 @@ class WorkerError(RuntimeError):
     """A worker failed or died; the message names it (and carries its traceback when it had one).
 
     `index` is the worker's place in its pool; `lost` is true when it died without a word (a
-    signal, an exit, a lost Ray node), the case a pool may recover from by starting a new one."""
+    signal, an exit, a lost Ray node), the case a pool may recover from by starting a new one;
+    `refused` when its work stopped on a bad file or a full disk (the message is one sentence)."""
 
-    def __init__(self, message: str, index: int | None = None, lost: bool = False):
+    def __init__(self, message: str, index: int | None = None, lost: bool = False, refused: bool = False):
         super().__init__(message)
-        self.index, self.lost = index, lost
+        self.index, self.lost, self.refused = index, lost, refused
 
 
 def detach_worker_signals() -> None:

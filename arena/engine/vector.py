@@ -214,7 +214,7 @@ class VecGame:
         if not self.spec.game_state:
             raise RuntimeError("this VecGame was built without GameSpec(game_state=True)")
         a = self._arrays
-        return GameArrays(a["state_ball"], a["state_cars"], a["state_pads"], team_layout(self.spec.team_size),
+        return GameArrays(a["state_ball"], a["state_cars"], a["state_pads"], self.teams[:self.agents_per_env],
                           a["prev_controls"].reshape(self.num_envs, self.agents_per_env, -1))
 
     def _wait(self) -> None:
