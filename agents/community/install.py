@@ -23,7 +23,11 @@ import torch
 from safetensors.torch import load, save
 
 from agents.community.bots import KINDS, BotKind, CommunityPolicy
-from agents.community.tensors import MAX_FILE_BYTES, CommunityFileError, read_weights_file
+from agents.community.tensors import (
+    MAX_FILE_BYTES,
+    CommunityFileError,
+    read_weights_file,
+)
 from league.errors import LeagueError
 from league.files import all_or_nothing, printable, read_regular, write_file_atomic
 from league.home import LeagueHome
