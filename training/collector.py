@@ -28,6 +28,7 @@ from agents.game_state import N_CONTROLS
 from agents.networks import build_network
 from agents.nn_policy import sample_actions
 from arena.engine.game import GameSpec
+from arena.engine.phases import PhaseClock
 from arena.engine.vector import VecGame
 from league.config import GameConfig, OpponentMix, PolicyConfig
 from training.accel import Accel
@@ -127,7 +128,7 @@ class Collector:
         """Play `steps` steps of every game; the learner rows' experience as one Segment."""
         started = time.perf_counter()
         inference = 0.0
-        rows, layout = self.layout.learner_rows, self.layout
+        rows, layout, games = self.layout.learner_rows, self.layout, self.games
         S, D = self.slots, self.obs.shape[1]
         seg = Segment(obs=np.empty((steps, S, D), np.float32), actions=np.empty((steps, S), np.int64),
                       logprobs=np.empty((steps, S), np.float32), values=np.empty((steps, S), np.float32),
@@ -136,36 +137,59 @@ class Collector:
                       version=self.version, tally=None,  # type: ignore[arg-type]  # set below
                       teacher_actions=np.empty((steps, S), np.int64) if teach and self.teacher else None,
                       hidden=np.empty((steps, 2, S, self.net.hidden_size), np.float32) if self.recurrent else None)
+        clock = PhaseClock()
+        games.take_phases()  # the runner's clocks count from here
         for t in range(steps):
             t0 = time.perf_counter()
             obs, starts = self.obs[rows], self.starts[rows]
             seg.obs[t], seg.episode_starts[t] = obs, starts
             if seg.hidden is not None:
                 seg.hidden[t, 0], seg.hidden[t, 1] = self.state.h[0].cpu().numpy(), self.state.c[0].cpu().numpy()
+            clock.mark("segment writes")
             if seg.teacher_actions is not None:
                 seg.teacher_actions[t] = self._teacher_act(obs, starts)
+                clock.mark("teacher")
             seg.actions[t], seg.logprobs[t], seg.values[t] = self._learner_act(obs, starts)
             self.actions[rows] = seg.actions[t]
+            clock.mark("learner forward")
             for a in self.pool.actors:
                 self._opponent_act(a)
+            clock.mark("opponents")
             inference += time.perf_counter() - t0
             speaking = self.use_controls if self.use_controls.any() else None
-            next_obs, rewards, _, _, info = self.games.step(self.actions, self.controls, speaking)
+            next_obs, rewards, _, _, info = games.step(self.actions, self.controls, speaking)
+            clock.mark("game step")
             learner_rewards = rewards[rows]
             seg.rewards[t] = rescale_shaping(learner_rewards, info.goals[layout.learner_envs],
                                              self.games.teams[rows], self.goal_weight, shaping_scale)
             self.stats.step(learner_rewards, info)
             self.obs[:] = next_obs
             self.starts[:] = info.episode_start
+            clock.mark("segment writes")
         seg.next_obs[:], seg.next_starts[:] = self.obs[rows], self.starts[rows]
         if self.recurrent:
             seg.next_hidden = torch.stack([self.state.h[0], self.state.c[0]]).cpu().numpy()
+        seg.phases = [round_phases(clock.take(), games.take_phases())]
         seg.tally = self.stats.take()
         seg.inference_seconds, seg.collection_seconds = inference, time.perf_counter() - started
         return seg
 
     def close(self) -> None:
         self.games.close()
+
+
+def round_phases(collector: dict[str, float], runner: dict[str, float]) -> dict[str, float]:
+    """A round's phases: the collector's own, its "game step" broken into the in-process runner's
+    phases (physics, state read, rules and rewards, observations, resets, and the rest as "runner
+    other"), or, with game worker processes, named as what it is from here: waiting for them."""
+    out = dict(collector)
+    step = out.pop("game step", 0.0)
+    if runner:
+        out.update(runner)
+        out["runner other"] = max(step - sum(runner.values()), 0.0)
+    else:
+        out["waiting for game workers"] = step
+    return out
 
 
 def training_spec(game: GameConfig, mix: OpponentMix, teacher: PolicySpec | None) -> GameSpec:

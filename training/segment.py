@@ -89,6 +89,9 @@ class Segment:
     next_hidden: np.ndarray | None = None
     inference_seconds: float = 0.0  # of the collection time, what the policies' forward passes took
     collection_seconds: float = 0.0  # the whole collection, inference included
+    # Where each collector's time went, one {phase: seconds} per collector (rollout worker) in slot order
+    # (training.collector.Collector.collect; read by `league diagnose --test scale`).
+    phases: list[dict[str, float]] = field(default_factory=list)
 
     @property
     def steps(self) -> int:
@@ -114,4 +117,5 @@ def merge(segments: list[Segment]) -> Segment:
                    version=min(s.version for s in segments), tally=tally,
                    teacher_actions=cat("teacher_actions", 1), hidden=cat("hidden", 2), next_hidden=cat("next_hidden", 1),
                    inference_seconds=max(s.inference_seconds for s in segments),
-                   collection_seconds=max(s.collection_seconds for s in segments))
+                   collection_seconds=max(s.collection_seconds for s in segments),
+                   phases=[p for s in segments for p in s.phases])

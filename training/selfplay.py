@@ -53,6 +53,7 @@ from training.metrics import MetricsLog
 from training.opponents import LATEST, PolicySpec, agent_spec, draw_picks, pool_specs
 from training.ppo import PpoLearner, TrainingDiverged
 from training.worker_collection import WorkerCollection
+from training.profile import Profile
 from training.progress import Note, OnProgress, UpdateDone, ignore
 from training.rewards import build_reward, shaping_scale
 from training.seeds import derived_seed
@@ -71,6 +72,7 @@ class TrainResult:
     skipped_updates: int
     timing: dict[str, float]  # seconds spent in each of TIMED_PARTS
     lost_steps: int = 0  # agent steps played by Ray rollout workers that died before handing them over
+    profile: Profile | None = None  # where the learner's and each collector's time went (the scale profile)
 
 
 def pick_device(choice: str) -> torch.device:
@@ -98,15 +100,29 @@ class _Run:
     snapshots: int = 0  # snapshots taken in this call
     lost_steps: int = 0  # agent steps dead rollout workers took with them
     timing: dict[str, float] = field(default_factory=lambda: dict.fromkeys(TIMED_PARTS, 0.0))
+    profile: Profile = field(default_factory=Profile)
 
     @contextmanager
-    def timed(self, part: str) -> Iterator[None]:
-        """Add the block's seconds to timing[part], the time split `league train` prints."""
+    def timed(self, part: str, phase: str | None = None) -> Iterator[None]:
+        """Add the block's seconds to timing[part], the time split `league train` prints (and to the
+        learner's `phase` in the profile)."""
         t = time.perf_counter()
         try:
             yield
         finally:
-            self.timing[part] += time.perf_counter() - t
+            seconds = time.perf_counter() - t
+            self.timing[part] += seconds
+            if phase is not None:
+                self.profile.learner[phase] += seconds
+
+    @contextmanager
+    def phase(self, phase: str) -> Iterator[None]:
+        """Add the block's seconds to the learner's `phase` in the profile only."""
+        t = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.profile.learner[phase] += time.perf_counter() - t
 
     def going_on(self, steps_ahead: int = 0) -> bool:
         """Whether to train on: the budget not spent (counting `steps_ahead` already under way)."""
@@ -202,20 +218,23 @@ class SelfPlayTrainer:
         with self._collection() as collection:
             run = self._start(collection, log, clock)
             try:
-                collection.submit(self._order(run))
+                with run.phase("sending"):
+                    collection.submit(self._order(run))
                 while True:
-                    with run.timed("collection"):
+                    with run.timed("collection", "receiving"):
                         got = collection.result()
                     more = run.going_on(got.segment.steps)
                     if more and collection.pipelined:  # the next round plays while this one trains
-                        collection.submit(self._order(run, ahead=got.segment.steps))
+                        with run.phase("sending"):
+                            collection.submit(self._order(run, ahead=got.segment.steps))
                     self._learn(run, got)
                     if run.since_snapshot >= tcfg.snapshot_every_steps:
                         self._after_snapshot(run)
                     if not more:
                         break
                     if not collection.pipelined:
-                        collection.submit(self._order(run))
+                        with run.phase("sending"):
+                            collection.submit(self._order(run))
             except KeyboardInterrupt:
                 interrupted = True  # Ctrl-C: the final snapshot below keeps what was trained
             if run.since_snapshot or not self.versions:
@@ -223,7 +242,7 @@ class SelfPlayTrainer:
                     self._record_payoff(run)
                     self._snapshot(run.learner, self.start_steps + run.steps)
         return TrainResult(self.prefix, self.versions, self.start_steps + run.steps, clock.elapsed(),
-                           interrupted, run.learner.skipped_updates, run.timing, run.lost_steps)
+                           interrupted, run.learner.skipped_updates, run.timing, run.lost_steps, run.profile)
 
     @contextmanager
     def _collection(self) -> Iterator[Collection]:
@@ -310,10 +329,13 @@ class SelfPlayTrainer:
         learner.kickstart_weight = (kickstart.weight * max(0.0, 1 - done) if seg.teacher_actions is not None
                                     else 0.0)
         learner.progress = run.clock.spent(run.steps)  # what the learning-rate schedule decays over
+        run.profile.add_round(seg.phases)
         with run.timed("update"), torch_threads(update_threads(self.cfg.training)):
-            learner.ingest(seg)
+            with run.phase("batching"):
+                learner.ingest(seg)
             try:
-                update = learner.update(torch.from_numpy(seg.next_obs), torch.from_numpy(seg.next_starts))
+                with run.phase("updating"):
+                    update = learner.update(torch.from_numpy(seg.next_obs), torch.from_numpy(seg.next_starts))
             except TrainingDiverged as exc:  # the run stops here: no snapshot of these weights is ever taken
                 kept = (f"the last good snapshot {self.versions[-1]} is kept" if self.versions
                         else "no snapshot was taken")

@@ -31,6 +31,7 @@ from agents.actions import N_ACTIONS
 from agents.game_state import GameArrays
 from agents.obs import OBS_DIM
 from arena.engine.backends import WorkerError, make_backend, reset_games_message, reset_message
+from arena.engine.phases import add_phases
 from arena.engine.game import GamePlugins, GameSpec, Mode
 from arena.engine.sim import team_layout
 from arena.engine.worker import MSG_STEP, WorkerPlan
@@ -245,6 +246,14 @@ class VecGame:
     def worker_pids(self) -> list[int]:
         """Process ids of the game workers (empty for the serial backend)."""
         return list(getattr(self._backend, "pids", []))
+
+    def take_phases(self) -> dict[str, float]:
+        """Seconds per phase of the in-process workers' steps since the last take (arena.engine.phases);
+        empty for game worker processes, whose clocks stay in their own processes."""
+        total: dict[str, float] = {}
+        for worker in self.serial_workers:
+            total = add_phases(total, worker.clock.take())
+        return total
 
     @property
     def serial_workers(self) -> list:

@@ -34,6 +34,7 @@ from arena.engine.game import (
 )
 from arena.engine.gym_state import ArenaArrays, GymStateReader, check_car_order, fill_demolished, read_has_flip
 from arena.engine.mutators import RNG_KEY
+from arena.engine.phases import PhaseClock
 from arena.engine.procs import detach_worker_signals
 from arena.engine.rewards import GoalReward
 from arena.engine.rlgym_state import agent_ids, base_state, read_state, write_state
@@ -105,6 +106,7 @@ class ArenaWorker:
         self._ticks_since_touch = np.zeros(self.n_envs, dtype=np.int64)
         self._score = np.zeros((self.n_envs, 2), dtype=np.int32)
         self._arena_score = np.zeros((self.n_envs, 2), dtype=np.int64)
+        self.clock = PhaseClock()
 
     def _build_arenas(self) -> None:
         """Fresh arenas: identical RocketSim objects, so what happens in them depends on seed and actions only."""
@@ -225,7 +227,11 @@ class ArenaWorker:
     # ------------------------------------------------------------------ the hot path
 
     def step(self) -> None:
-        """One step of every arena: act, simulate, judge, publish, and restart finished arenas."""
+        """One step of every arena: act, simulate, judge, publish, and restart finished arenas.
+
+        `self.clock` counts each phase's seconds (arena.engine.phases; read by the scale profile)."""
+        clock = self.clock
+        clock.start()
         arrays = self._simulate()
         self.last_arrays = arrays  # the state at the end of this step, before any restart (replays)
         batch = self._bookkeep(arrays)
@@ -233,7 +239,9 @@ class ArenaWorker:
         truncated = _any_done(self._truncations, batch) & ~terminated
         rewards = self._reward.get_rewards_batch(batch, terminated, truncated)
         done = terminated | truncated
+        clock.mark("rules and rewards")
         self._publish(batch, rewards, terminated, truncated, done)
+        clock.mark("observations")
 
         seconds_left = batch.seconds_left
         restart = (batch.goals.sum(axis=1) > 0) & ~done if self.spec.kickoff_after_goal else None
@@ -242,6 +250,7 @@ class ArenaWorker:
             seconds_left = self._seconds_left()
         self.out["score"][:] = self._score
         self.out["seconds_left"][:] = seconds_left
+        clock.mark("resets")
 
     def _simulate(self) -> ArenaArrays:
         """Apply the actions, run `tick_skip` ticks in every arena, and read them all back."""
@@ -257,7 +266,10 @@ class ArenaWorker:
         self._touches[:] = 0
         for arena in self.arenas:
             arena.step(self.spec.tick_skip)
-        return self.read_arrays()
+        self.clock.mark("physics")
+        arrays = self.read_arrays()
+        self.clock.mark("state read")
+        return arrays
 
     def _bookkeep(self, arrays: ArenaArrays) -> StepBatch:
         """Goals, score, clocks and touch timers after a step, as the batch the rules read."""

@@ -13,7 +13,8 @@ from league.cli.common import ConfigOpt, handles_errors, out
 from league.errors import LeagueError
 
 SECTIONS = {"env": "Environment speed", "inference": "Inference latency", "update": "PPO update",
-            "train": "Short training run", "system": "CPU and memory", "gpu": "GPU"}
+            "train": "Short training run", "system": "CPU and memory", "gpu": "GPU",
+            "scale": "Scale profile (share of the run's wall time)"}
 
 
 @dataclass(frozen=True)
@@ -100,9 +101,51 @@ def figures(report) -> list[Figure]:
                        "MiB", "lower"),
                 Figure("gpu.torch_allocated_peak_mib", "GPU memory allocated by torch, peak",
                        gpu.torch_allocated_peak_mib, "MiB", "lower")]
+    if (scale := report.scale) is not None:
+        out += scale_figures(scale)
     out.append(Figure("system.memory.run_peak_mib", "peak RSS of all processes over the whole diagnosis",
                       report.run_peak_mib, "MiB", "lower"))
     return out
+
+
+def scale_figures(scale) -> list[Figure]:
+    """The scale profile's figures: rate, the collectors' mean and busiest share per phase, the learner's
+    phases, each core's busy share and the GPU's (mean, and per tenth of the run)."""
+    out = [Figure("scale.agent_steps_per_s", f"end to end ({scale.backend}, {scale.collectors} collector(s), "
+                  f"{'pipelined' if scale.pipelined else 'not pipelined'}, {scale.device})",
+                  scale.agent_steps_per_second, "steps/s")]
+    for phase, mean in scale.worker_mean().items():
+        key = phase.replace(" ", "_")
+        out += [Figure(f"scale.collector.{key}_percent", f"collectors: {phase}, mean", mean, "%", ""),
+                Figure(f"scale.collector.{key}_max_percent", f"collectors: {phase}, largest",
+                       max(w.get(phase, 0.0) for w in scale.workers), "%", "")]
+    out += [Figure(f"scale.learner.{p.split(' ')[0]}_percent", f"learner: {p}", v, "%", "")
+            for p, v in scale.learner.items()]
+    out += [Figure(f"scale.cpu.core{i}_percent", f"core {i} busy", v, "%", "")
+            for i, v in enumerate(scale.core_busy_percent)]
+    out.append(Figure("scale.gpu.busy_mean_percent", "GPU busy, mean (NVML)", scale.gpu_busy_mean, "%"))
+    if scale.gpu_busy_mean is not None:  # no rows of dashes on a machine without a GPU
+        out += [Figure(f"scale.gpu.window{i}_percent", f"GPU busy, tenth {i + 1} of the run", v, "%")
+                for i, v in enumerate(scale.gpu_busy_windows)]
+    return out
+
+
+def _print_collectors(scale) -> None:
+    """One row per collector, one column per phase (share of the run's wall time, %)."""
+    from rich.table import Table
+
+    from training.measure.scale import ordered
+
+    phases = ordered({p for w in scale.workers for p in w})
+    table = Table(title=f"Collectors: where each one's time went ({scale.seconds:.0f} s, % of wall time)")
+    table.add_column("collector")
+    for phase in phases:
+        table.add_column(phase, justify="right")
+    for i, w in enumerate(scale.workers):
+        table.add_row(str(i), *(f"{w.get(p, 0.0):.1f}" for p in phases))
+    if len(scale.workers) > 1:
+        table.add_row("mean", *(f"{v:.1f}" for v in scale.worker_mean().values()))
+    out.print(table)
 
 
 def json_document(report) -> dict:
@@ -140,7 +183,9 @@ def _ratio(value: float | None, better: str) -> str:
 
 @handles_errors
 def diagnose_command(
-    test: Annotated[str, typer.Option("--test", help="env, inference, train, gpu or all.")] = "all",
+    test: Annotated[str, typer.Option("--test", help="env, inference, train, gpu, scale, or all (all but scale: "
+                                                     "`--test scale` is where a many-core run loses its time)."
+                                      )] = "all",
     json_file: Annotated[Path | None, typer.Option(
         "--json", help="Also write the figures to this JSON file (atomically).", show_default=False)] = None,
     baseline: Annotated[Path | None, typer.Option(
@@ -167,7 +212,7 @@ def diagnose_command(
     # take the cores back from the game workers (read once, when torch is first imported).
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     from league.config import load_config, team_size_of
-    from training.measure.diagnose import TESTS, Budget, diagnose, read_baseline, write_json
+    from training.measure.diagnose import ALL_TESTS, TESTS, Budget, diagnose, read_baseline, write_json
 
     if test != "all" and test not in TESTS:
         raise LeagueError(f"Unknown test {test!r}; expected one of {', '.join(TESTS)} or all.")
@@ -175,7 +220,7 @@ def diagnose_command(
         team_size_of(stage)  # an unknown stage fails before any measuring
     before = read_baseline(baseline) if baseline is not None else None  # a bad file fails before any measuring
     cfg = load_config(stage=stage, user_file=config, sets=set_)
-    tests = list(TESTS) if test == "all" else [test]
+    tests = list(ALL_TESTS) if test == "all" else [test]
     with out.status("Diagnosing...") as status:
         report = diagnose(cfg, tests, Budget.quick() if quick else Budget(), sets=set_, user_file=config,
                           on_test=lambda name: status.update(f"Diagnosing: {name}..."))
@@ -203,6 +248,9 @@ def _print_report(report, before: dict[str, float] | None) -> None:
     for f in figures(report):
         by_section.setdefault(f.key.split(".")[0], []).append(f)
     for section, rows in by_section.items():
+        if section == "scale":
+            _print_collectors(report.scale)
+            rows = [f for f in rows if not f.key.startswith("scale.collector.")]  # the table above shows them
         table = Table(title=SECTIONS.get(section, section))
         table.add_column("figure")
         table.add_column("value", justify="right")

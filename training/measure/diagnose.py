@@ -16,6 +16,10 @@ Tests (each a function returning a typed report; `diagnose` runs the chosen ones
              sampler records CPU use per process (driver, each game worker) and peak memory.
   gpu        GPU utilisation and memory over that training run (NVML through torch); on a
              machine without CUDA one "no GPU: ..." note and empty figures.
+  scale      where a many-core training run loses its time (training.measure.scale): a short run
+             of the configured training, each collector's and the learner's phases, every core's
+             busy share and the GPU's over time. Not part of `all`; the first thing to run on a
+             new machine: `league diagnose --test scale`.
 
 The command (league.cli.diagnose) names every figure with a key ("env.runner.env_steps_per_s")
 and writes them with `write_json`, so a JSON written by `--json` can serve as the `--baseline`
@@ -46,10 +50,12 @@ from league.errors import LeagueError
 from league.files import printable, read_regular
 from training.accel import learner_threads
 from training.measure.env import EnvBench
+from training.measure.scale import ScaleReport, profile_scale
 from training.measure.system import MIB, GpuReport, ResourceSampler, SystemReport, gpu_report, gpu_status, system_report
 from training.measure.train import TrainBench
 
-TESTS = ("env", "inference", "train", "gpu")
+TESTS = ("env", "inference", "train", "gpu", "scale")
+ALL_TESTS = TESTS[:4]  # what `--test all` runs: the scale profile is a training run of its own, asked for by name
 FORMAT, VERSION = "league-diagnose", 1
 BATCH_SIZES = (1, 4, 16, 64, 256, 1024, 4096)
 
@@ -66,11 +72,12 @@ class Budget:
     train_iterations: int = 2
     train_batch: int = 50_000
     collection_seconds: float = 4.0
+    scale_seconds: float = 60.0
 
     @classmethod
     def quick(cls) -> Budget:
         return cls(env_seconds=0.6, env_warmup=0.2, inference_seconds=0.1, inference_reps=20, update_repeats=1,
-                   train_iterations=1, train_batch=1024, collection_seconds=0.5)
+                   train_iterations=1, train_batch=1024, collection_seconds=0.5, scale_seconds=6.0)
 
 
 @dataclass(frozen=True)
@@ -162,6 +169,7 @@ class Diagnosis:
     train: TrainBench | None = None
     system: SystemReport | None = None  # over the training run
     gpu: GpuReport | None = None  # over the training run; empty figures without a GPU
+    scale: ScaleReport | None = None  # the scale profile (training.measure.scale)
     run_peak_mib: float = 0.0  # peak RSS of all processes over the whole diagnosis
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -376,6 +384,11 @@ def diagnose(cfg: Config, tests: list[str], budget: Budget, sets: list[str] | No
             report.system = system_report(sampler)
         if "gpu" in tests or "train" in tests:
             report.gpu = gpu_report(sampler if has_gpu else None)
+        if "scale" in tests:
+            on_test("scale")
+            report.scale = profile_scale(cfg.stage, budget.scale_seconds, has_gpu, sets, user_file,
+                                         small=budget == Budget.quick())
+            notes.extend(n for n in report.scale.notes if n not in notes)
     report.run_peak_mib = max(whole.peak_tree_rss, sampler.peak_tree_rss if sampler else 0) / MIB
     notes.extend(whole.notes + (sampler.notes if sampler is not None else []))
     report.seconds = time.perf_counter() - start

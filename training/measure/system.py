@@ -48,6 +48,18 @@ class _Seen:
         return 100.0 * (self.last_cpu - self.first_cpu) / wall if wall > 0 else None
 
 
+def _busy_percent(before, after) -> float:
+    """A core's busy share between two psutil.cpu_times readings (everything but idle and iowait)."""
+    def idle(t) -> float:
+        return t.idle + getattr(t, "iowait", 0.0)
+
+    def whole(t) -> float:  # Linux counts guest time inside user time too
+        return sum(t) - getattr(t, "guest", 0.0) - getattr(t, "guest_nice", 0.0)
+
+    total = whole(after) - whole(before)
+    return 100.0 * (1.0 - (idle(after) - idle(before)) / total) if total > 0 else 0.0
+
+
 def _role(proc: psutil.Process, driver: int) -> str:
     """A worker started by spawn, or forked by the fork server (arena.engine.procs.worker_context: its command
     line is the server's, its parent the server); the server and the resource tracker are helpers."""
@@ -74,6 +86,7 @@ class ResourceSampler:
     update_spans: list[tuple[float, float]] = field(default_factory=list)  # (start, end) of each PPO update
     gpu_used_peak: int | None = None
     notes: list[str] = field(default_factory=list)
+    core_busy_percent: list[float] = field(default_factory=list)  # each core's busy share between enter and exit
 
     def __post_init__(self) -> None:
         self._me = psutil.Process(os.getpid())
@@ -85,6 +98,7 @@ class ResourceSampler:
         if self.gpu:
             torch.cuda.reset_peak_memory_stats()
         self._sample()
+        self._cores = psutil.cpu_times(percpu=True)
         self._thread.start()
         return self
 
@@ -92,6 +106,7 @@ class ResourceSampler:
         self._stop.set()
         self._thread.join()
         self._sample()
+        self.core_busy_percent = [_busy_percent(a, b) for a, b in zip(self._cores, psutil.cpu_times(percpu=True))]
 
     def _loop(self) -> None:
         while not self._stop.wait(self.interval):
