@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -340,6 +341,20 @@ def _nest(dotted: str, value: Any) -> dict[str, Any]:
     return out
 
 
+GPU_FILE = "gpu.yaml"  # the learner's defaults on a GPU (load_config's `gpu`)
+SHIPPED_LAYERS = ("configs/base.yaml", "configs/league.yaml", "configs/rewards.yaml")
+
+
+def _learner_on_gpu(layers: list[tuple[str, dict[str, Any]]], gpu: Callable[[], bool]) -> bool:
+    """Whether training.device, as the layers set it, puts the learner on a GPU (auto: ask `gpu`)."""
+    device = "auto"
+    for _, data in layers:
+        training = data.get("training") if isinstance(data, dict) else None
+        if isinstance(training, dict) and "device" in training:
+            device = training["device"]
+    return device == "cuda" or (device == "auto" and gpu())
+
+
 def load_config(
     stage: str | None = None,
     user_file: Path | None = None,
@@ -347,8 +362,12 @@ def load_config(
     overrides: dict[str, Any] | None = None,
     sets: list[str] | None = None,
     config_dir: Path | None = None,
+    gpu: Callable[[], bool] | None = None,
 ) -> Config:
     """Load the config tree for `stage` (default: the one base.yaml names).
+
+    `gpu`, for commands that train: asked (only when training.device is auto) whether a GPU learner is
+    available; when the learner will be on one, configs/gpu.yaml is layered right after the shipped files.
 
     `home_file` is the league home's own config.yaml (written by `league init --config`),
     layered between the shipped files and `user_file`.
@@ -394,6 +413,9 @@ def load_config(
         key, value = _parse_override(text)
         layers.append((f"--set {clip(text)}", _nest(key, value)))
     layers.append(("the chosen stage", {"stage": chosen}))
+    if gpu is not None and (root / GPU_FILE).exists() and _learner_on_gpu(layers, gpu):
+        shipped = sum(1 for source, _ in layers if source in SHIPPED_LAYERS)
+        layers.insert(shipped, (f"configs/{GPU_FILE}", read_yaml(root / GPU_FILE, f"configs/{GPU_FILE}")))
 
     for source, data in layers:
         validate(Config, data, source)

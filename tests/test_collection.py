@@ -17,9 +17,9 @@ from arena.engine.backends import WorkerError
 from arena.engine.vector import envs_per_worker_of
 from league.config import load_config, team_size_of
 from league.registry import Registry
-from training.collection import Order, collection_backend, pipelining
+from training.collection import Order, collection_backend, collection_workers, pipelining
+from training.rollout_worker import rollout_envs_per_worker, worker_cores
 from training.worker_collection import WorkerCollection
-from training.rollout_worker import rollout_envs_per_worker
 from training.segment import Segment, Tally, merge
 from training.selfplay import SelfPlayTrainer
 
@@ -89,11 +89,19 @@ def test_rollout_worker_processes_train_a_recurrent_learner(home):
     assert rows and all(r["charts/start_abs_log_ratio"] < 1e-4 for r in rows)  # hidden states came back in step
 
 
-def test_auto_collects_in_rollout_worker_processes_on_a_cpu_and_in_this_process_for_a_gpu():
+def test_auto_collects_in_rollout_worker_processes_and_leaves_a_gpu_learner_a_core(monkeypatch):
     assert collection_backend("auto", torch.device("cpu")) == "rollout"
-    assert collection_backend("auto", torch.device("cuda")) == "central"
+    assert collection_backend("auto", torch.device("cuda")) == "rollout"
     assert collection_backend("ray", torch.device("cpu")) == "ray"
     assert load_config("1v1").runner.backend == "auto"
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(16)), raising=False)
+    assert collection_workers(0, "rollout", torch.device("cpu")) == 16
+    assert collection_workers(0, "rollout", torch.device("cuda")) == 15  # the learner updates beside them
+    assert collection_workers(0, "central", torch.device("cuda")) == 16
+    assert collection_workers(4, "rollout", torch.device("cuda")) == 4
+    # pinned one to a core where there are cores to spare, the first left to the learner
+    assert worker_cores(15) == list(range(1, 16))
+    assert worker_cores(16) == [None] * 16
 
 
 def test_rollout_workers_take_256_cars_each_unless_the_config_names_the_arenas():

@@ -102,3 +102,14 @@ def test_the_old_backend_names_work_for_one_release_with_a_one_line_note(capsys)
     stored = load_config("1v1").to_dict()
     stored["runner"]["backend"] = "multiprocessing"  # what an older snapshot holds: read without a note
     assert config_from_dict(stored).runner.backend == "central" and capsys.readouterr().err == ""
+
+
+def test_a_gpu_learner_gets_configs_gpu_yaml_under_everything_the_user_says():
+    gpu, cpu = (lambda: True), (lambda: False)
+    assert load_config("1v1").ppo.minibatch_size == 2048  # commands that do not train never ask
+    assert load_config("1v1", gpu=cpu).ppo.minibatch_size == 2048
+    on_gpu = load_config("1v1", gpu=gpu)
+    assert on_gpu.ppo.minibatch_size == 16384 and on_gpu.training.snapshot_every_steps == 4_000_000
+    assert load_config("1v1", sets=["training.device=cuda"], gpu=cpu).ppo.minibatch_size == 16384
+    assert load_config("1v1", sets=["training.device=cpu"], gpu=gpu).ppo.minibatch_size == 2048
+    assert load_config("1v1", sets=["ppo.minibatch_size=512"], gpu=gpu).ppo.minibatch_size == 512  # the user wins

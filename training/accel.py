@@ -33,9 +33,10 @@ def learner_threads(training_cfg, workers: int) -> int:
     return training_cfg.torch_threads or max(1, (os.cpu_count() or 1) - workers)
 
 
-def update_threads(training_cfg) -> int:
-    """Torch threads for the PPO update (the workers are idle then): every core by default."""
-    return training_cfg.update_threads or os.cpu_count() or 1
+def update_threads(training_cfg, busy_workers: int = 0) -> int:
+    """Torch threads for the PPO update: every core by default while the workers wait for it, the cores
+    left by `busy_workers` that play beside it (pipelined), at least 1."""
+    return training_cfg.update_threads or max(1, (os.cpu_count() or 1) - busy_workers)
 
 
 @contextlib.contextmanager

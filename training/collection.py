@@ -67,13 +67,25 @@ class Collection(Protocol):
 
 
 def collection_backend(choice: str, device: torch.device) -> str:
-    """The backend runner.backend names; auto: rollout worker processes (`rollout`) with a CPU learner,
-    where every policy's forward then runs beside the physics on every core (docs/scaling.md: 0.53x of
-    bare RocketSim against 0.28x with the forwards in the learner's process, 1v1 on 2 cores), and game
-    workers (`central`) with a GPU learner, whose forwards run on the GPU."""
+    """The backend runner.backend names; auto: rollout worker processes (`rollout`), where every
+    policy's forward runs beside the physics on every core and no worker waits for another
+    (docs/scaling.md: on 2 cores 0.53x of bare RocketSim against 0.28x with the forwards in the
+    learner's process; on a 16-core GPU machine the lockstep `central` runner reached 0.41x of bare
+    physics with random actions alone), with a CPU learner and with a GPU one."""
     if choice != "auto":
         return choice
-    return "central" if device.type == "cuda" else "rollout"
+    return "rollout"
+
+
+def collection_workers(configured: int, backend: str, device: torch.device) -> int:
+    """Local game or rollout workers: runner.workers, or 0 (auto): one per core, but with a GPU learner's
+    rollout workers one core is left to the learner, which updates while they play (pipelined)."""
+    from arena.engine.vector import default_workers
+
+    if configured:
+        return configured
+    cores = default_workers()
+    return max(1, cores - 1) if backend == "rollout" and device.type == "cuda" and cores > 2 else cores
 
 
 def pipelining(choice: str, backend: str, device: torch.device, game_workers: int) -> bool:

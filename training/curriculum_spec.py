@@ -22,6 +22,7 @@ from league.config_tree import build, merge, param, read_yaml, section, validate
 from league.errors import ConfigError, LeagueError
 from league.names import check_run_name
 from training.gates import GateSpec
+from training.launch import cuda_available
 
 DEFAULT_FILE = "curriculum.yaml"
 # The driver sets these per chunk; in a stage they would be silently overridden.
@@ -140,4 +141,5 @@ def stage_config(spec: CurriculumSpec, index: int, *, user_file: Path | None = N
     overlay = merge(spec.config, stage.config)
     layered = {key: value for key, value in overlay.items()}
     layered.update({k: v for k, v in (overrides or {}).items() if v is not None})
-    return load_config(stage=stage.stage, user_file=user_file, home_file=home_file, overrides=layered, sets=sets)
+    return load_config(stage=stage.stage, user_file=user_file, home_file=home_file, overrides=layered, sets=sets,
+                       gpu=cuda_available)

@@ -30,7 +30,15 @@ def train_config(home: LeagueHome, stage: str, *, user_file: Path | None = None,
     alone trains for that many agent steps whatever training.minutes says, `minutes` alone for that long.
     """
     return load_config(stage=stage, user_file=user_file, home_file=home.config_path,
-                       overrides={**flag_overrides(steps, minutes), **(overrides or {})}, sets=sets)
+                       overrides={**flag_overrides(steps, minutes), **(overrides or {})}, sets=sets,
+                       gpu=cuda_available)
+
+
+def cuda_available() -> bool:
+    """Whether a GPU learner is possible here (configs/gpu.yaml then holds the learner's defaults)."""
+    import torch
+
+    return torch.cuda.is_available()
 
 
 def run_curriculum(home: LeagueHome, file: Path | None, *, name: str | None = None, user_file: Path | None = None,

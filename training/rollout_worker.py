@@ -9,6 +9,8 @@ process between steps.
 
 from __future__ import annotations
 
+import os
+
 from league.config import Config, PolicyConfig
 from training.opponents import PolicySpec
 
@@ -30,8 +32,13 @@ def rollout_envs_per_worker(runner, team_size: int) -> int:
 class RolloutWorker:
     """One core's vectorized games and their Collector (training.collector)."""
 
-    def __init__(self, cfg: Config, net_config: PolicyConfig, teacher: PolicySpec | None, seed: int):
+    def __init__(self, cfg: Config, net_config: PolicyConfig, teacher: PolicySpec | None, seed: int,
+                 core: int | None = None):
+        """`core`: the one core this worker runs on (local workers on a machine with a core to spare)."""
         import torch
+
+        if core is not None:
+            os.sched_setaffinity(0, {core})
 
         from arena.engine.game import GamePlugins
         from arena.engine.vector import VecGame
@@ -62,6 +69,18 @@ class RolloutWorker:
 
     def close(self) -> None:
         self.collector.close()
+
+
+def worker_cores(workers: int) -> list[int | None]:
+    """The core each of `workers` local rollout workers is pinned to: where the machine has more cores
+    than workers, one each, leaving the first to the learner; else none (the scheduler places them)."""
+    try:
+        cores = sorted(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return [None] * workers
+    if workers >= len(cores):
+        return [None] * workers
+    return [cores[1 + k] for k in range(workers)]
 
 
 def host_weights(weights) -> dict:

@@ -36,7 +36,7 @@ from agents.nn_policy import NetworkPolicy
 from agents.obs import OBS_DIM
 from arena.engine.game import GamePlugins
 from arena.promotion import promote_after_evaluation
-from arena.engine.vector import VecGame, default_workers
+from arena.engine.vector import VecGame
 from league.config import Config
 from league.errors import LeagueError
 from league.home import LeagueHome
@@ -45,7 +45,15 @@ from league.names import check_name, check_run_name, split_version
 from league.registry import BASELINES, PayoffRecord, Registry
 from training.accel import learner_threads, make_accel, maybe_compile, torch_threads, update_threads
 from training.budget import Budget, Clock
-from training.collection import Collection, LocalCollection, Order, Round, collection_backend, pipelining
+from training.collection import (
+    Collection,
+    LocalCollection,
+    Order,
+    Round,
+    collection_backend,
+    collection_workers,
+    pipelining,
+)
 from training.collector import Collector, training_spec
 from training.episode_stats import headline
 from training.evaluation import evaluate_snapshot
@@ -185,9 +193,12 @@ class SelfPlayTrainer:
             self.net = ckpt.net.train() if init_from else build_network(cfg.policy)
         self.versions = run_versions(registry, self.prefix)
         self.net.to(self.device)
-        self.workers = cfg.runner.workers or default_workers()
+        self.backend = collection_backend(cfg.runner.backend, self.device)
+        self.workers = collection_workers(cfg.runner.workers, self.backend, self.device)
+        self.pipelined = pipelining(cfg.runner.pipeline, self.backend, self.device, self.workers)
         # Leave the cores to the game workers while they step (2 threads here made inference and
-        # collection slower); the update, when they wait, takes every core (training.update_threads).
+        # collection slower); the update takes every core when they wait, the cores they leave when
+        # they play beside it (pipelined; training.update_threads).
         torch.set_num_threads(learner_threads(cfg.training, self.workers))
         self.optimizer_state = optimizer_state
 
@@ -248,8 +259,7 @@ class SelfPlayTrainer:
     def _collection(self) -> Iterator[Collection]:
         """The configured collection backend (runner.backend, runner.pipeline), closed on leaving."""
         cfg = self.cfg
-        backend = collection_backend(cfg.runner.backend, self.device)
-        pipelined = pipelining(cfg.runner.pipeline, backend, self.device, self.workers)
+        backend, pipelined = self.backend, self.pipelined
         teacher = self._teacher()
         if teacher is not None:
             self.on_progress(Note(f"kickstarting from {cfg.training.kickstart.teacher} until the network has trained "
@@ -330,7 +340,8 @@ class SelfPlayTrainer:
                                     else 0.0)
         learner.progress = run.clock.spent(run.steps)  # what the learning-rate schedule decays over
         run.profile.add_round(seg.phases)
-        with run.timed("update"), torch_threads(update_threads(self.cfg.training)):
+        threads = update_threads(self.cfg.training, self.workers if self.pipelined else 0)
+        with run.timed("update"), torch_threads(threads):
             with run.phase("batching"):
                 learner.ingest(seg)
             try:

@@ -31,7 +31,7 @@ from league.errors import LeagueError
 from training.collection import Order, Round
 from training.opponents import PolicySpec
 from training.progress import Note, OnProgress
-from training.rollout_worker import RolloutWorker, WorkerShapes, host_weights
+from training.rollout_worker import RolloutWorker, WorkerShapes, host_weights, worker_cores
 from training.seeds import derived_seed
 from training.segment import merge
 
@@ -58,7 +58,9 @@ class WorkerCollection(WorkerShapes):
                 count = cfg.runner.rollout_workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
                 self.pool = self._stack.enter_context(RayPool(ray, RolloutWorker, self._args(count), WHO))
             else:
-                self.pool = self._stack.enter_context(ProcessPool(RolloutWorker, self._args(workers), WHO))
+                cores = worker_cores(workers)
+                args = [a + (core,) for a, core in zip(self._args(workers), cores)]
+                self.pool = self._stack.enter_context(ProcessPool(RolloutWorker, args, WHO))
             self.replace_lost = kind == "ray"
             self.shapes: list[tuple[int, int]] = self._shapes(range(self.pool.size))
         except BaseException:

@@ -31,6 +31,7 @@ from agents.loading import load_policy
 from agents.networks import build_network
 from league.climb import ClimbPoint, climb
 from league.config import load_config
+from training.launch import cuda_available
 from league.home import LeagueHome
 from league.registry import Registry
 from training.evaluation import Player, play_recorded
@@ -113,7 +114,7 @@ def bench_learning(minutes: float = 20.0, games: int = 50, root: Path | None = N
     home.create_dirs()
     registry = Registry.create(home.db_path)
     cfg = load_config(stage="1v1", sets=[f"training.minutes={minutes}", "training.steps=0",
-                                        f"seed={seed}", *BENCH_SETS, *(sets or [])])
+                                        f"seed={seed}", *BENCH_SETS, *(sets or [])], gpu=cuda_available)
     # The untrained network of the same architecture, for the comparison.
     torch.manual_seed(seed)
     rel = Path("checkpoints") / "untrained.safetensors"

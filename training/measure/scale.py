@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from league.config import load_config
+from training.launch import cuda_available
 from league.home import LeagueHome
 from league.registry import Registry
 from training.measure.system import ResourceSampler
@@ -81,7 +82,7 @@ def profile_scale(stage: str | None, seconds: float, gpu: bool, sets: list[str] 
 
     cfg = load_config(stage=stage, user_file=user_file,
                       sets=(SMALL if small else []) + list(sets or []) + [f"training.minutes={seconds / 60:.4f}", "training.steps=0",
-                                               "training.eval_games=0"])
+                                               "training.eval_games=0"], gpu=cuda_available)
     device = pick_device(cfg.training.device)
     backend = collection_backend(cfg.runner.backend, device)
     marks: dict[str, float] = {}
