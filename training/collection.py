@@ -22,6 +22,7 @@ The self-play loop (training.selfplay) submits, waits and updates; it never know
 from __future__ import annotations
 
 import os
+from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
@@ -54,6 +55,7 @@ class Round:
 
 class Collection(Protocol):
     pipelined: bool
+    depth: int  # rounds the loop keeps under way: 1, or 2 when pipelined (the next plays while one trains)
     slots: int  # learner rows: the width of a round's segment
     league_envs: int  # how many picks set_pool takes
 
@@ -107,9 +109,10 @@ class LocalCollection:
         self.collector = collector
         self.pipelined = pipelined
         self.slots, self.league_envs = collector.slots, collector.league_envs
+        self.depth = 2 if pipelined else 1
         self._pool: tuple | None = None
         self._order: Order | None = None
-        self._future: Future | None = None
+        self._futures: deque[Future] = deque()  # pipelined: rounds under way, played one after another
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="collection") if pipelined else None
 
     def set_pool(self, picks: list[str], specs: dict[str, PolicySpec], seed: int) -> None:
@@ -117,14 +120,13 @@ class LocalCollection:
 
     def submit(self, order: Order) -> None:
         if self._thread is not None:
-            self._future = self._thread.submit(self._play, order)
+            self._futures.append(self._thread.submit(self._play, order))
         else:
             self._order = order
 
     def result(self) -> Round:
-        if self._future is not None:
-            future, self._future = self._future, None
-            return Round(future.result())
+        if self._futures:
+            return Round(self._futures.popleft().result())
         order, self._order = self._order, None
         if order is None:
             raise RuntimeError("result() without a submitted round")
@@ -139,11 +141,12 @@ class LocalCollection:
 
     def close(self) -> None:
         if self._thread is not None:
-            if self._future is not None:
-                self._future.cancel()
+            for future in self._futures:
+                future.cancel()
+            for future in self._futures:
                 try:
-                    self._future.result()  # a round under way finishes before its games close
-                except Exception:  # noqa: BLE001 - the run is ending; its own error has been raised already
+                    future.result()  # a round under way finishes before its games close
+                except Exception:  # noqa: BLE001 - the run is ending (cancelled, or its own error raised already)
                     pass
             self._thread.shutdown(wait=True)
         self.collector.close()

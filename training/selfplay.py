@@ -24,6 +24,7 @@ Progress goes to one callback as typed events (training.progress).
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -229,23 +230,28 @@ class SelfPlayTrainer:
         with self._collection() as collection:
             run = self._start(collection, log, clock)
             try:
-                with run.phase("sending"):
-                    collection.submit(self._order(run))
-                while True:
+                under_way: deque[int] = deque()  # agent steps of the rounds submitted and not yet trained on
+
+                def send() -> None:
+                    with run.phase("sending"):
+                        order = self._order(run, ahead=sum(under_way))
+                        collection.submit(order)
+                    under_way.append(order.steps * collection.slots)
+
+                send()
+                # Pipelined: a second round under way, so the next plays while one trains (with the
+                # weights of one update earlier: a policy lag of one) and no worker waits between rounds.
+                while len(under_way) < collection.depth and run.going_on(sum(under_way)):
+                    send()
+                while under_way:
                     with run.timed("collection", "receiving"):
                         got = collection.result()
-                    more = run.going_on(got.segment.steps)
-                    if more and collection.pipelined:  # the next round plays while this one trains
-                        with run.phase("sending"):
-                            collection.submit(self._order(run, ahead=got.segment.steps))
+                    under_way.popleft()
                     self._learn(run, got)
                     if run.since_snapshot >= tcfg.snapshot_every_steps:
                         self._after_snapshot(run)
-                    if not more:
-                        break
-                    if not collection.pipelined:
-                        with run.phase("sending"):
-                            collection.submit(self._order(run))
+                    if run.going_on(sum(under_way)):
+                        send()
             except KeyboardInterrupt:
                 interrupted = True  # Ctrl-C: the final snapshot below keeps what was trained
             if run.since_snapshot or not self.versions:

@@ -21,7 +21,9 @@ and a new worker takes its place when the cluster has room for one within REPLAC
 from __future__ import annotations
 
 import time
+from collections import deque
 from contextlib import ExitStack
+from dataclasses import dataclass
 
 from arena.engine.pool import ProcessPool, RayPool
 from arena.engine.procs import WorkerError
@@ -37,6 +39,16 @@ from training.segment import merge
 
 REPLACE_SECONDS = 60.0  # how long replacement Ray workers may take to start before the run goes on without them
 WHO = "Rollout worker"
+
+
+@dataclass
+class _Round:
+    """A round under way: its order, the answers each worker owes for it, and which workers play it."""
+
+    order: Order
+    answers: int  # 2 when the round came with new opponents (set_pool, then collect), else 1
+    workers: list[int]
+    lost_steps: int = 0  # the share of workers that died while it was under way
 
 
 class WorkerCollection(WorkerShapes):
@@ -60,7 +72,7 @@ class WorkerCollection(WorkerShapes):
             else:
                 cores = worker_cores(workers)
                 args = [a + (core,) for a, core in zip(self._args(workers), cores)]
-                self.pool = self._stack.enter_context(ProcessPool(RolloutWorker, args, WHO))
+                self.pool = self._stack.enter_context(ProcessPool(RolloutWorker, args, WHO, background_sends=pipelined))
             self.replace_lost = kind == "ray"
             self.shapes: list[tuple[int, int]] = self._shapes(range(self.pool.size))
         except BaseException:
@@ -68,8 +80,7 @@ class WorkerCollection(WorkerShapes):
             raise
         self._pool: tuple[list[str], dict[str, PolicySpec], int] | None = None
         self._dealt: tuple[list[str], dict[str, PolicySpec], int] | None = None
-        self._answers = 0
-        self._order: Order | None = None
+        self._rounds: deque[_Round] = deque()  # rounds under way, oldest first
         if kind == "ray":
             on_progress(Note(f"Ray: {self.pool.size} rollout workers, {self.slots} learner slots"))
 
@@ -95,9 +106,15 @@ class WorkerCollection(WorkerShapes):
         """The league envs' opponents from the next round on (one may be under way)."""
         self._pool = (picks, specs, seed)
 
+    @property
+    def depth(self) -> int:
+        """Rounds kept under way: with pipelining two, so that a worker done with its round starts the next
+        at once instead of waiting for the slowest (docs/scaling.md, "The whole GPU machine")."""
+        return 2 if self.pipelined else 1
+
     def submit(self, order: Order) -> None:
-        if self._order is not None:
-            raise RuntimeError("submit() while a round is under way")
+        if len(self._rounds) >= self.depth:
+            raise RuntimeError(f"submit() with {len(self._rounds)} rounds under way")
         weights = self.pool.shared(host_weights(order.weights))
         pool, self._pool = self._pool, None
         if pool is not None:
@@ -109,22 +126,21 @@ class WorkerCollection(WorkerShapes):
                 self.pool.call(k, "set_pool", picks[start:start + envs], specs_handle, derived_seed(seed, "worker", k))
                 start += envs
             self.pool.call(k, "collect", weights, order.version, order.steps, order.shaping_scale, order.teach)
-        self._answers = 2 if pool is not None else 1
-        self._order = order
+        self._rounds.append(_Round(order, 2 if pool is not None else 1, list(range(self.pool.size))))
 
     def result(self) -> Round:
-        if self._order is None:
+        if not self._rounds:
             raise RuntimeError("result() without a submitted round")
-        order, self._order = self._order, None
-        segments, lost, dead = [], 0, []
-        for k in range(self.pool.size):
+        round_ = self._rounds.popleft()
+        segments, lost, dead = [], round_.lost_steps, []
+        for k in round_.workers:
             try:
-                segments.append([self.pool.reply(k) for _ in range(self._answers)][-1])
+                segments.append([self.pool.reply(k) for _ in range(round_.answers)][-1])
             except WorkerError as exc:
                 if not (exc.lost and self.replace_lost):
                     self.close()
                     raise
-                lost += self.shapes[k][0] * order.steps
+                lost += self.shapes[k][0] * round_.order.steps
                 dead.append(k)
         if dead:
             self._replace(dead)
@@ -139,6 +155,9 @@ class WorkerCollection(WorkerShapes):
         replaced = [k for k in dead if self.pool.restart(k, self._args(1)[0], max(deadline - time.monotonic(), 0.1))]
         keep = [k for k in range(self.pool.size) if k not in dead or k in replaced]
         fresh = dict(zip(replaced, self._shapes(replaced)))
+        for later in self._rounds:  # rounds under way: the dead workers' share is lost, the rest renumbered
+            later.lost_steps += sum(self.shapes[k][0] * later.order.steps for k in later.workers if k in dead)
+            later.workers = [keep.index(k) for k in later.workers if k not in dead]
         self.pool.remove(keep)
         self.shapes = [fresh.get(k, self.shapes[k]) for k in keep]
         self.on_progress(Note(f"Ray: {len(dead)} rollout worker(s) died and their round was dropped; "

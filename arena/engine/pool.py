@@ -23,6 +23,8 @@ stopping. PufferLib's vector.py gave the shape: a thin transport under one inter
 from __future__ import annotations
 
 import os
+import queue
+import threading
 import time
 import traceback
 from collections import deque
@@ -105,10 +107,6 @@ def serve(conn, cls: type, args: tuple) -> None:
         conn.close()
 
 
-def _send_close(conn) -> None:
-    conn.send(None)
-
-
 class _Pool:
     """What both kinds share: the order of answers, and turning a protocol pair into a value."""
 
@@ -138,16 +136,53 @@ class _Pool:
         raise NotImplementedError
 
 
+class _Sender:
+    """Sends one worker's calls in order from a thread, so a call never blocks its caller.
+
+    A worker reads its next call only when it has answered the last; a call bigger than the pipe's
+    buffer (a network's weights) would otherwise hold the caller until then. With a sender, the
+    caller queues the next round's call while the worker still plays this one (training's rollout
+    workers: no worker waits for the others between rounds)."""
+
+    def __init__(self, conn, name: str):
+        self.conn, self.queue = conn, queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while (item := self.queue.get()) is not _STOP:
+            try:
+                self.conn.send(item)
+            except (OSError, ValueError):  # the worker is gone: its reply reads EOF and says so
+                return
+
+    def send(self, item: Any) -> None:
+        self.queue.put(item)
+
+    def close(self, conn=None) -> None:
+        """After the calls queued before it: ask the worker to stop, then let the thread end."""
+        self.queue.put(None)
+        self.queue.put(_STOP)
+
+
+_STOP = object()
+
+
 class ProcessPool(_Pool):
-    """Workers as processes of this machine (the fork server's), each talking over its own pipe."""
+    """Workers as processes of this machine (the fork server's), each talking over its own pipe.
+
+    `background_sends`: each worker's calls are sent by a thread of its own (_Sender), so `call`
+    returns at once even while the worker is busy; its answers come back in order as ever."""
 
     kind = "processes"
 
-    def __init__(self, cls: type, args: list[tuple], who: str):
+    def __init__(self, cls: type, args: list[tuple], who: str, background_sends: bool = False):
         self.cls, self.who = cls, who
         self._ctx = worker_context()
         self._procs: list = []
         self._conns: list = []
+        self._senders: list[_Sender | None] = []
+        self._background = background_sends
         self._pending: list[int] = []  # calls under way, per worker
         for k, a in enumerate(args):
             self._start(k, a)
@@ -171,11 +206,13 @@ class ProcessPool(_Pool):
                                  daemon=True)
         proc.start()
         child.close()  # so a dead worker reads as EOF here, never as a hang
+        sender = _Sender(parent, f"{proc.name}-sender") if self._background else None
         if k < len(self._procs):
-            self._procs[k], self._conns[k], self._pending[k] = proc, parent, 0
+            self._procs[k], self._conns[k], self._senders[k], self._pending[k] = proc, parent, sender, 0
         else:
             self._procs.append(proc)
             self._conns.append(parent)
+            self._senders.append(sender)
             self._pending.append(0)
 
     def _await_ready(self, k: int) -> None:
@@ -187,10 +224,13 @@ class ProcessPool(_Pool):
         return value
 
     def call(self, k: int, method: str, *args) -> None:
-        try:
-            self._conns[k].send((method, args))
-        except (BrokenPipeError, OSError):
-            self._lost(k)
+        if self._senders[k] is not None:
+            self._senders[k].send((method, args))
+        else:
+            try:
+                self._conns[k].send((method, args))
+            except (BrokenPipeError, OSError):
+                self._lost(k)
         self._pending[k] += 1
 
     def reply(self, k: int) -> Any:
@@ -218,17 +258,25 @@ class ProcessPool(_Pool):
         self._pending[k] = 0
         raise worker_error(f"{self.who} {k}", proc, None, k) from None
 
+    def _send_close(self, conn) -> None:
+        """The stop request goes after the calls queued before it, by the same sender as they."""
+        sender = next((s for s, c in zip(self._senders, self._conns) if c is conn and s is not None), None)
+        if sender is not None:
+            sender.close()
+        else:
+            conn.send(None)
+
     def restart(self, k: int, args: tuple, seconds: float | None = None) -> bool:
         """A fresh worker in place of worker k (whatever it was doing is dropped); always True here."""
         old, conn = self._procs[k], self._conns[k]
-        stop_processes([old], [conn], _send_close)
+        stop_processes([old], [conn], self._send_close)
         self._start(k, args)
         self._await_ready(k)
         return True
 
     def close(self) -> None:
-        stop_processes(self._procs, self._conns, _send_close)
-        self._pending = []
+        stop_processes(self._procs, self._conns, self._send_close)
+        self._pending, self._senders = [], []
 
 
 class RayPool(_Pool):
