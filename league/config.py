@@ -129,8 +129,8 @@ class RunnerConfig:
                 "machine, each stepping its own arenas and running every policy's forward itself; central: game "
                 "worker processes that only step physics, every forward in the learner's process (one batch, e.g. on "
                 "the GPU); in-process: games and forwards in the learner's process (debugging, tiny runs); ray: "
-                "rollout workers as Ray actors on a cluster (league train --backend ray). auto: rollout with a CPU "
-                "learner, central with a GPU learner.",
+                "rollout workers as Ray actors on a cluster (league train --backend ray). auto: rollout (with a GPU "
+                "learner, one worker per core but one, pinned, left to the learner).",
         renamed={"processes": "rollout", "multiprocessing": "central", "serial": "in-process"})
     pipeline: Literal["auto", "always", "never"] = param(
         "auto", "Collect the next rollout while the learner updates (a policy lag of one update). auto: on with a "
@@ -255,7 +255,8 @@ class TrainingConfig:
     pin_memory: bool = param(True, "Page-locked staging for copies to a GPU (ignored on a CPU).")
     torch_threads: int = param(0, "Torch CPU threads for the learner (0: cores minus game workers, at least 1).",
                                 min=0, max=THREADS_MAX)
-    update_threads: int = param(0, "Torch CPU threads for the PPO update, while the game workers wait (0: every core).",
+    update_threads: int = param(0, "Torch CPU threads for the PPO update (0: every core while the game workers wait, "
+                                   "the cores they leave while they play beside it, pipelined).",
                                  min=0, max=THREADS_MAX)
 
 

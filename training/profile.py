@@ -27,6 +27,8 @@ class Profile:
     learner: dict[str, float] = field(default_factory=lambda: dict.fromkeys(LEARNER_PHASES, 0.0))
     workers: list[dict[str, float]] = field(default_factory=list)
     rounds: int = 0
+    started: float | None = None  # time.perf_counter() when the first round was submitted (the workers built)
+    ended: float | None = None  # ... when the last round was trained on
 
     def add_round(self, phases: list[dict[str, float]]) -> None:
         if len(phases) != len(self.workers):  # the first round (or a Ray worker lost): start the tally afresh

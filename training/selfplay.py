@@ -233,6 +233,8 @@ class SelfPlayTrainer:
                 under_way: deque[int] = deque()  # agent steps of the rounds submitted and not yet trained on
 
                 def send() -> None:
+                    if run.profile.started is None:
+                        run.profile.started = time.perf_counter()
                     with run.phase("sending"):
                         order = self._order(run, ahead=sum(under_way))
                         collection.submit(order)
@@ -252,6 +254,7 @@ class SelfPlayTrainer:
                         self._after_snapshot(run)
                     if run.going_on(sum(under_way)):
                         send()
+                run.profile.ended = time.perf_counter()
             except KeyboardInterrupt:
                 interrupted = True  # Ctrl-C: the final snapshot below keeps what was trained
             if run.since_snapshot or not self.versions:

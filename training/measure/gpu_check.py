@@ -115,41 +115,52 @@ def update_rates(device: torch.device, minibatches: tuple[int, ...], sets: list[
     return out
 
 
-def figures(cpu: bool = False) -> dict:
-    """The `figures` part (see the module doc); `cpu`: the smoke sizes on this machine's CPU."""
-    from training.measure.env import bench_env
-
+def figures(cpu: bool = False, skip: tuple[str, ...] = ()) -> dict:
+    """The `figures` part (see the module doc); `cpu`: the smoke sizes on this machine's CPU; `skip`: parts
+    left out (env, update, scale_new, scale_old, scale_big)."""
     gpu = torch.cuda.is_available()
     if not gpu and not cpu:
         return {"cuda": False, "reason": "no CUDA device here; run this on a GPU machine"}
     device = torch.device("cuda" if gpu else "cpu")
     base = ["training.device=cuda"] if gpu else SMOKE
-    seconds = (45.0, 25.0, 25.0) if gpu else (4.0, 4.0, 4.0)
+    seconds = (40.0, 20.0, 20.0) if gpu else (4.0, 4.0, 4.0)
     out: dict = {"cuda": gpu, "machine": machine()}
     started = time.perf_counter()
-    env = bench_env(1, workers=default_workers() if gpu else 1, envs_per_worker=128 if gpu else 4,
-                    seconds=5.0 if gpu else 1.0, warmup_seconds=1.0 if gpu else 0.2)
-    out["env"] = {"bare_agent_steps_per_s": env.bare_rocketsim.agent_steps_per_second,
-                  "rollout_random_agent_steps_per_s": env.rollout.agent_steps_per_second,
-                  "rollout_random_vs_bare": env.rollout_vs_ceiling,
-                  "rollout_mlp_agent_steps_per_s": env.rollout_mlp.agent_steps_per_second,
-                  "rollout_mlp_vs_bare": env.rollout_mlp_vs_ceiling,
-                  "central_random_vs_bare": env.runner_vs_ceiling, "central_mlp_vs_bare": env.mlp_runner_vs_ceiling,
-                  "workers": env.workers, "arenas_per_worker": env.envs_per_worker}
-    print(json.dumps({"env": out["env"]}), flush=True)
-    out["update"] = update_rates(device, MINIBATCHES if gpu else (256,), base if gpu else SMOKE, 3 if gpu else 1)
-    print(json.dumps({"update": out["update"]}), flush=True)
+    if "env" not in skip:
+        out["env"] = env_figures(gpu)
+        print(json.dumps({"env": out["env"]}), flush=True)
+    if "update" not in skip:
+        out["update"] = update_rates(device, MINIBATCHES if gpu else (256,), base if gpu else SMOKE, 3 if gpu else 1)
+        print(json.dumps({"update": out["update"]}), flush=True)
     for key, sets, secs in (("scale_new", [], seconds[0]), ("scale_old", OLD_GPU_DEFAULTS, seconds[1]),
                             ("scale_big", BIG_NETWORK, seconds[2])):
+        if key in skip:
+            continue
         report = profile_scale("1v1", secs, gpu, base + sets)
         out[key] = scale_figures(report)
         print(json.dumps({key: {"agent_steps_per_s": report.agent_steps_per_second, "gpu_busy": report.gpu_busy_mean,
                                 "learner": report.learner, "workers_mean": report.worker_mean()}}), flush=True)
-    new, old = out["scale_new"]["agent_steps_per_second"], out["scale_old"]["agent_steps_per_second"]
-    out["new_over_old"] = new / old if old else None
+    if "scale_new" in out and "scale_old" in out:
+        new, old = out["scale_new"]["agent_steps_per_second"], out["scale_old"]["agent_steps_per_second"]
+        out["new_over_old"] = new / old if old else None
     out["targets"] = {"rollout_mlp_vs_bare": 0.6, "scale_new_agent_steps_per_s": 250_000, "scale_big_gpu_busy": 40}
     out["seconds"] = time.perf_counter() - started
     return out
+
+
+def env_figures(gpu: bool) -> dict:
+    """bench env with one process per core and a rollout worker's 128 arenas each (4 and one process on --cpu)."""
+    from training.measure.env import bench_env
+
+    env = bench_env(1, workers=default_workers() if gpu else 1, envs_per_worker=128 if gpu else 4,
+                    seconds=5.0 if gpu else 1.0, warmup_seconds=1.0 if gpu else 0.2)
+    return {"bare_agent_steps_per_s": env.bare_rocketsim.agent_steps_per_second,
+            "rollout_random_agent_steps_per_s": env.rollout.agent_steps_per_second,
+            "rollout_random_vs_bare": env.rollout_vs_ceiling,
+            "rollout_mlp_agent_steps_per_s": env.rollout_mlp.agent_steps_per_second,
+            "rollout_mlp_vs_bare": env.rollout_mlp_vs_ceiling,
+            "central_random_vs_bare": env.runner_vs_ceiling, "central_mlp_vs_bare": env.mlp_runner_vs_ceiling,
+            "workers": env.workers, "arenas_per_worker": env.envs_per_worker}
 
 
 def learning(minutes: float, cpu: bool = False) -> dict:
@@ -172,9 +183,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--minutes", type=float, default=7.0, help="learning: the training budget")
     parser.add_argument("--cpu", action="store_true", help="smoke-check the script on a CPU at tiny sizes")
     parser.add_argument("--out", help="also write the JSON here")
+    parser.add_argument("--skip", default="", help="figures: parts to leave out, comma-separated "
+                                                   "(env, update, scale_new, scale_old, scale_big)")
     args = parser.parse_args(argv)
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    result = figures(args.cpu) if args.part == "figures" else learning(args.minutes, args.cpu)
+    skip = tuple(p for p in args.skip.split(",") if p)
+    result = figures(args.cpu, skip) if args.part == "figures" else learning(args.minutes, args.cpu)
     text = json.dumps(result, indent=1, default=str)
     print(text)
     if args.out:

@@ -47,7 +47,7 @@ class ScaleReport:
     collectors: int
     agent_steps: int
     device: str
-    seconds: float  # the measured wall time: from the first round handed over to the end
+    seconds: float  # the measured wall time: from the first round's order (workers built) to the last update
     agent_steps_per_second: float
     workers: list[dict[str, float]]  # each collector's phase -> percent
     learner: dict[str, float]  # phase -> percent
@@ -107,8 +107,10 @@ def profile_scale(stage: str | None, seconds: float, gpu: bool, sets: list[str] 
             result = trainer.run()
         finally:
             registry.close()
-    wall = time.perf_counter() - started
     profile = result.profile
+    # From the first order to the last update: the workers' start (processes, arenas, networks) is left out.
+    begun = profile.started or started
+    wall = (profile.ended or time.perf_counter()) - begun
     rate = ((marks["last_steps"] - marks["first_steps"]) / (marks["last"] - marks["first"])
             if marks.get("last", 0) > marks.get("first", 0) else result.steps / wall)
     workers = []
@@ -117,8 +119,8 @@ def profile_scale(stage: str | None, seconds: float, gpu: bool, sets: list[str] 
         shares["waiting"] = max(0.0, 100.0 - sum(shares.values()))
         workers.append({p: shares[p] for p in ordered(shares)})
     learner = {p: 100.0 * profile.learner.get(p, 0.0) / wall for p in LEARNER_PHASES}
-    learner["other (snapshots, metrics, start)"] = max(0.0, 100.0 - sum(learner.values()))
-    windows = gpu_windows(sampler.gpu_times, sampler.gpu_util, started, started + wall)
+    learner["other (snapshots, metrics)"] = max(0.0, 100.0 - sum(learner.values()))
+    windows = gpu_windows(sampler.gpu_times, sampler.gpu_util, begun, begun + wall)
     return ScaleReport(backend=backend, pipelined=pipelining(cfg.runner.pipeline, backend, device, trainer.workers),
                        collectors=len(workers), agent_steps=result.steps, device=str(device), seconds=wall,
                        agent_steps_per_second=rate, workers=workers, learner=learner,
