@@ -172,10 +172,13 @@ def mle_fit(
     scale: float = 400.0,
     names: Sequence[str] | None = None,
     max_iter: int = 100,
+    team_games: Sequence[tuple[Sequence[str], Sequence[str], float]] = (),
 ) -> MleRatings:
     """Bradley-Terry (Elo-logistic) maximum-likelihood ratings over all games at once.
 
-    Each game is (agent_a, agent_b, score_a); a draw counts as half a win, as in Ordo. The
+    Each game is (agent_a, agent_b, score_a); a draw counts as half a win, as in Ordo. Each of
+    `team_games` is (members_a, members_b, score_a), a game of mixed teams: a team's strength is
+    the mean of its members' ratings, and each member counts the game as played. The
     anchor agent is pinned at `cfg.anchor_rating`; when it has not played, a virtual player
     is pinned there instead. `cfg.prior_draws` virtual draws between every agent and the
     anchor keep agents that never lost (or never won) finite. The result does not depend
@@ -186,6 +189,9 @@ def mle_fit(
     for a, b, _ in games:
         seen.setdefault(a)
         seen.setdefault(b)
+    for side_a, side_b, _ in team_games:
+        for member in (*side_a, *side_b):
+            seen.setdefault(member)
     players = list(seen)
     real_anchor = cfg.anchor_agent in seen
     # Index 0 is always the pinned point: the real anchor agent or a virtual one.
@@ -206,6 +212,21 @@ def mle_fit(
         count[j, i] += 1.0
         played[i] += 1
         played[j] += 1
+    # Team games, reduced to totals per pair of teams: design rows of +1/|A| over A's members and -1/|B|
+    # over B's, so a row times the ratings is the difference of the teams' mean ratings.
+    team_totals: dict[tuple[tuple[str, ...], tuple[str, ...]], list[float]] = {}
+    for side_a, side_b, s in team_games:
+        t = team_totals.setdefault((tuple(side_a), tuple(side_b)), [0.0, 0.0])
+        t[0] += s
+        t[1] += 1.0
+    design = np.zeros((len(team_totals), n))
+    team_score, team_count = np.zeros(len(team_totals)), np.zeros(len(team_totals))
+    for k, ((side_a, side_b), (s, c)) in enumerate(team_totals.items()):
+        for side, sign in ((side_a, 1.0), (side_b, -1.0)):
+            for member in side:
+                design[k, index[member]] += sign / len(side)
+                played[index[member]] += c
+        team_score[k], team_count[k] = s, c
     # Virtual draws against the anchor regularize every free player.
     count[0, 1:] += cfg.prior_draws
     count[1:, 0] += cfg.prior_draws
@@ -220,6 +241,8 @@ def mle_fit(
         grad = (wins - count * p).sum(axis=1)
         w = count * p * (1.0 - p)
         hess = np.diag(w.sum(axis=1)) - w  # negative Hessian of the log-likelihood
+        if len(team_totals):
+            grad, hess = _with_teams(grad, hess, x, design, team_score, team_count)
         free = slice(1, n)
         if n == 1:
             break
@@ -237,6 +260,8 @@ def mle_fit(
     p = 1.0 / (1.0 + np.exp(-diff))
     w = count * p * (1.0 - p)
     hess = np.diag(w.sum(axis=1)) - w
+    if len(team_totals):
+        _, hess = _with_teams(np.zeros(n), hess, x, design, team_score, team_count)
     cov = np.zeros((n, n))
     if n > 1:
         cov[1:, 1:] = np.linalg.pinv(hess[1:, 1:]) / unit**2
@@ -249,6 +274,15 @@ def mle_fit(
         anchor=cfg.anchor_agent if real_anchor else None,
         games=played[keep],
     )
+
+
+def _with_teams(grad: np.ndarray, hess: np.ndarray, x: np.ndarray, design: np.ndarray, score: np.ndarray,
+                count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The gradient and negative Hessian of the log-likelihood with the team games' terms added (in natural-log
+    units, as the pairwise terms): each team pair's logit is its design row times the ratings."""
+    p = 1.0 / (1.0 + np.exp(-(design @ x)))
+    w = count * p * (1.0 - p)
+    return grad + design.T @ (score - count * p), hess + design.T @ (w[:, None] * design)
 
 
 def reanchor(fit: MleRatings, name: str, rating: float) -> MleRatings:

@@ -17,7 +17,9 @@ What is counted
     Every game between two different agents (a mirror match says nothing about strength) of
     the team size, or of the tournament. Games, W-D-L, goals, points and the MLE fit come from
     those games; Elo and TrueSkill are the agent's current ratings in the team size (initial
-    ones if it has not played).
+    ones if it has not played). A mixed game (a side is a team of several members, league.teams)
+    counts for every member of both sides, and `mixed` says how many of an agent's games were
+    mixed; the fit rates a team as the mean of its members (league.ratings.mle_fit).
 
 How rows are ordered
     Best first by the chosen key: `elo`, `trueskill` (mu - 3 sigma), `mle` (the fit's rating;
@@ -48,6 +50,9 @@ from league.names import check_name
 from league.ratings import DRAW, LOSS, WIN, MleRatings, conservative, mle_fit, reanchor
 from league.stores.agents import plays
 
+from league.stores.games import read_team_sides
+from league.teams import is_team, member_names, members
+
 RANKINGS = ("elo", "trueskill", "mle", "points")
 # The Elo an anchor may be pinned at: every leaderboard's ratings then stay in the usual Elo range.
 ANCHOR_ELO_MIN, ANCHOR_ELO_MAX = 0.0, 5000.0
@@ -72,7 +77,8 @@ class AgentRating:
 @dataclass(frozen=True)
 class PairRecord:
     """What `agent` scored against `opponent` over some games. Records add up: several records of
-    one pair, from either side, count together; a record of an agent against itself is ignored."""
+    one pair, from either side, count together; a record of an agent against itself is ignored.
+    Either may be a mixed team ("A+B", league.teams): its games count for each member, as mixed."""
 
     agent: str
     opponent: str
@@ -107,6 +113,7 @@ class Standing:
     mle: float  # the fit's rating; only the prior (the configured anchor's level) when mle_interval is None
     mle_interval: tuple[float, float] | None  # 95%; None when there is no game to fit
     last_played: str | None
+    mixed: int = 0  # how many of `games` were mixed (a side was a team of several members)
 
     @property
     def ts(self) -> float:
@@ -163,11 +170,17 @@ def fit_mle(records: Iterable[PairRecord], cfg: RatingsConfig, names: Sequence[s
     losses gives the same fit as handing it every game.
     """
     games: list[tuple[str, str, float]] = []
+    teams: list[tuple[tuple[str, ...], tuple[str, ...], float]] = []
     for r in records:
-        if r.agent != r.opponent:
-            games += [(r.agent, r.opponent, WIN)] * r.wins + [(r.agent, r.opponent, DRAW)] * r.draws
-            games += [(r.agent, r.opponent, LOSS)] * r.losses
-    return mle_fit(games, cfg.mle, cfg.elo.scale, names=names)
+        if r.agent == r.opponent:
+            continue
+        if is_team(r.agent) or is_team(r.opponent):
+            a, b = members(r.agent), members(r.opponent)
+            teams += [(a, b, WIN)] * r.wins + [(a, b, DRAW)] * r.draws + [(a, b, LOSS)] * r.losses
+            continue
+        games += [(r.agent, r.opponent, WIN)] * r.wins + [(r.agent, r.opponent, DRAW)] * r.draws
+        games += [(r.agent, r.opponent, LOSS)] * r.losses
+    return mle_fit(games, cfg.mle, cfg.elo.scale, names=names, team_games=teams)
 
 
 def standings(agents: Sequence[AgentRating], records: Sequence[PairRecord], cfg: RatingsConfig, team_size: int,
@@ -178,21 +191,24 @@ def standings(agents: Sequence[AgentRating], records: Sequence[PairRecord], cfg:
     MLE fit, which must be one of `agents` with counted games. `agents` come in listing order."""
     if by not in RANKINGS:
         raise LeagueError(f"Unknown ranking {by!r}; expected {', '.join(RANKINGS[:-1])} or {RANKINGS[-1]}.")
-    totals: dict[str, list[int]] = {}  # name -> [wins, draws, losses, goals for, goals against]
+    totals: dict[str, list[int]] = {}  # name -> [wins, draws, losses, goals for, goals against, mixed games]
     for r in records:
         if r.agent == r.opponent:
             continue
-        for name, (w, d, l, gf, ga) in ((r.agent, (r.wins, r.draws, r.losses, r.goals_for, r.goals_against)),
+        mixed = r.games if is_team(r.agent) or is_team(r.opponent) else 0
+        for side, (w, d, l, gf, ga) in ((r.agent, (r.wins, r.draws, r.losses, r.goals_for, r.goals_against)),
                                         (r.opponent, (r.losses, r.draws, r.wins, r.goals_against, r.goals_for))):
-            t = totals.setdefault(name, [0, 0, 0, 0, 0])
-            for i, v in enumerate((w, d, l, gf, ga)):
-                t[i] += v
+            for name in members(side):
+                t = totals.setdefault(name, [0, 0, 0, 0, 0, 0])
+                for i, v in enumerate((w, d, l, gf, ga, mixed)):
+                    t[i] += v
     if entrants is not None:
+        entrants = member_names(entrants)  # a tournament of mixed teams lists their members
         by_name = {a.name: a for a in agents}
         missing = [n for n in entrants if n not in by_name]
         if missing:
             raise LeagueError(f"No agent named {missing[0]!r} among the league's agents.")
-        listed = [by_name[n] for n in dict.fromkeys(entrants)]
+        listed = [by_name[n] for n in entrants]
     else:
         played = {name for name, t in totals.items() if t[0] + t[1] + t[2]}
         listed = [a for a in agents if ((a.team_size in (None, team_size) and a.plays_here) or a.name in played)
@@ -203,12 +219,12 @@ def standings(agents: Sequence[AgentRating], records: Sequence[PairRecord], cfg:
                           stage_of(team_size))
     rows = []
     for a in listed:
-        w, d, l, gf, ga = totals.get(a.name, (0, 0, 0, 0, 0))
+        w, d, l, gf, ga, mixed = totals.get(a.name, (0, 0, 0, 0, 0, 0))
         fitted = w + d + l > 0 or a.name == fit.anchor
         rows.append(Standing(rank=0, name=a.name, kind=a.kind, status=a.status, elo=a.elo, mu=a.mu, sigma=a.sigma,
                              games=w + d + l, wins=w, draws=d, losses=l, goals_for=gf, goals_against=ga,
                              mle=fit.rating(a.name), mle_interval=fit.interval(a.name) if fitted else None,
-                             last_played=a.last_played))
+                             last_played=a.last_played, mixed=mixed))
     rows.sort(key=lambda row: sort_key(row, by))  # stable: the listing order breaks the remaining ties
     ranked = tuple(replace(row, rank=i) for i, row in enumerate(rows, 1))
     return Standings(rows=ranked, fit=fit, by=by)
@@ -254,20 +270,34 @@ def read_agent_ratings(db: sqlite_utils.Database, team_size: int, cfg: RatingsCo
 
 
 def read_pair_records(db: sqlite_utils.Database, team_size: int, tournament_id: int | None = None) -> list[PairRecord]:
-    """One record per (blue, orange) pair of the team size's games (or one tournament's), mirror matches left out.
+    """One record per (blue, orange) pair of the team size's games (or one tournament's), mirror matches left out;
+    a mixed game's sides are named by their members ("A+B", league.teams).
 
-    Aggregated in SQLite, so a table costs the same one query for 200 games or 20,000.
+    Aggregated in SQLite, so a table costs the same one query for 200 games or 20,000 (mixed games are
+    grouped by their teams here, from their game_members rows).
     """
-    where, args = "g.team_size = :ts AND g.blue_agent_id != g.orange_agent_id", {"ts": team_size}
+    where, args = "g.team_size = :ts", {"ts": team_size}
     if tournament_id is not None:
         where += " AND g.tournament_id = :t"
         args["t"] = tournament_id
+    teams = read_team_sides(db, f"{where} AND g.mixed = 1", args)
+    single = f"{where} AND g.blue_agent_id != g.orange_agent_id" + (" AND g.mixed = 0" if teams else "")
     rows = db.query(f"""
         SELECT b.name AS agent, o.name AS opponent, SUM(g.result = 'blue') AS wins, SUM(g.result = 'draw') AS draws,
                SUM(g.result = 'orange') AS losses, SUM(g.blue_goals) AS goals_for, SUM(g.orange_goals) AS goals_against
         FROM games g JOIN agents b ON b.id = g.blue_agent_id JOIN agents o ON o.id = g.orange_agent_id
-        WHERE {where} GROUP BY g.blue_agent_id, g.orange_agent_id""", args)
-    return [PairRecord(**row) for row in rows]
+        WHERE {single} GROUP BY g.blue_agent_id, g.orange_agent_id""", args)
+    records = [PairRecord(**row) for row in rows]
+    if teams:
+        mixed: dict[tuple[str, str], list[int]] = {}
+        for row in db.query(f"""SELECT g.id, g.result, g.blue_goals, g.orange_goals FROM games g
+                                WHERE {where} AND g.mixed = 1""", args):
+            t = mixed.setdefault((teams[row["id"], "blue"], teams[row["id"], "orange"]), [0, 0, 0, 0, 0])
+            t[("blue", "draw", "orange").index(row["result"])] += 1
+            t[3] += row["blue_goals"]
+            t[4] += row["orange_goals"]
+        records += [PairRecord(a, b, *t) for (a, b), t in mixed.items()]
+    return records
 
 
 def read_standings(db: sqlite_utils.Database, team_size: int, cfg: RatingsConfig, *, by: str = "elo",

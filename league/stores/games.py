@@ -18,11 +18,13 @@ from league.errors import LeagueError
 from league.schema import RESULTS
 from league.stores.agents import AgentStore
 from league.stores.database import Database, Store, utc_now
+from league.teams import cars, check_apart, is_team, member_names, members
 
 
 @dataclass(frozen=True)
 class GameRecord:
-    """One finished game, as a runner reports it. A side is one agent (a team is its copies)."""
+    """One finished game, as a runner reports it. A side is one agent playing every car, or in 2v2 and
+    3v3 a mixed team of members joined by "+" (league.teams: `ppo-2v2-v4+necto`)."""
 
     blue: str
     orange: str
@@ -45,7 +47,9 @@ class GameRecord:
 
 @dataclass(frozen=True)
 class Game:
-    """One recorded game, as stored, with its agents' names (`blue`, `orange`)."""
+    """One recorded game, as stored, with its sides' names (`blue`, `orange`): an agent's name, or for
+    a mixed team its members joined by "+" in car-slot order (league.teams). A mixed game's
+    blue_agent_id and orange_agent_id are its sides' first members."""
 
     id: int
     origin: str
@@ -63,6 +67,7 @@ class Game:
     played: str
     blue: str
     orange: str
+    mixed: int = 0  # 1: a side is a team of several members (game_members lists every car)
 
 
 @dataclass(frozen=True)
@@ -152,7 +157,7 @@ class GameStore(Store):
 
     def check_usable(self, team_size: int, names: list[str] | tuple[str, ...]) -> None:
         """Refuse, before any game is played, agents whose stored ratings in `team_size` are damaged."""
-        for name in names:
+        for name in member_names(names):  # a mixed team's members, each once
             self._usable(name, self.agents.get(name).id, team_size)
 
     def rating(self, name: str, team_size: int) -> Rating:
@@ -163,65 +168,94 @@ class GameStore(Store):
         """Record a finished game and its rating updates in one transaction; returns the game id."""
         if game.result not in RESULTS:
             raise LeagueError(f"Bad game result {game.result!r}.")
+        mixed = is_team(game.blue) or is_team(game.orange)
+        if mixed:
+            check_apart(game.blue, game.orange)
+            for side in (game.blue, game.orange):
+                if len(cars(side, game.team_size)) != game.team_size:
+                    raise LeagueError(f"The team {side!r} does not fill the {game.team_size} cars of a "
+                                      f"{game.team_size}v{game.team_size} side.")
         with self.transaction():
-            blue, orange = self.agents.get(game.blue), self.agents.get(game.orange)
+            ids = {name: self.agents.get(name).id for name in member_names((game.blue, game.orange))}
+            blue_id, orange_id = ids[members(game.blue)[0]], ids[members(game.orange)[0]]
             played = utc_now()
+            # `mixed` is named only when set: a single-agent game writes what it always wrote (its default is 0)
             cur = self.db.execute(
-                """INSERT INTO games (origin, tournament_id, schedule_index, team_size, blue_agent_id,
-                       orange_agent_id, seed, blue_goals, orange_goals, result, length_seconds, replay_path, played)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-                [game.origin, game.tournament_id, game.schedule_index, game.team_size, blue.id, orange.id,
+                f"""INSERT INTO games (origin, tournament_id, schedule_index, team_size, blue_agent_id,
+                       orange_agent_id, seed, blue_goals, orange_goals, result, length_seconds, replay_path, played
+                       {", mixed" if mixed else ""})
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?{", 1" if mixed else ""})""",
+                [game.origin, game.tournament_id, game.schedule_index, game.team_size, blue_id, orange_id,
                  game.seed, game.blue_goals, game.orange_goals, game.result, game.length_seconds,
                  game.replay_path, played],
             )
             game_id = int(cur.lastrowid)
+            if mixed:  # who drove each car; a single-agent side of a mixed game lists itself in every slot
+                self.db["game_members"].insert_all(
+                    {"game_id": game_id, "side": side, "slot": slot, "agent_id": ids[name]}
+                    for side, text in (("blue", game.blue), ("orange", game.orange))
+                    for slot, name in enumerate(cars(text, game.team_size)))
             if game.tournament_id is not None:
                 self.db.execute("UPDATE tournaments SET finished_games = finished_games + 1 WHERE id = ?",
                                 [game.tournament_id])
-            if blue.id != orange.id:  # a mirror match says nothing about strength
-                self._apply_ratings(game_id, game, blue.id, orange.id, played)
+            if mixed or blue_id != orange_id:  # a mirror match says nothing about strength
+                self._apply_ratings(game_id, game, ids, played)
         return game_id
 
-    def _rate_pair(self, blue: tuple[float, float, float], orange: tuple[float, float, float],
-                   score: float) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
-        """(elo, mu, sigma) of both sides after one game; `score` is blue's."""
-        (elo_b,), (elo_o,) = rating_math.elo_update([blue[0]], [orange[0]], score, self.ratings_cfg.elo)
-        (ts_b,), (ts_o,) = rating_math.trueskill_update(self._ts_env, [blue[1:]], [orange[1:]], score)
-        return (elo_b, *ts_b), (elo_o, *ts_o)
+    def _rate_sides(self, blue: list[tuple[float, float, float]], orange: list[tuple[float, float, float]],
+                    score: float, team_size: int | None = None) -> tuple[list[tuple[float, float, float]], ...]:
+        """(elo, mu, sigma) of every member of both sides after one game; `score` is blue's.
 
-    def _rated(self, game_id: int, team_size: int, names: tuple[str, str], before: tuple[Rating, Rating],
+        Elo: every member moves by K (score - expected), the expectation taken between the sides' mean
+        Elo (league.ratings.elo_update). TrueSkill: a game of two single agents is rated one player
+        against one, as always; a mixed game (`team_size` given) one player per car, so both teams sum
+        `team_size` performances: a single agent's side of a mixed game is its copies, whose equal
+        updates are its own.
+        """
+        (elo_b, elo_o) = rating_math.elo_update([r[0] for r in blue], [r[0] for r in orange], score,
+                                                self.ratings_cfg.elo)
+        slots = [[0] * (team_size or 1) if len(side) == 1 else list(range(len(side))) for side in (blue, orange)]
+        ts_b, ts_o = rating_math.trueskill_update(self._ts_env, [blue[i][1:] for i in slots[0]],
+                                                  [orange[i][1:] for i in slots[1]], score)
+        return tuple([(elo[i], *ts[car.index(i)]) for i in range(len(side))]
+                     for side, elo, ts, car in ((blue, elo_b, ts_b, slots[0]), (orange, elo_o, ts_o, slots[1])))
+
+    def _rated(self, game_id: int, team_size: int, sides: tuple[str, str], before: dict[str, Rating],
                goals: tuple[int, int], played: str) -> list[tuple[Rating, dict[str, Any]]]:
-        """Both sides' ratings after a game, each with its history row; _Unratable when the update fails
-        (TrueSkill's math can, at extreme settings) or makes a rating unusable, so nothing is stored."""
+        """Every member's rating after a game (blue's, then orange's; `before` by name), each with its
+        history row; _Unratable when the update fails (TrueSkill's math can, at extreme settings) or
+        makes a rating unusable, so nothing is stored."""
         score = rating_math.score_from_goals(*goals)
+        names = (members(sides[0]), members(sides[1]))
+        mixed = is_team(sides[0]) or is_team(sides[1])
         try:
-            after = self._rate_pair((before[0].elo, before[0].mu, before[0].sigma),
-                                    (before[1].elo, before[1].mu, before[1].sigma), score)
+            after = self._rate_sides(*([(before[n].elo, before[n].mu, before[n].sigma) for n in side]
+                                       for side in names), score, team_size if mixed else None)
         except (ArithmeticError, ValueError) as exc:
             raise _Unratable(f"its rating update failed ({type(exc).__name__}: {exc})") from None
         out = []
-        for name, old, (elo, mu, sigma), s, (gf, ga) in zip(names, before, after, (score, 1.0 - score),
-                                                            (goals, goals[::-1])):
-            problem = rating_math.rating_problem(elo, mu, sigma)
-            if problem:
-                raise _Unratable(f"it would make the ratings of {name!r} unusable ({problem})")
-            new = dataclasses.replace(
-                old, elo=elo, mu=mu, sigma=sigma, games=old.games + 1, wins=old.wins + (s == 1.0),
-                draws=old.draws + (s == 0.5), losses=old.losses + (s == 0.0),
-                goals_for=old.goals_for + gf, goals_against=old.goals_against + ga, last_played=played)
-            out.append((new, {
-                "game_id": game_id, "agent_id": old.agent_id, "team_size": team_size,
-                "elo_before": old.elo, "elo_after": elo, "mu_before": old.mu, "mu_after": mu,
-                "sigma_before": old.sigma, "sigma_after": sigma, "played": played,
-            }))
+        for side, side_after, s, (gf, ga) in zip(names, after, (score, 1.0 - score), (goals, goals[::-1])):
+            for name, (elo, mu, sigma) in zip(side, side_after):
+                old = before[name]
+                problem = rating_math.rating_problem(elo, mu, sigma)
+                if problem:
+                    raise _Unratable(f"it would make the ratings of {name!r} unusable ({problem})")
+                new = dataclasses.replace(
+                    old, elo=elo, mu=mu, sigma=sigma, games=old.games + 1, wins=old.wins + (s == 1.0),
+                    draws=old.draws + (s == 0.5), losses=old.losses + (s == 0.0),
+                    goals_for=old.goals_for + gf, goals_against=old.goals_against + ga, last_played=played)
+                out.append((new, {
+                    "game_id": game_id, "agent_id": old.agent_id, "team_size": team_size,
+                    "elo_before": old.elo, "elo_after": elo, "mu_before": old.mu, "mu_after": mu,
+                    "sigma_before": old.sigma, "sigma_after": sigma, "played": played,
+                }))
         return out
 
-    def _apply_ratings(self, game_id: int, game: GameRecord, blue_id: int, orange_id: int, played: str) -> None:
-        names = (game.blue, game.orange)
-        before = (self._usable(game.blue, blue_id, game.team_size),
-                  self._usable(game.orange, orange_id, game.team_size))
+    def _apply_ratings(self, game_id: int, game: GameRecord, ids: dict[str, int], played: str) -> None:
+        before = {name: self._usable(name, agent_id, game.team_size) for name, agent_id in ids.items()}
         try:
-            rated = self._rated(game_id, game.team_size, names, before, (game.blue_goals, game.orange_goals), played)
+            rated = self._rated(game_id, game.team_size, (game.blue, game.orange), before,
+                                (game.blue_goals, game.orange_goals), played)
         except _Unratable as exc:
             raise LeagueError(f"The game between {game.blue!r} and {game.orange!r} was not recorded: {exc}; check "
                               "the ratings settings of the config (ratings.elo, ratings.trueskill).") from None
@@ -235,23 +269,22 @@ class GameStore(Store):
         failure changes nothing."""
         stage = f"{team_size}v{team_size}"
         with self.transaction():
-            state: dict[int, Rating] = {}
+            state: dict[str, Rating] = {}  # by agent name (a mixed game's sides name their members)
             history: list[dict[str, Any]] = []
             games = 0
             for g in self.games(team_size):
-                blue_id, orange_id = g.blue_agent_id, g.orange_agent_id
-                if blue_id == orange_id:  # a mirror game says nothing about strength: recorded, never rated
+                if not g.mixed and g.blue_agent_id == g.orange_agent_id:  # a mirror game: recorded, never rated
                     continue
-                before = (state.get(blue_id) or self._initial(blue_id, team_size),
-                          state.get(orange_id) or self._initial(orange_id, team_size))
+                before = {name: state.get(name) or self._initial(self.agents.get(name).id, team_size)
+                          for name in member_names((g.blue, g.orange))}
                 try:
                     rated = self._rated(g.id, team_size, (g.blue, g.orange), before,
                                         (g.blue_goals, g.orange_goals), g.played)
                 except _Unratable as exc:
                     raise LeagueError(f"The {stage} ratings were not rebuilt (nothing was changed): game {g.id} "
                                       f"between {g.blue!r} and {g.orange!r}: {exc}.") from None
-                for after, row in rated:
-                    state[after.agent_id] = after
+                for (after, row), name in zip(rated, member_names((g.blue, g.orange))):
+                    state[name] = after
                     history.append(row)
                 games += 1
             self.db.execute("DELETE FROM rating_history WHERE team_size = ?", [team_size])
@@ -262,7 +295,7 @@ class GameStore(Store):
         return RatingsRebuilt(team_size, games, len(state))
 
     def games(self, team_size: int | None = None, tournament_id: int | None = None) -> list[Game]:
-        """Games in recorded order, with agent names."""
+        """Games in recorded order, with their sides' names (a mixed team's members joined by "+")."""
         where, args = [], []
         if team_size is not None:
             where.append("g.team_size = ?")
@@ -274,7 +307,12 @@ class GameStore(Store):
                  JOIN agents b ON b.id = g.blue_agent_id JOIN agents o ON o.id = g.orange_agent_id"""
         if where:
             sql += " WHERE " + " AND ".join(where)
-        return [Game(**r) for r in self.db.query(sql + " ORDER BY g.id", args)]
+        games = [Game(**r) for r in self.db.query(sql + " ORDER BY g.id", args)]
+        if not any(g.mixed for g in games):
+            return games
+        sides = read_team_sides(self.db, " AND ".join(where) or "1", args)
+        return [dataclasses.replace(g, blue=sides[g.id, "blue"], orange=sides[g.id, "orange"]) if g.mixed else g
+                for g in games]
 
     def rating_history(self, name: str, team_size: int | None = None) -> list[RatingChange]:
         agent = self.agents.get(name)
@@ -297,6 +335,21 @@ class GameStore(Store):
             if g.blue == g.orange:
                 continue
             score = rating_math.score_from_goals(g.blue_goals, g.orange_goals)
-            state[g.blue], state[g.orange] = self._rate_pair(
-                state.get(g.blue, initial), state.get(g.orange, initial), score)
+            blue, orange = members(g.blue), members(g.orange)
+            after = self._rate_sides([state.get(n, initial) for n in blue], [state.get(n, initial) for n in orange],
+                                     score, team_size if g.mixed else None)
+            state.update(zip(blue + orange, after[0] + after[1]))
         return state
+
+
+def read_team_sides(db, where: str = "1", args: list[Any] | dict[str, Any] | None = None) -> dict[tuple[int, str], str]:
+    """(game id, side) -> the side's name ("A+B", or one agent's name) of every mixed game of `games g`
+    matching `where`; empty on a database older than the game_members table (schema version 9)."""
+    if "game_members" not in db.table_names():
+        return {}
+    cars_of: dict[tuple[int, str], list[str]] = {}
+    for row in db.query(f"""SELECT m.game_id, m.side, a.name FROM game_members m JOIN games g ON g.id = m.game_id
+                            JOIN agents a ON a.id = m.agent_id WHERE {where}
+                            ORDER BY m.game_id, m.side, m.slot""", args or []):
+        cars_of.setdefault((row["game_id"], row["side"]), []).append(row["name"])
+    return {key: "+".join(dict.fromkeys(names)) for key, names in cars_of.items()}

@@ -1,5 +1,9 @@
 """Matches: head-to-heads between two agents (`league match A B`), each played as a two-entrant
-tournament whose games are that tournament's, with where its statistics stand."""
+tournament whose games are that tournament's, with where its statistics stand.
+
+A side may be a mixed team (`league match "A+necto" "B+C" --stage 2v2`, league.teams): the match's
+`a` and `b` are then the sides as its tournament's entrants name them, and its a_agent_id and
+b_agent_id the sides' first members."""
 
 from __future__ import annotations
 
@@ -12,8 +16,11 @@ from league.sprt_params import SprtParams
 from league.stores.agents import AgentStore
 from league.stores.database import Database, Store, utc_now
 from league.stores.tournaments import TournamentStore
+from league.teams import members
 
-_SELECT = """SELECT m.*, a.name AS a, b.name AS b, t.seed AS seed, t.message AS message
+# A side's name is its tournament entrant's: the agent's name, or a mixed team's "A+B".
+_SELECT = """SELECT m.*, COALESCE(json_extract(t.entrants_json, '$[0]'), a.name) AS a,
+                    COALESCE(json_extract(t.entrants_json, '$[1]'), b.name) AS b, t.seed AS seed, t.message AS message
              FROM matches m JOIN agents a ON a.id = m.a_agent_id JOIN agents b ON b.id = m.b_agent_id
              JOIN tournaments t ON t.id = m.tournament_id"""
 
@@ -104,12 +111,13 @@ class MatchStore(Store):
         asking at once get the same match."""
         s = settings
         with self.transaction():
-            a_id, b_id = self.agents.get(s.a).id, self.agents.get(s.b).id
+            a_id, b_id = (self.agents.get(members(side)[0]).id for side in (s.a, s.b))
             rows = list(self.db.query(
                 f"""{_SELECT} WHERE m.a_agent_id = ? AND m.b_agent_id = ? AND m.team_size = ? AND m.mode = ?
                         AND m.params_json IS ? AND m.max_games = ? AND m.game_seconds = ? AND t.seed = ?
+                        AND json_extract(t.entrants_json, '$[0]') = ? AND json_extract(t.entrants_json, '$[1]') = ?
                     ORDER BY m.id DESC LIMIT 1""",
-                [a_id, b_id, s.team_size, s.mode, s.params_json, s.max_games, s.game_seconds, s.seed]))
+                [a_id, b_id, s.team_size, s.mode, s.params_json, s.max_games, s.game_seconds, s.seed, s.a, s.b]))
             if rows and rows[0]["status"] == "abandoned":
                 raise LeagueError(f"Match {rows[0]['id']} with these settings was abandoned; give another --seed "
                                   "to play a new one.")
