@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 
 from arena.engine.game import GameSpec
-from arena.tournament import MAX_ARENAS_PER_WORKER, not_this_size, record_outcome
+from arena.tournament import MAX_ARENAS_PER_WORKER, check_member, record_outcome, resolve_side
 from arena.game_pool import GamePool
 from league.config import Config
 from league.errors import LeagueError
@@ -40,6 +40,7 @@ from league.locks import Ownership, claim
 from league.registry import Game, MatchSettings, MatchStats, Registry
 from league.schedule import MAX_GAMES_PER_PAIR, round_robin
 from league.sprt import SprtParams, decide, elo_estimate, pair_score, sprt_result
+from league.teams import check_apart, is_team, member_names
 
 DEFAULT_MAX_GAMES = 400
 PAIRS_PER_WORKER = 4  # the default batch: 4 pairs (8 games) per worker process
@@ -107,18 +108,21 @@ def check_max_games(max_games: int) -> None:
                           f"{MAX_GAMES_PER_PAIR:,}, not {max_games:,}.")
 
 
-def check_agents(registry: Registry, a: str, b: str, team_size: int, b_any_stage: bool = False) -> None:
-    """Both agents exist, differ, play this team size and are not retired. `b_any_stage`: B may
-    be another team size's agent (a curriculum gate's previous-stage agent; the observation
-    layout is the same for every team size, and its games are rated in this one)."""
+def check_agents(registry: Registry, a: str, b: str, team_size: int, b_any_stage: bool = False) -> tuple[str, str]:
+    """Both sides as played: each one agent, or in 2v2 and 3v3 a mixed team of `team_size` members
+    joined by "+" (league.teams); every member exists, plays this team size and is not retired, and
+    the sides differ and share no member. `b_any_stage`: B, one agent, may be another team size's
+    (a curriculum gate's previous-stage agent; the observation layout is the same for every team
+    size, and its games are rated in this one)."""
+    if is_team(a) or is_team(b):
+        a, b = (resolve_side(registry, side, team_size, "play a match") for side in (a, b))
+        check_apart(a, b)
+        return a, b
     if a == b:
         raise LeagueError(f"A match needs two different agents, not {a!r} twice.")
     for name in (a, b):
-        agent = registry.agent_store.get(name)
-        if agent.status == "retired":
-            raise LeagueError(f"{name!r} is retired; reactivate it to play a match.")
-        if not agent.plays(team_size) and not (b_any_stage and name == b):
-            raise LeagueError(not_this_size(agent, team_size))
+        check_member(registry, name, team_size, "play a match", any_size=b_any_stage and name == b)
+    return a, b
 
 
 def match_outcome(registry: Registry, match_id: int) -> MatchOutcome:
@@ -172,7 +176,7 @@ def start_or_resume_match(registry: Registry, home: LeagueHome, cfg: Config, a: 
         if a is None or b is None:
             raise LeagueError("Name the two agents of the match (or give --resume ID).")
         team_size = cfg.game.team_size
-        check_agents(registry, a, b, team_size, b_any_stage)
+        a, b = check_agents(registry, a, b, team_size, b_any_stage)
         registry.game_store.check_usable(team_size, (a, b))  # damaged ones: one sentence, before any game is played
         check_max_games(max_games)
         if batch_pairs is None:
@@ -250,7 +254,7 @@ def _play(registry: Registry, home: LeagueHome, match: MatchOutcome, tick_skip: 
                 if pool is None:
                     hands = max(1, min(workers, 2 * k))
                     arenas = min(max_arenas, math.ceil(2 * k / hands))
-                    pool = GamePool({n: registry.agent_store.get(n) for n in (match.a, match.b)}, spec, home.root,
+                    pool = GamePool({n: registry.agent_store.get(n) for n in member_names((match.a, match.b))}, spec, home.root,
                                       f"replays/tournament-{tid}", {"tournament_id": tid}, hands, arenas,
                                       f"run the same command again to resume match {match.id}")
                 for outcome in pool.play(missing):

@@ -28,6 +28,7 @@ from league.home import LeagueHome
 from league.locks import Ownership, claim
 from league.registry import Agent, GameRecord, Registry, Tournament
 from league.schedule import ScheduledGame, planned_games, round_robin
+from league.teams import member_names, members, parse_side
 
 MAX_ARENAS_PER_WORKER = 64
 
@@ -45,11 +46,7 @@ def resolve_entrants(registry: Registry, team_size: int, agents: list[str] | Non
     if agents:
         out = []
         for name in agents:
-            agent = registry.agent_store.get(name)
-            if agent.status == "retired":
-                raise LeagueError(f"{name!r} is retired; reactivate it to enter it in a tournament.")
-            if not agent.plays(team_size):
-                raise LeagueError(not_this_size(agent, team_size))
+            check_member(registry, name, team_size)
             out.append(name)
     else:
         out = [a.name for a in registry.agent_store.all(team_size)
@@ -58,6 +55,43 @@ def resolve_entrants(registry: Registry, team_size: int, agents: list[str] | Non
         raise LeagueError(f"A tournament needs at least two entrants; found {len(set(out))} "
                           f"({', '.join(out) or 'none'}).")
     return list(dict.fromkeys(out))
+
+
+def check_member(registry: Registry, name: str, team_size: int, what: str = "enter it in a tournament",
+                 any_size: bool = False) -> None:
+    """`name` is an agent that is not retired and plays `team_size` unless `any_size` (a LeagueError
+    sentence otherwise)."""
+    agent = registry.agent_store.get(name)
+    if agent.status == "retired":
+        raise LeagueError(f"{name!r} is retired; reactivate it to {what}.")
+    if not any_size and not agent.plays(team_size):
+        raise LeagueError(not_this_size(agent, team_size))
+
+
+def resolve_side(registry: Registry, text: str, team_size: int, what: str = "enter it in a tournament") -> str:
+    """`text` as a side of `team_size` (one agent, or a team of `team_size` members joined by "+",
+    league.teams) whose every member exists, is not retired and plays the team size."""
+    side = parse_side(text, team_size)
+    for name in members(side):
+        check_member(registry, name, team_size, what)
+    return side
+
+
+def resolve_teams(registry: Registry, team_size: int, teams: list[str]) -> list[str]:
+    """A tournament's named teams (each a side, see `resolve_side`): at least two, distinct, and no
+    agent in two of them (an agent plays on one side of a game)."""
+    out = [resolve_side(registry, text, team_size) for text in teams]
+    for i, a in enumerate(out):
+        for b in out[:i]:
+            if a == b:
+                raise LeagueError(f"The team {a!r} is named twice.")
+            shared = [m for m in members(a) if m in members(b)]
+            if shared:
+                raise LeagueError(f"{shared[0]!r} is in two teams ({b!r} and {a!r}); an agent plays in one team "
+                                  "of a tournament.")
+    if len(out) < 2:
+        raise LeagueError(f"A tournament needs at least two teams; found {len(out)}.")
+    return out
 
 
 def open_tournament(registry: Registry, cfg: Config, team_size: int, games_per_pair: int, seed: int,
@@ -111,14 +145,16 @@ class TournamentRun:
 
 def start_or_resume_tournament(registry: Registry, home: LeagueHome, cfg: Config, *, resume: int | None = None,
                                games_per_pair: int = 2, agents: list[str] | None = None, baselines: bool = True,
-                               workers: int = 1, backend: str = "local", address: str | None = None,
+                               teams: list[str] | None = None, workers: int = 1, backend: str = "local", address: str | None = None,
                                max_arenas: int = MAX_ARENAS_PER_WORKER) -> TournamentRun:
     """Tournament `resume`; else the unfinished one these parameters describe (same team size, seed,
     games per pair and entrants); else a new one. It is claimed before this returns.
 
     The team size, seed and tick skip come from `cfg` (whose game clock a new tournament records;
     a resumed one keeps its own). `agents`: the entrants (default: the stage's active agents, and
-    the baselines unless `baselines` is false). A Ray `address` is probed before anything is stored.
+    the baselines unless `baselines` is false). `teams`: instead, a round robin of these sides (mixed
+    teams such as "A+necto", league.teams; see `resolve_teams`). A Ray `address` is probed before
+    anything is stored.
     """
     if backend not in BACKENDS:
         raise LeagueError(f"Unknown backend {backend!r}; expected {' or '.join(BACKENDS)}.")
@@ -134,7 +170,10 @@ def start_or_resume_tournament(registry: Registry, home: LeagueHome, cfg: Config
             registry.game_store.check_usable(t.team_size, t.entrants)
     else:
         team_size = cfg.game.team_size
-        entrants = resolve_entrants(registry, team_size, agents, baselines)
+        if teams is not None and agents is not None:
+            raise LeagueError("Give the entrants as agents or as teams, not both.")
+        entrants = (resolve_teams(registry, team_size, teams) if teams is not None else
+                    resolve_entrants(registry, team_size, agents, baselines))
         registry.game_store.check_usable(team_size, entrants)  # damaged ones: one sentence, before anything is stored
         tid, resumed = open_tournament(registry, cfg, team_size, games_per_pair, cfg.seed, entrants)
     game_seconds = registry.tournament_store.get(tid).config["game"]["game_seconds"]
@@ -188,7 +227,7 @@ def _play(registry: Registry, home: LeagueHome, tid: int, workers: int, game_sec
         registry.tournament_store.set_status(tid, "finished")
         return
     spec = GameSpec(team_size=t.team_size, tick_skip=tick_skip, mode="timed", game_seconds=game_seconds)
-    agents = {name: registry.agent_store.get(name) for name in t.entrants}
+    agents = {name: registry.agent_store.get(name) for name in member_names(t.entrants)}
     hands = max(1, min(workers, len(todo)))
     per_worker = math.ceil(len(todo) / hands)
     arenas = min(max_arenas, per_worker)

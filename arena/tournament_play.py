@@ -3,7 +3,8 @@
 A `GamePlayer` holds one in-process runner of M arenas. Each round it starts up to M games,
 arena e's start state drawn from game e's own seed (arenas rebuilt), groups every car row by
 the policy that drives it (one batched `act` per policy per step: arena.play, the one play
-loop), records each game's replay
+loop; a side is one agent driving all its cars, or a mixed team whose members drive one car
+each, league.teams), records each game's replay
 from the arena states, and when the game clock runs out writes the replay (atomically) and
 yields the result. Network policies play their greedy action and the random bot draws from a
 counter-based generator keyed by the game's seed, so every game replays exactly, whatever
@@ -26,6 +27,7 @@ from arena.replay import EVENT_KINDS, Replay, encode, write_replay
 from arena.engine.vector import VecGame
 from league.game_values import TICKS_PER_SECOND
 from league.schedule import ScheduledGame
+from league import teams
 
 @dataclass(frozen=True)
 class GameOutcome:
@@ -44,6 +46,17 @@ def _euler(fwd: np.ndarray, up: np.ndarray) -> np.ndarray:
     yaw = np.arctan2(fwd[..., 1], fwd[..., 0])
     roll = np.arctan2(-left[..., 2], up[..., 2])
     return np.stack([pitch, yaw, roll], axis=-1)
+
+
+def car_drivers(batch: list[ScheduledGame], arenas: int, team_size: int) -> np.ndarray:
+    """The agent driving each runner row (arena e's cars: blue slots, then orange): arena e < len(batch)
+    plays batch[e] (a side's car slots per league.teams.cars), the idle arenas after it batch[0]."""
+    names = np.empty(arenas * 2 * team_size, dtype=object)
+    for e in range(arenas):
+        g = batch[e] if e < len(batch) else batch[0]
+        names[e * 2 * team_size:(e + 1) * 2 * team_size] = teams.cars(g.blue, team_size) + teams.cars(g.orange,
+                                                                                                      team_size)
+    return names
 
 
 class GamePlayer:
@@ -75,12 +88,7 @@ class GamePlayer:
         live = len(batch)
         seeds = np.array([g.seed for g in batch] + [0] * (m - live), dtype=np.int64)
         obs = games.reset_games(seeds.tolist())
-        # Who drives which rows: blue cars of env e -> batch[e].blue, orange -> batch[e].orange.
-        names = np.empty(games.num_agents, dtype=object)
-        for e in range(m):
-            g = batch[e] if e < live else batch[0]
-            names[e * n_cars:e * n_cars + ts] = g.blue
-            names[e * n_cars + ts:(e + 1) * n_cars] = g.orange
+        names = car_drivers(batch, m, ts)
         drivers = []
         for name in dict.fromkeys(names.tolist()):
             rows = np.flatnonzero(names == name)

@@ -332,6 +332,8 @@ def leaderboard(
     Lists the stage's agents and the baselines, and any other agent with games in that team
     size; an agent with no game to fit has no MLE interval and ranks last by mle. --anchor
     moves every MLE rating by one constant and makes the intervals relative to that agent.
+    Where mixed teams played (`league match "A+necto" "B+C" --stage 2v2`), a "mixed" column
+    counts each agent's games in which a side was a team of several members.
 
     Example: league leaderboard --stage 1v1 --by mle --anchor necto=2000
     """
@@ -348,15 +350,19 @@ def leaderboard(
     fit = board.fit
     caption = (f"MLE anchored: {fit.anchor} = {fit.rating(fit.anchor):g}" if fit.anchor is not None else
                f"MLE anchored: a virtual player = {mle_cfg.anchor_rating:g} ({mle_cfg.anchor_agent} has no games)")
+    mixed = sum(r.mixed for r in board.rows)
+    if mixed:
+        caption += "\nmixed: the agent's games in which a side was a team of several members"
     table = Table(title=f"Leaderboard {stage} (by {by})", caption=escape(caption))
-    for col in ("#", "agent", "status", "elo", "mle", "95% CI", "mu", "sigma", "mu-3σ", "games", "W-D-L", "GD"):
+    columns = ("#", "agent", "status", "elo", "mle", "95% CI", "mu", "sigma", "mu-3σ", "games", "W-D-L", "GD")
+    for col in columns + (("mixed",) if mixed else ()):
         table.add_column(col, justify="left" if col in ("agent", "status") else "right")
     for r in board.rows:
         table.add_row(
             str(r.rank), r.name, r.status, f"{r.elo:.0f}", f"{r.mle:.0f}",
             f"{r.mle_interval[0]:.0f}..{r.mle_interval[1]:.0f}" if r.mle_interval else "-",
             f"{r.mu:.2f}", f"{r.sigma:.2f}", f"{r.ts:.2f}", str(r.games), f"{r.wins}-{r.draws}-{r.losses}",
-            f"{r.gd:+d}",
+            f"{r.gd:+d}", *((str(r.mixed),) if mixed else ()),
         )
     out.print(table)
 

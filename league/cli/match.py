@@ -16,8 +16,8 @@ PAIR_LABELS = "LL LD WL+DD WD WW"
 
 @handles_errors
 def match_command(
-    a: Annotated[Optional[str], typer.Argument(help="Agent A (the one tested for being better).", show_default=False)] = None,
-    b: Annotated[Optional[str], typer.Argument(help="Agent B.", show_default=False)] = None,
+    a: Annotated[Optional[str], typer.Argument(help="Agent A (the one tested for being better); in 2v2 and 3v3 also a mixed team, members joined by '+'.", show_default=False)] = None,
+    b: Annotated[Optional[str], typer.Argument(help="Agent B, or a mixed team.", show_default=False)] = None,
     sprt: Annotated[Optional[str], typer.Option("--sprt", help="Stop at an SPRT decision: elo0=0,elo1=30,alpha=0.05,beta=0.05[,model=normalized|logistic]; keys left out keep these defaults.", show_default=False)] = None,
     max_games: Annotated[int, typer.Option("--max-games", help="The cap (with --sprt) or the games to play (without): an even number.")] = 400,
     stage: Annotated[str, typer.Option("--stage", help="1v1, 2v2 or 3v3.")] = "1v1",
@@ -38,9 +38,12 @@ def match_command(
     without it, it plays --max-games games. Prints the pentanomial pair counts, the Elo
     difference with its 95% interval, LOS and the LLR. Interrupted (Ctrl-C, kill -9)? Run the
     same command again, or --resume ID; the same command after the match finished shows its
-    result (give another --seed for a new match).
+    result (give another --seed for a new match). In 2v2 and 3v3 a side may be a mixed team:
+    one member per car joined by "+", each rated for the team's games.
 
     Example: league match ppo-1v1-v13 ppo-1v1-v12 --sprt elo0=0,elo1=30 --max-games 400
+
+    Example: league match "ppo-2v2-v4+necto" "rule+atba" --stage 2v2 --max-games 20
 
     Example: league match rule random --max-games 20 --game-seconds 60
     """

@@ -15,6 +15,7 @@ def tournament_command(
     games: Annotated[Optional[int], typer.Option("--games", help="Games per pairing (default from config).", show_default=False)] = None,
     stage: Annotated[str, typer.Option("--stage", help="1v1, 2v2 or 3v3.")] = "1v1",
     agents: Annotated[Optional[str], typer.Option("--agents", help="Comma-separated entrants (default: every active agent).", show_default=False)] = None,
+    teams: Annotated[Optional[str], typer.Option("--teams", help="Comma-separated teams instead of agents, in 2v2 or 3v3: each the members joined by '+' (one per car), or one agent playing every car.", show_default=False)] = None,
     no_baselines: Annotated[bool, typer.Option("--no-baselines", help="Leave out rule and random.")] = False,
     workers: Annotated[Optional[int], typer.Option("--workers", help="Worker processes (default: one per core).", show_default=False)] = None,
     seed: Annotated[Optional[int], typer.Option("--seed", help="Tournament seed.", show_default=False)] = None,
@@ -31,9 +32,13 @@ def tournament_command(
 
     Every pairing plays N games in mirrored pairs (same seed, sides swapped). Interrupted
     (Ctrl-C, kill -9)? Run the same command again, or --resume ID, to finish it; --abandon ID
-    ends one that should never be finished (its games and ratings stay recorded).
+    ends one that should never be finished (its games and ratings stay recorded). --teams plays
+    a round robin of mixed teams instead: each member drives one car and is rated for every game
+    its team plays; the standings list the members.
 
     Example: league tournament --games 25 --stage 1v1
+
+    Example: league tournament --stage 2v2 --teams "ppo-2v2-v4+necto,rule+atba,rule-pro"
 
     Example: league tournament --abandon 3
     """
@@ -48,6 +53,7 @@ def tournament_command(
     if address is not None and backend != "ray":
         raise LeagueError("--address goes with --backend ray.")
     entrants = _entrants(agents)
+    sides = _entrants(teams, "--teams", "team")
     league_home = resolve_home(home).require()
     if abandon is not None:
         t = abandon_tournament(Registry.open(league_home.db_path), league_home, abandon,
@@ -61,7 +67,7 @@ def tournament_command(
     # Claims the tournament before anything is printed: one that another process plays is left alone.
     run = start_or_resume_tournament(
         registry, league_home, cfg, resume=resume, games_per_pair=games if games is not None else 2,
-        agents=entrants, baselines=not no_baselines, workers=workers or default_workers(),
+        agents=entrants, baselines=not no_baselines, teams=sides, workers=workers or default_workers(),
         backend=backend, address=address, max_arenas=arenas)
     out.print(f"{'Resuming' if run.resumed else 'Starting'} tournament {run.id}: {len(run.entrants)} entrants, "
               f"{run.planned_games} games ({run.to_play} to play), {run.game_seconds:g} s each", highlight=False)
@@ -69,16 +75,17 @@ def tournament_command(
     _print_standings(registry, run.id)
 
 
-def _entrants(agents: str | None) -> list[str] | None:
-    """The --agents list (None: every active agent); an empty list or an empty name is refused, never read as "all"."""
+def _entrants(agents: str | None, option: str = "--agents", what: str = "agent") -> list[str] | None:
+    """The --agents (or --teams) list (None: every active agent); an empty list or an empty name is
+    refused, never read as "all"."""
     if agents is None:
         return None
     names = [name.strip() for name in agents.split(",")]
     if not any(names):
-        raise LeagueError("--agents lists no agent; give names separated by commas, or leave --agents out to enter "
-                          "every active agent.")
+        raise LeagueError(f"{option} lists no {what}; give names separated by commas, or leave {option} out to "
+                          "enter every active agent.")
     if not all(names):
-        raise LeagueError(f"--agents {agents!r} has an empty name between its commas.")
+        raise LeagueError(f"{option} {agents!r} has an empty name between its commas.")
     return names
 
 
@@ -107,10 +114,12 @@ def _print_standings(registry, tid: int) -> None:
 
     from league.standings import read_tournament_standings
 
-    table = Table(title=f"Tournament {tid} standings")
+    rows = read_tournament_standings(registry.db, tid, registry.ratings_cfg).rows
+    mixed = any(r.mixed for r in rows)  # a tournament of mixed teams lists their members, rated one by one
+    table = Table(title=f"Tournament {tid} standings{' (members of mixed teams)' if mixed else ''}")
     for col in ("#", "agent", "games", "W-D-L", "points", "GD", "elo"):
         table.add_column(col, justify="left" if col == "agent" else "right")
-    for r in read_tournament_standings(registry.db, tid, registry.ratings_cfg).rows:
+    for r in rows:
         table.add_row(str(r.rank), r.name, str(r.games), f"{r.wins}-{r.draws}-{r.losses}", f"{r.points:g}",
                       f"{r.gd:+d}", f"{r.elo:.0f}")
     out.print(table)
