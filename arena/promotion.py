@@ -93,6 +93,21 @@ def candidate(registry: Registry, name: str) -> Agent:
     return agent
 
 
+def exploitability_gate(registry: Registry, agent: Agent, most: float) -> None:
+    """Refuse, in one sentence, a candidate whose latest probe (league probe) won more than `most` of its games
+    against it, or that has no probe while the gate is on (`most` < 1: promotion.max_exploitability)."""
+    if most >= 1.0:
+        return
+    probe = registry.probe_store.latest(agent.name, agent.team_size)
+    if probe is None:
+        raise LeagueError(f"promotion.max_exploitability is {most:g} and {agent.name!r} has no exploitability probe; "
+                          f"run `league probe {agent.name}` first.")
+    if probe.win_rate > most:
+        raise LeagueError(f"{agent.name!r} is too exploitable to promote: its probe {probe.probe} won "
+                          f"{probe.wins} of {probe.games} games ({probe.win_rate:.0%}), above "
+                          f"promotion.max_exploitability {most:.0%}.")
+
+
 def promote_by_sprt(home: LeagueHome, registry: Registry, cfg: Config, name: str, params: SprtParams | None = None,
                     max_games: int | None = None, *, method: str = "sprt", batch_pairs: int | None = None,
                     workers: int = 1, max_arenas: int = MAX_ARENAS_PER_WORKER,
@@ -108,6 +123,7 @@ def promote_by_sprt(home: LeagueHome, registry: Registry, cfg: Config, name: str
     agent = candidate(registry, name)
     if agent.team_size != cfg.game.team_size:
         raise LeagueError(f"{name!r} is a {agent.stage} agent, but the config is for {cfg.stage}.")
+    exploitability_gate(registry, agent, cfg.promotion.max_exploitability)
     champion = registry.agent_store.champion(agent.team_size)
     if champion is not None and champion.name == name:
         return PromotionResult(name, name, name, None, None, is_champion=True)

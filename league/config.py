@@ -246,6 +246,8 @@ class TrainingConfig:
     pfsp_weighting: Literal["hard", "variance", "linear", "even"] = param("hard", "PFSP weighting of past versions.")
     payoff_decay: float = param(0.99, "Decay of old payoff counts at each snapshot.", min=0, max=1)
     max_opponents: int = param(4, "Most distinct opponent policies loaded at once.", min=1, max=256)
+    best_response_to: str = param("", "Train a best response to this agent: every env plays it, frozen, with no "
+                                      "self-play and no other opponent (league probe); empty: the opponent mix.")
     device: Literal["auto", "cpu", "cuda"] = param("auto", "Where the learner runs.")
     amp: Literal["auto", "off", "bf16", "fp16"] = param(
         "auto", "Learner mixed precision: auto is bf16 on CUDA, bf16 for the PPO update alone on a CPU with AMX tiles, "
@@ -291,6 +293,10 @@ class PromotionConfig:
     training_min_score: float = param(
         0.5, "During training, test only a snapshot whose evaluation score rate against the champion (rule when "
              "there is none) is at least this (0: every evaluated snapshot).", min=0, max=1)
+    max_exploitability: float = param(
+        1.0, "A gate before the SPRT (league promote --sprt, and training): the candidate's latest exploitability "
+             "probe at its team size (league probe) may have won at most this share of its games; none recorded: "
+             "refused. 1: no gate.", min=0, max=1)
 
 
 @dataclass

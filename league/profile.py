@@ -1,4 +1,5 @@
-"""One agent as `league show` presents it: its record, its place in the lineage, its ratings, its exports."""
+"""One agent as `league show` presents it: its record, its place in the lineage, its ratings, its exports
+and its exploitability probes."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from dataclasses import dataclass
 
 from league.config import STAGES, team_size_of
 from league.lineage import lineage_of
+from league.probes import ProbeResult
 from league.registry import Agent, ExportRecord, Rating, Registry
 
 
@@ -16,6 +18,7 @@ class AgentProfile:
     children: list[str]
     ratings: dict[str, Rating]  # by stage, only the stages it has rated games in
     exports: list[ExportRecord]  # bot folders made from it, oldest first
+    probes: list[ProbeResult]  # its exploitability probes (league probe), oldest first
 
 
 def agent_profile(registry: Registry, name: str) -> AgentProfile:
@@ -24,4 +27,5 @@ def agent_profile(registry: Registry, name: str) -> AgentProfile:
     parent = registry.agent_store.by_id(agent.parent_id).name if agent.parent_id else None
     children = sorted(lineage_of(registry).successors(name))
     ratings = {stage: r for stage in STAGES if (r := registry.game_store.rating(name, team_size_of(stage))).games}
-    return AgentProfile(agent, parent, children, ratings, registry.export_store.of(name))
+    return AgentProfile(agent, parent, children, ratings, registry.export_store.of(name),
+                        registry.probe_store.of(name))

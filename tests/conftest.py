@@ -71,6 +71,16 @@ def trained_home(trained_template, tmp_path):
 
 
 @pytest.fixture
+def scripted_stage(home):
+    """A 1v1 stage with two scripted stage agents: `rulebot` (the rule bot) and `randbot` (random actions)."""
+    reg = Registry.open(home.db_path)
+    reg.agent_store.add("rulebot", "rule", 1)
+    reg.agent_store.add("randbot", "random", 1)
+    yield home, reg
+    reg.close()
+
+
+@pytest.fixture
 def registry(home):
     reg = Registry.open(home.db_path)
     yield reg

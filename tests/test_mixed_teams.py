@@ -147,7 +147,7 @@ def test_an_older_home_upgrades_keeping_its_games_and_reads_without_the_new_tabl
     assert [(g.blue, g.orange, g.mixed) for g in readonly.game_store.games()] == [("rule", "random", 0)]
     readonly.close()
     reg = Registry.open(path)
-    assert schema.schema_version(reg.db) == schema.latest_version() == 9
+    assert schema.schema_version(reg.db) == schema.latest_version() >= 9
     assert [(g.blue, g.orange, g.blue_goals, g.mixed) for g in reg.game_store.games()] == [("rule", "random", 2, 0)]
     assert reg.game_store.rating("rule", 2).games == 1
     play(reg, "rule+random", "atba+rule-pro", 0, 0, team_size=2)

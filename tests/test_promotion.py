@@ -50,13 +50,9 @@ def add_network_agent(home: LeagueHome, reg: Registry, name: str, seed: int, tea
 
 
 @pytest.fixture
-def league(home):
+def league(scripted_stage):
     """A 1v1 stage with two scripted stage agents: `rulebot` (the rule bot) and `randbot` (random actions)."""
-    reg = Registry.open(home.db_path)
-    reg.agent_store.add("rulebot", "rule", 1)
-    reg.agent_store.add("randbot", "random", 1)
-    yield home, reg
-    reg.close()
+    return scripted_stage
 
 
 def one_line(result) -> str:

@@ -23,6 +23,7 @@ Progress goes to one callback as typed events (training.progress).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections import deque
 from collections.abc import Iterator
@@ -38,7 +39,7 @@ from agents.obs import OBS_DIM
 from arena.engine.game import GamePlugins
 from arena.promotion import promote_after_evaluation
 from arena.engine.vector import VecGame
-from league.config import Config
+from league.config import Config, OpponentMix
 from league.errors import LeagueError
 from league.home import LeagueHome
 from league.locks import claim
@@ -82,6 +83,17 @@ class TrainResult:
     timing: dict[str, float]  # seconds spent in each of TIMED_PARTS
     lost_steps: int = 0  # agent steps played by Ray rollout workers that died before handing them over
     profile: Profile | None = None  # where the learner's and each collector's time went (the scale profile)
+
+
+def best_response_config(cfg: Config, registry: Registry) -> Config:
+    """`cfg` for a best response to training.best_response_to: that agent (it must exist and play the
+    stage's team size) in every env, so the mix has no self-play share and no other source."""
+    target = registry.agent_store.get(cfg.training.best_response_to)  # one sentence if there is none
+    if not target.plays(cfg.game.team_size):
+        raise LeagueError(f"{target.name!r} does not play {cfg.stage}; a best response trains against an agent at its "
+                          "own team size.")
+    mix = OpponentMix(latest=0.0, past=0.0, pfsp=0.0, rule=1.0, random=0.0, community=0.0)  # all league envs
+    return dataclasses.replace(cfg, training=dataclasses.replace(cfg.training, opponents=mix))
 
 
 def pick_device(choice: str) -> torch.device:
@@ -152,6 +164,8 @@ class SelfPlayTrainer:
                 check_name(given, what)
         if name is not None:
             check_run_name(name)
+        if cfg.training.best_response_to:
+            cfg = best_response_config(cfg, registry)
         self.cfg, self.home, self.registry = cfg, home, registry
         self.on_progress = on_progress or ignore
         self.team_size = cfg.game.team_size
@@ -442,10 +456,14 @@ class SelfPlayTrainer:
         return agent_spec(self.registry, name, self.home.root)
 
     def _draw_pool(self, run: _Run, refresh: int) -> None:
-        """The opponents of the league envs until the next snapshot (`refresh`: snapshots taken so far)."""
-        collection = run.collection
-        picks = draw_picks(self.registry, self.cfg.training, self.prefix, self.team_size, self.versions,
-                           collection.league_envs, run.rng)
+        """The opponents of the league envs until the next snapshot (`refresh`: snapshots taken so far);
+        a best response (training.best_response_to) plays its target in every env."""
+        collection, target = run.collection, self.cfg.training.best_response_to
+        if target:
+            picks = [target] * collection.league_envs
+        else:
+            picks = draw_picks(self.registry, self.cfg.training, self.prefix, self.team_size, self.versions,
+                               collection.league_envs, run.rng)
         specs = pool_specs(picks, self.registry, self.home.root, self.net)
         collection.set_pool(picks, specs, derived_seed(self.cfg.seed, "opponents", refresh))
 

@@ -5,6 +5,7 @@
     io.py          import, export (a checkpoint, or an RLBot bot folder)
     bot.py         bot add, bot list (community bots from the RLBot botpack)
     train.py       train (one self-play run, or --curriculum)
+    probe.py       probe (an exploitability probe: a best response trained against one agent)
     curriculum.py  curriculum status, and the progress display of train --curriculum
     tournament.py  tournament
     match.py       match (mirrored pairs until an SPRT decides)
@@ -26,7 +27,7 @@ import sys
 
 import typer
 
-from league.cli import agents, bench, bot, curriculum, dashboard, diagnose, io, match, ratings, tournament, train
+from league.cli import agents, bench, bot, curriculum, dashboard, diagnose, io, match, probe, ratings, tournament, train
 
 app = typer.Typer(
     name="league",
@@ -53,6 +54,7 @@ app.command("dashboard")(dashboard.dashboard_command)
 app.command("import")(io.import_agent)
 app.command("export")(io.export_agent)
 app.command("diagnose")(diagnose.diagnose_command)
+app.command("probe")(probe.probe_command)
 app.add_typer(bench.app, name="bench")
 app.add_typer(bot.app, name="bot")
 app.add_typer(curriculum.app, name="curriculum")

@@ -104,6 +104,15 @@ def show(name: NameArg, home: HomeOpt = None) -> None:
             exports.add_row(e.created[:19].replace("T", " "), e.format, e.path, e.zip_path or "-",
                             "argmax" if e.deterministic else "sampled")
         out.print(exports)
+    if profile.probes:
+        probes = Table(title="Exploitability probes (league probe: the probe's win rate is a lower bound)")
+        for col in ("stage", "probe", "minutes", "steps", "W-D-L", "win rate", "95% interval"):
+            probes.add_column(col)
+        for p in profile.probes:
+            low, high = p.interval
+            probes.add_row(f"{p.team_size}v{p.team_size}", escape(p.probe), f"{p.minutes:g}", f"{p.steps:,}",
+                           f"{p.wins}-{p.draws}-{p.losses}", f"{p.win_rate:.0%}", f"{low:.0%}..{high:.0%}")
+        out.print(probes)
 
 
 def _community_rows(agent) -> list[tuple[str, str]]:

@@ -1,0 +1,62 @@
+"""`league probe NAME`: an exploitability probe (training.probe)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from league.cli.common import ConfigOpt, HomeOpt, handles_errors, out
+from league.errors import LeagueError
+
+
+@handles_errors
+def probe_command(
+    name: Annotated[str, typer.Argument(help="The agent to probe (it is frozen: only the probe trains).")],
+    minutes: Annotated[float, typer.Option("--minutes", help="How long the probe trains.")] = 10.0,
+    games: Annotated[int, typer.Option("--games", help="Games the probe then plays against NAME, half per side.")] = 100,
+    stage: Annotated[Optional[str], typer.Option("--stage", help="1v1, 2v2 or 3v3: for an agent that plays several "
+                                                                 "(a baseline, a community bot).", show_default=False)] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the probe's training and games.")] = 0,
+    config: ConfigOpt = None,
+    set_: Annotated[Optional[list[str]], typer.Option("--set", help="Override any training config key.",
+                                                      show_default=False)] = None,
+    home: HomeOpt = None,
+) -> None:
+    """How exploitable NAME is: train a fresh best response against it alone, then play it.
+
+    The probe is kickstarted like any learner and trains for --minutes with every game against NAME
+    (frozen); its last snapshot then plays --games games against NAME (most likely actions). Its win
+    rate, with a 95% interval, is a lower bound on NAME's exploitability; `league show NAME` lists
+    it and `promotion.max_exploitability` can gate promotion on it. The probe's games are not rated
+    and its snapshots are retired once measured.
+
+    Example: league probe mlp-1v1-v12 --minutes 10 --games 100
+    """
+    from league.cli.train import _progress_bar
+    from league.home import resolve_home
+    from league.registry import Registry
+    from training.budget import Budget
+    from training.probe import check_probe, run_probe
+
+    if not 0 < minutes <= 24 * 60:
+        raise LeagueError(f"--minutes must be more than 0 and at most 1440, got {minutes:g}.")
+    if not 2 <= games <= 100_000:
+        raise LeagueError(f"--games must be between 2 and 100000, got {games}.")
+    league_home = resolve_home(home).require()
+    registry = Registry.open(league_home.db_path)
+    check_probe(registry, name, games, stage)  # before the progress bar: a bad request is one sentence
+    bar, on_progress = _progress_bar(Budget(seconds=minutes * 60))
+
+    def playing() -> None:
+        bar.stop()
+        out.print(f"Playing {games} games against {name} ...", highlight=False)
+
+    with bar:
+        result = run_probe(league_home, registry, name, minutes, games, seed, stage, config, set_, on_progress,
+                           on_games=playing)
+    low, high = result.interval
+    out.print(f"Probe {result.probe} ({result.steps:,} steps in {minutes:g} min) against {result.target}: "
+              f"{result.wins}-{result.draws}-{result.losses} (W-D-L) in {result.games} games; win rate "
+              f"{result.win_rate:.0%} (95% interval {low:.0%}..{high:.0%}), a lower bound on how exploitable "
+              f"{result.target} is.", highlight=False)

@@ -1,0 +1,37 @@
+"""Exploitability probes (`league probe NAME`): each probe's result against its target, for `league show`
+and the promotion gate (`promotion.max_exploitability`)."""
+
+from __future__ import annotations
+
+from league.probes import ProbeResult
+from league.stores.agents import AgentStore
+from league.stores.database import Database, Store, utc_now
+
+
+class ProbeStore(Store):
+    def __init__(self, database: Database, agents: AgentStore):
+        super().__init__(database)
+        self.agents = agents
+
+    def add(self, result: ProbeResult) -> None:
+        with self.transaction():
+            self.db.execute(
+                """INSERT INTO probes (target_id, probe_id, team_size, minutes, steps, games, wins, draws, losses, seed,
+                                       created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                [self.agents.get(result.target).id, self.agents.get(result.probe).id, result.team_size, result.minutes,
+                 result.steps, result.games, result.wins, result.draws, result.losses, result.seed, utc_now()])
+
+    def of(self, target: str) -> list[ProbeResult]:
+        """The probes of `target`, oldest first (none on a read-only home older than the probes table)."""
+        if "probes" not in self.db.table_names():
+            return []
+        rows = self.db.query(
+            """SELECT p.*, t.name AS target, a.name AS probe FROM probes p JOIN agents t ON t.id = p.target_id
+               JOIN agents a ON a.id = p.probe_id WHERE t.name = ? ORDER BY p.id""", [target])
+        return [ProbeResult(r["target"], r["probe"], r["team_size"], r["minutes"], r["steps"], r["games"], r["wins"],
+                            r["draws"], r["losses"], r["seed"]) for r in rows]
+
+    def latest(self, target: str, team_size: int) -> ProbeResult | None:
+        """The most recent probe of `target` at `team_size`, or None."""
+        found = [p for p in self.of(target) if p.team_size == team_size]
+        return found[-1] if found else None
