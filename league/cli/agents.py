@@ -16,7 +16,8 @@ from league.cli.common import ConfigOpt, HomeOpt, StageOpt, handles_errors, open
 from league.errors import LeagueError
 
 NameArg = Annotated[str, typer.Argument(help="Agent name.")]
-RANKINGS = ("elo", "trueskill", "mle")  # what --by offers (league.standings also ranks by points)
+RANKINGS = ("elo", "trueskill", "mle", "nash")  # what --by offers (league.standings also ranks by points)
+NASH_SUPPORT_NAMED = 12  # the most agents of the Nash support the caption of --by nash names
 
 
 @handles_errors
@@ -329,14 +330,20 @@ def prune(
 def leaderboard(
     home: HomeOpt = None,
     stage: Annotated[str, typer.Option("--stage", help="Team size: 1v1, 2v2 or 3v3.")] = "1v1",
-    by: Annotated[str, typer.Option("--by", help="Order by elo, trueskill (mu - 3 sigma) or mle.")] = "elo",
+    by: Annotated[str, typer.Option(
+        "--by", help="Order by elo, trueskill (mu - 3 sigma), mle or nash (the Nash-averaged score).")] = "elo",
     all_: Annotated[bool, typer.Option("--all", help="Include retired agents.")] = False,
     anchor: Annotated[Optional[str], typer.Option(
         "--anchor", metavar="NAME[=ELO]", show_default=False,
         help="Pin the MLE fit on any agent with games in the stage, at ELO (default: ratings.mle.anchor_rating, "
              "1500); without it, the configured anchor (rule = 1500).")] = None,
 ) -> None:
-    """Rank a stage's agents by Elo, TrueSkill or the whole-history maximum-likelihood fit.
+    """Rank a stage's agents by Elo, TrueSkill, the whole-history maximum-likelihood fit or Nash averaging.
+
+    --by nash lists the agents with games among the listed ones by their Nash-averaged score (the
+    expected score against the maximum-entropy Nash mixture, minus 1/2; 0 for the agents the mixture
+    plays) with their Nash weight: a ranking that many near-copies of one strategy do not inflate
+    (docs/league-roles.md). Pairs that never met count as even; the caption says how many.
 
     Lists the stage's agents and the baselines, and any other agent with games in that team
     size; an agent with no game to fit has no MLE interval and ranks last by mle. --anchor
@@ -350,11 +357,14 @@ def leaderboard(
     from league.standings import parse_anchor, read_standings
 
     if by not in RANKINGS:
-        raise LeagueError(f"Unknown ranking {by!r}; expected elo, trueskill or mle.")
+        raise LeagueError(f"Unknown ranking {by!r}; expected elo, trueskill, mle or nash.")
     team_size = team_size_of(stage)
     _, reg = open_league(home, readonly=True)
     mle_cfg = reg.ratings_cfg.mle
     pinned = parse_anchor(anchor, mle_cfg.anchor_rating) if anchor is not None else None
+    if by == "nash":
+        _print_nash_leaderboard(reg, stage, team_size, all_, pinned)
+        return
     board = read_standings(reg.db, team_size, reg.ratings_cfg, by=by, include_retired=all_, anchor=pinned)
     fit = board.fit
     caption = (f"MLE anchored: {fit.anchor} = {fit.rating(fit.anchor):g}" if fit.anchor is not None else
@@ -373,6 +383,39 @@ def leaderboard(
             f"{r.mu:.2f}", f"{r.sigma:.2f}", f"{r.ts:.2f}", str(r.games), f"{r.wins}-{r.draws}-{r.losses}",
             f"{r.gd:+d}", *((str(r.mixed),) if mixed else ()),
         )
+    out.print(table)
+
+
+def _print_nash_leaderboard(reg, stage: str, team_size: int, include_retired: bool,
+                            anchor: tuple[str, float] | None) -> None:
+    """`league leaderboard --by nash`: each listed agent's Nash weight and Nash-averaged score (league.nash)."""
+    from league.nash import nash_average
+    from league.standings import read_pair_records, read_standings
+
+    board = read_standings(reg.db, team_size, reg.ratings_cfg, include_retired=include_retired, anchor=anchor)
+    nash = nash_average([r.name for r in board.rows], read_pair_records(reg.db, team_size))
+    if not nash.members:
+        out.print(f"No games between the listed agents in {stage} yet: nothing to average.", highlight=False)
+        return
+    ranking = nash.ranking()
+    support = [nash.members[i] for i in ranking if nash.weights[i] > 0]
+    more = f" and {len(support) - NASH_SUPPORT_NAMED} more" if len(support) > NASH_SUPPORT_NAMED else ""
+    notes = [f"Nash support: {', '.join(support[:NASH_SUPPORT_NAMED])}{more}",
+             "nash score: expected score against the Nash mixture, minus 1/2 (0 on the support)"]
+    unplayed = len(nash.unplayed_pairs)
+    if unplayed:
+        notes.append(f"{unplayed} pair{'s' if unplayed != 1 else ''} of agents never met and count as even")
+    if nash.left_out:
+        notes.append(f"Left out (no game against a listed agent): {', '.join(nash.left_out)}")
+    table = Table(title=f"Leaderboard {stage} (by nash)", caption=escape("\n".join(notes)))
+    for col in ("#", "agent", "status", "nash weight", "nash score", "elo", "mle", "games", "W-D-L"):
+        table.add_column(col, justify="left" if col in ("agent", "status") else "right")
+    rows = {r.name: r for r in board.rows}
+    for rank, i in enumerate(ranking, 1):
+        r, weight = rows[nash.members[i]], nash.weights[i]
+        table.add_row(str(rank), r.name, r.status, "<0.001" if 0 < weight < 0.0005 else f"{weight:.3f}",
+                      f"{round(nash.scores[i], 3) or 0.0:+.3f}", f"{r.elo:.0f}", f"{r.mle:.0f}", str(r.games),
+                      f"{r.wins}-{r.draws}-{r.losses}")
     out.print(table)
 
 
