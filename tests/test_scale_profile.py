@@ -52,6 +52,7 @@ def test_rollout_workers_report_every_phase_as_shares_of_the_wall_time():
     assert report.gpu_busy_mean is None and report.gpu_busy_windows == [None] * 10
 
 
+@pytest.mark.slow  # 6 s: the central backend's profile through the command; the rollout one runs by default
 def test_the_command_prints_the_collectors_and_writes_the_figures(tmp_path):
     out = tmp_path / "scale.json"
     result = CliRunner().invoke(app, ["diagnose", "--test", "scale", "--quick", "--set", "runner.backend=central",
