@@ -73,3 +73,18 @@ def test_the_exploitability_gate_refuses_a_candidate_without_a_probe_or_beaten_t
     with pytest.raises(LeagueError, match=r"too exploitable to promote: its probe randbot won 4 of 10 games \(40%\)"):
         promote_by_sprt(home, reg, cfg, "rulebot")
     assert reg.match_store.all() == []  # refused before any game
+
+
+@pytest.mark.slow  # about 10 s: Necto acts in every game
+def test_a_community_bot_can_be_probed_at_a_team_size_it_plays(scripted_stage):
+    from tests.community_bots import bots_dir
+
+    home, reg = scripted_stage
+    added = runner.invoke(app, ["bot", "add", "necto", str(bots_dir() / "Necto"), "--home", str(home.root)])
+    assert added.exit_code == 0, added.output
+    result = runner.invoke(app, ["probe", "necto", "--stage", "1v1", "--minutes", "0.05", "--games", "2", *TINY,
+                                 "--home", str(home.root)])
+    assert result.exit_code == 0, result.output  # the games publish the state Necto reads
+    assert [p.team_size for p in reg.probe_store.of("necto")] == [1]
+    unsized = runner.invoke(app, ["probe", "necto", "--home", str(home.root)])
+    assert unsized.exit_code == 2 and "plays more than one team size; pass --stage" in unsized.output

@@ -92,7 +92,9 @@ def best_response_config(cfg: Config, registry: Registry) -> Config:
     if not target.plays(cfg.game.team_size):
         raise LeagueError(f"{target.name!r} does not play {cfg.stage}; a best response trains against an agent at its "
                           "own team size.")
-    mix = OpponentMix(latest=0.0, past=0.0, pfsp=0.0, rule=1.0, random=0.0, community=0.0)  # all league envs
+    # Every env a league env; a community target's share is "community", so the games publish the state it reads.
+    bot = target.kind == "community"
+    mix = OpponentMix(latest=0.0, past=0.0, pfsp=0.0, rule=float(not bot), random=0.0, community=float(bot))
     return dataclasses.replace(cfg, training=dataclasses.replace(cfg.training, opponents=mix))
 
 
