@@ -33,6 +33,7 @@ def test_the_wilson_interval_holds_the_rate_within_0_and_1(wins, games):
     assert wilson(0, 0) == (0.0, 1.0)
 
 
+@pytest.mark.slow  # 6 s: a probe trained and played; the default suite keeps its refusals, record and gate
 def test_a_probe_trains_against_its_target_alone_plays_it_and_is_recorded(scripted_stage):
     home, reg = scripted_stage
     result = runner.invoke(app, ["probe", "randbot", "--minutes", "0.05", "--games", "4", *TINY,

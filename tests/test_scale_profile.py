@@ -40,6 +40,7 @@ def test_gpu_samples_fall_into_equal_windows_of_the_run():
     assert gpu_windows([], [], 0.0, 10.0, windows=2) == [None, None]
 
 
+@pytest.mark.slow  # 5 s: a training run; the default suite keeps the clock and window tests
 def test_rollout_workers_report_every_phase_as_shares_of_the_wall_time():
     report = profile_scale("1v1", 5.0, False, ["runner.workers=2", "runner.backend=rollout"], small=True)
     assert report.backend == "rollout" and report.collectors == 2 and report.agent_steps > 0
@@ -52,7 +53,7 @@ def test_rollout_workers_report_every_phase_as_shares_of_the_wall_time():
     assert report.gpu_busy_mean is None and report.gpu_busy_windows == [None] * 10
 
 
-@pytest.mark.slow  # 6 s: the central backend's profile through the command; the rollout one runs by default
+@pytest.mark.slow  # 6 s: the central backend's profile through the command
 def test_the_command_prints_the_collectors_and_writes_the_figures(tmp_path):
     out = tmp_path / "scale.json"
     result = CliRunner().invoke(app, ["diagnose", "--test", "scale", "--quick", "--set", "runner.backend=central",
