@@ -212,6 +212,7 @@ def read_only_home(tmp_path):
         _chmod_tree(root, 0o755, 0o644)  # so pytest can remove it
 
 
+@pytest.mark.slow  # 6 s: every read command in its own process; the write refusals run by default
 def test_read_commands_work_on_a_read_only_home(read_only_home):
     home = read_only_home
     before, files = sha256(home.db), home.files()

@@ -268,6 +268,7 @@ def test_training_tests_a_promising_snapshot_and_promotes_it_on_h1(league):
     assert reg.agent_store.get("rulebot").status == "champion"
 
 
+@pytest.mark.slow  # 5 s: the whole command; promote_after_evaluation itself is tested by default above
 def test_league_train_with_promotion_tests_its_evaluated_snapshot(league):
     """A tiny run: its snapshot is evaluated, then tested against the champion; the decision is recorded."""
     home, reg = league

@@ -181,7 +181,9 @@ def test_shaping_fades_over_the_networks_steps(home):
     assert scales == sorted(scales, reverse=True) and scales[0] < 1.0 and scales[-1] == pytest.approx(0.25)
 
 
-@pytest.mark.parametrize("budget", [["training.steps=1536"], ["training.steps=0", "training.minutes=0.1"]],
+@pytest.mark.parametrize("budget", [["training.steps=1536"],
+                                    pytest.param(["training.steps=0", "training.minutes=0.1"],
+                                                 marks=pytest.mark.slow)],  # 6 s: a clock budget runs it out
                          ids=["steps", "minutes"])
 def test_a_linear_learning_rate_decays_over_the_runs_budget(home, budget):
     # A run only --minutes bounds used to keep the learning rate constant: the decay counted updates
