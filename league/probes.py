@@ -7,22 +7,9 @@ Pure: the record and its interval; training.probe runs a probe, league.stores ke
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-Z_95 = 1.959963984540054
-
-
-def wilson(successes: int, n: int, z: float = Z_95) -> tuple[float, float]:
-    """The Wilson score interval of a proportion (successes of n); (0, 1) for n = 0."""
-    if n <= 0:
-        return 0.0, 1.0
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    low = 0.0 if successes <= 0 else min(p, max(0.0, centre - half))  # exact at the ends, where rounding strays
-    high = 1.0 if successes >= n else max(p, min(1.0, centre + half))
-    return low, high
+from league.ratings import wilson_interval
 
 
 @dataclass(frozen=True)
@@ -48,4 +35,4 @@ class ProbeResult:
     @property
     def interval(self) -> tuple[float, float]:
         """The win rate's 95% interval (Wilson)."""
-        return wilson(self.wins, self.games)
+        return wilson_interval(self.wins, self.games)

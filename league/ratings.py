@@ -18,6 +18,24 @@ from league.config import EloConfig, MleConfig, TrueSkillConfig
 
 WIN, DRAW, LOSS = 1.0, 0.5, 0.0
 Z_95 = 1.959963984540054  # two-sided 95% normal quantile
+
+
+def wilson_interval(successes: float, games: int, z: float = Z_95) -> tuple[float, float]:
+    """The Wilson score interval of a success rate, successes of `games`; (0, 1) with no games."""
+    if games <= 0:
+        return 0.0, 1.0
+    if not 0 <= successes <= games:
+        raise ValueError(f"successes must be between 0 and games ({games}), got {successes}")
+    p = successes / games
+    z2 = z * z
+    centre = p + z2 / (2 * games)
+    spread = z * math.sqrt(max(p * (1 - p) / games + z2 / (4 * games * games), 0.0))
+    denom = 1 + z2 / games
+    lo, hi = (centre - spread) / denom, (centre + spread) / denom
+    # Rounding can push the bounds a hair past the point estimate or outside [0, 1].
+    return min(max(lo, 0.0), p), max(min(hi, 1.0), p)
+
+
 # 10**x overflows a float above x ~ 308; at |x| = 300 one side's expected score is already 1e-300 from certain.
 ELO_EXPONENT_LIMIT = 300.0
 # The range a stored rating must lie in (docs/schema.md): Elo and the TrueSkill mean within +-1e6, sigma in

@@ -15,7 +15,8 @@ from arena.promotion import promote_by_sprt
 from league.cli import app
 from league.config import load_config
 from league.errors import LeagueError
-from league.probes import ProbeResult, wilson
+from league.probes import ProbeResult
+from league.ratings import wilson_interval as wilson
 
 runner = CliRunner()
 TINY = ["--set", "runner.workers=1", "--set", "runner.envs_per_worker=2", "--set", "ppo.steps_per_env=16",

@@ -12,13 +12,13 @@ Results count a draw as half a win, as the ratings do.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
 from league.config import even_games_problem, sprt_problem
 from league.config_tree import param
 from league.ratings import STORED_RATING_LIMIT as RATING_BOUND  # a threshold beyond any storable rating never passes
+from league.ratings import wilson_interval
 from league.sprt_params import SprtParams
 from league.sprt_verdict import sprt_verdict
 
@@ -120,29 +120,14 @@ class GateResult:
 # --------------------------------------------------------------------------- statistics
 
 
-def _wilson(successes: float, games: int, z: float) -> tuple[float, float]:
-    if games <= 0:
-        return 0.0, 1.0
-    if not 0 <= successes <= games:
-        raise ValueError(f"successes must be between 0 and games ({games}), got {successes}")
-    p = successes / games
-    z2 = z * z
-    centre = p + z2 / (2 * games)
-    spread = z * math.sqrt(max(p * (1 - p) / games + z2 / (4 * games * games), 0.0))
-    denom = 1 + z2 / games
-    lo, hi = (centre - spread) / denom, (centre + spread) / denom
-    # Rounding can push the bounds a hair past the point estimate or outside [0, 1].
-    return min(max(lo, 0.0), p), max(min(hi, 1.0), p)
-
-
 def wilson_lower_bound(successes: float, games: int, z: float) -> float:
     """Lower end of the Wilson score interval for a success rate (0 with no games)."""
-    return _wilson(successes, games, z)[0]
+    return wilson_interval(successes, games, z)[0]
 
 
 def wilson_upper_bound(successes: float, games: int, z: float) -> float:
     """Upper end of the Wilson score interval for a success rate (1 with no games)."""
-    return _wilson(successes, games, z)[1]
+    return wilson_interval(successes, games, z)[1]
 
 
 # --------------------------------------------------------------------------- the gate

@@ -23,8 +23,7 @@ from agents.community.install import community_policy, find_weights
 from agents.community.kickoff import ScriptedKickoffs
 from agents.community.tensors import read_weights_file
 from arena.pairings import Pairing, play_pairings
-
-FOLDERS = {"necto": "Necto", "element": "Element"}
+from training.measure.learning import COMMUNITY
 
 
 @dataclass(frozen=True)
@@ -42,7 +41,7 @@ class KickoffResult:
 def bot_policies(bots: Path) -> dict:
     """Each bot twice: as the league plays it (the network's kickoffs) and with its scripted kickoff."""
     out = {}
-    for kind, folder in FOLDERS.items():
+    for kind, folder in COMMUNITY.items():
         source = find_weights(KINDS[kind], bots / folder)
         bot = community_policy(kind, KINDS[kind].read_weights(source, read_weights_file(source)), kind)
         out[kind], out[f"{kind}+kickoff"] = bot, ScriptedKickoffs(bot, kind)
