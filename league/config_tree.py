@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 import yaml
 
-from league.errors import ConfigError
+from league.errors import ConfigError, LeagueError
 from league.files import FileRefused, read_regular
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1  # the bounds of every int field without tighter ones
@@ -286,3 +286,28 @@ _Loader.add_implicit_resolver(
 
 def load_yaml(text: str) -> Any:
     return yaml.load(text, Loader=_Loader)
+
+
+def walk(data: dict[str, Any], path: tuple[str, ...] = ()):
+    """Every (key path, value) of a nested mapping, parents before their children."""
+    for key, value in data.items():
+        yield path + (key,), value
+        if isinstance(value, dict):
+            yield from walk(value, path + (key,))
+
+
+def check_file_name(name: str, source: str, key: str) -> None:
+    """A run-name prefix read from a file (a curriculum's, a league's): the name rule as a ConfigError."""
+    from league.names import check_run_name
+
+    try:
+        check_run_name(name, f"{source}: key {key!r}:")
+    except LeagueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def read_shipped_or(path: Path | None, shipped: Path, default_file: str) -> tuple[dict[str, Any], str]:
+    """A driver file's mapping and its source: `path`, or the shipped configs/`default_file` (in `shipped`)."""
+    if path is None:
+        return read_yaml(shipped / default_file, f"configs/{default_file}"), f"configs/{default_file}"
+    return read_yaml(Path(path), str(path)), str(path)

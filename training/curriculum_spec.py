@@ -17,10 +17,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from league.config import STEPS_MAX, Config, load_config, shipped_config_dir, team_size_of
-# read_yaml: one YAML reader for every config file, with the same error sentences.
-from league.config_tree import build, merge, param, read_yaml, section, validate
-from league.errors import ConfigError, LeagueError
-from league.names import check_run_name
+# read_shipped_or (read_yaml): one YAML reader for every config file, with the same error sentences.
+from league.config_tree import build, check_file_name, merge, param, read_shipped_or, section, validate, walk
+from league.errors import ConfigError
 from training.gates import GateSpec
 from training.launch import cuda_available
 
@@ -61,16 +60,9 @@ class CurriculumSpec:
         return dataclasses.asdict(self)
 
 
-def _walk(data: dict, path: tuple[str, ...] = ()):
-    for key, value in data.items():
-        yield path + (key,), value
-        if isinstance(value, dict):
-            yield from _walk(value, path + (key,))
-
-
 def _check_overlay(overlay: dict, team_size: int | None, source: str, where: str) -> None:
     validate(Config, overlay, source, f"{where}.")
-    for path, value in _walk(overlay):
+    for path, value in walk(overlay):
         if path in DRIVER_KEYS:
             hint = "the stage's 'stage' key" if path == ("stage",) else "the stage's min_steps and max_steps"
             key = f"{where}.{'.'.join(path)}"
@@ -80,20 +72,13 @@ def _check_overlay(overlay: dict, team_size: int | None, source: str, where: str
                               f"{team_size}v{team_size}; set the stage's 'stage' key instead.")
 
 
-def _check_name(name: str, source: str, key: str) -> None:
-    try:
-        check_run_name(name, f"{source}: key {key!r}:")
-    except LeagueError as exc:
-        raise ConfigError(str(exc)) from None
-
-
 def parse_curriculum(data: Any, source: str, name: str | None = None) -> CurriculumSpec:
     """Validate a curriculum mapping (as read from YAML) and build it; `name` overrides its name."""
     validate(CurriculumSpec, data, source)
     data = dict(data)
     if name is not None:
         data["name"] = name
-    _check_name(str(data.get("name", "curriculum")), source if name is None else "the curriculum name", "name")
+    check_file_name(str(data.get("name", "curriculum")), source if name is None else "the curriculum name", "name")
     _check_overlay(data.get("config", {}), None, source, "config")
     raw_stages = data.get("stages") or []
     if not raw_stages:
@@ -104,7 +89,7 @@ def parse_curriculum(data: Any, source: str, name: str | None = None) -> Curricu
         validate(StageSpec, item, source, f"{where}.")
         if not item.get("name"):
             raise ConfigError(f"{source}: key '{where}.name' is missing; every stage needs a name.")
-        _check_name(item["name"], source, f"{where}.name")
+        check_file_name(item["name"], source, f"{where}.name")
         if item["name"] in seen:
             raise ConfigError(f"{source}: key '{where}.name' repeats the stage name {item['name']!r}.")
         seen.add(item["name"])
@@ -120,17 +105,14 @@ def parse_curriculum(data: Any, source: str, name: str | None = None) -> Curricu
         stages.append(stage)
     spec = CurriculumSpec(name=str(data.get("name", "curriculum")), config=data.get("config", {}), stages=stages)
     for i in range(len(stages)):  # each stage's run is named <curriculum>-<stage>
-        _check_name(spec.run_name(i), source if name is None else "the curriculum name", f"stages[{i}] run name")
+        check_file_name(spec.run_name(i), source if name is None else "the curriculum name", f"stages[{i}] run name")
     return spec
 
 
 def load_curriculum(path: Path | None = None, name: str | None = None) -> tuple[CurriculumSpec, str]:
     """Read and validate a curriculum file (default: the shipped configs/curriculum.yaml); (spec, source)."""
-    if path is None:
-        path, source = shipped_config_dir() / DEFAULT_FILE, f"configs/{DEFAULT_FILE}"
-    else:
-        source = str(path)
-    return parse_curriculum(read_yaml(Path(path), source), source, name), source
+    data, source = read_shipped_or(path, shipped_config_dir(), DEFAULT_FILE)
+    return parse_curriculum(data, source, name), source
 
 
 def stage_config(spec: CurriculumSpec, index: int, *, user_file: Path | None = None, home_file: Path | None = None,

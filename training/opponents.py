@@ -14,6 +14,7 @@ together, stacked (agents.stacked: one batched matmul per layer for all of them)
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -103,16 +104,18 @@ def lay_out(games: VecGame, mix: OpponentMix, team_size: int) -> Layout:
 
 
 def draw_picks(registry: Registry, cfg: TrainingConfig, run: str, team_size: int, versions: list[str],
-               n_envs: int, rng: np.random.Generator) -> list[str]:
+               n_envs: int, rng: np.random.Generator, pool: Sequence[str] = ()) -> list[str]:
     """The opponent of each of `n_envs` league envs (the envs not in pure self-play), by the mix.
 
     The mix's `latest` share is played by the learner itself on both sides (see split_mix);
     here LATEST only takes over the shares of sources with no candidates yet, as a frozen copy
-    of the latest weights. `versions`: the run's snapshot names, oldest first. The distinct
-    opponents are bounded by `max_opponents`: the most frequent stay, the rest play LATEST.
+    of the latest weights. `versions`: the run's snapshot names, oldest first; `pool`: other
+    agents that join its earlier versions as candidates of the `past` and `pfsp` sources (league
+    roles: the exploiters' snapshots in the main agent's pool). The distinct opponents are
+    bounded by `max_opponents`: the most frequent stay, the rest play LATEST.
     """
     active = {a.name for a in registry.agent_store.all(include_retired=False)}
-    past = [v for v in versions[:-1] if v in active]
+    past = [v for v in dict.fromkeys([*pool, *versions[:-1]]) if v in active]
     payoff = registry.payoff_store.get(run, team_size)
     rates = [win_rate(*payoff.get(v, PayoffRecord())) for v in past]
     baselines = [b for b in ("rule", "random") if b in active]

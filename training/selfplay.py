@@ -26,7 +26,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 import numpy as np
@@ -155,10 +155,12 @@ class _Run:
 class SelfPlayTrainer:
     def __init__(self, cfg: Config, home: LeagueHome, registry: Registry, name: str | None = None,
                  resume: str | None = None, on_progress: OnProgress | None = None,
-                 init_from: str | None = None):
+                 init_from: str | None = None, pool: Callable[[], list[str]] | None = None):
         """`resume`: continue a run from one of its snapshots, optimizer included. `init_from`: a new
         run whose first weights are another agent's (any stage: the observation layout is the same
-        for every team size); that agent becomes its first version's parent, the optimizer starts fresh."""
+        for every team size); that agent becomes its first version's parent, the optimizer starts fresh.
+        `pool`: read at every draw of opponents, other agents that join the run's earlier versions as
+        candidates of the mix's past and PFSP shares (league roles: the exploiters' snapshots)."""
         if resume and init_from:
             raise LeagueError("Give either a snapshot to resume or an agent to start from, not both.")
         for given, what in ((resume, "Agent name"), (init_from, "Agent name")):
@@ -170,6 +172,7 @@ class SelfPlayTrainer:
             cfg = best_response_config(cfg, registry)
         self.cfg, self.home, self.registry = cfg, home, registry
         self.on_progress = on_progress or ignore
+        self.pool = pool
         self.team_size = cfg.game.team_size
         self.device = pick_device(cfg.training.device)
         torch.manual_seed(cfg.seed)
@@ -465,7 +468,7 @@ class SelfPlayTrainer:
             picks = [target] * collection.league_envs
         else:
             picks = draw_picks(self.registry, self.cfg.training, self.prefix, self.team_size, self.versions,
-                               collection.league_envs, run.rng)
+                               collection.league_envs, run.rng, self.pool() if self.pool else ())
         specs = pool_specs(picks, self.registry, self.home.root, self.net)
         collection.set_pool(picks, specs, derived_seed(self.cfg.seed, "opponents", refresh))
 

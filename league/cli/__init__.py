@@ -6,6 +6,7 @@
     bot.py         bot add, bot list (community bots from the RLBot botpack)
     train.py       train (one self-play run, or --curriculum)
     probe.py       probe (an exploitability probe: a best response trained against one agent)
+    roles.py       roles (a league of roles), and the progress display of train --league
     curriculum.py  curriculum status, and the progress display of train --curriculum
     tournament.py  tournament
     match.py       match (mirrored pairs until an SPRT decides)
@@ -27,7 +28,7 @@ import sys
 
 import typer
 
-from league.cli import agents, bench, bot, curriculum, dashboard, diagnose, io, match, probe, ratings, tournament, train
+from league.cli import agents, bench, bot, curriculum, dashboard, diagnose, io, match, probe, ratings, roles, tournament, train
 
 app = typer.Typer(
     name="league",
@@ -55,6 +56,8 @@ app.command("import")(io.import_agent)
 app.command("export")(io.export_agent)
 app.command("diagnose")(diagnose.diagnose_command)
 app.command("probe")(probe.probe_command)
+app.command("roles")(roles.roles_command)
+app.command("league-status", hidden=True)(roles.roles_command)  # the name for `league roles`
 app.add_typer(bench.app, name="bench")
 app.add_typer(bot.app, name="bot")
 app.add_typer(curriculum.app, name="curriculum")

@@ -20,6 +20,10 @@ def train_command(
                                                  show_default=False)] = None,
     curriculum: Annotated[bool, typer.Option(
         "--curriculum", help="Run the curriculum's stages in order, with promotion gates; run it again to resume.")] = False,
+    league: Annotated[Optional[Path], typer.Option(
+        "--league", help="Train a league of roles (a main agent and exploiters) from this roles file, e.g. "
+                         "configs/league-roles.yaml; run it again to resume every role.", show_default=False,
+        metavar="FILE")] = None,
     from_: Annotated[Optional[str], typer.Option(
         "--from", help="Start a new run from this agent's weights (any stage); it becomes the first version's parent.",
         show_default=False)] = None,
@@ -51,7 +55,8 @@ def train_command(
     Ctrl-C saves a final snapshot and exits cleanly. --curriculum [FILE] runs the curriculum's stages
     (1v1 -> 2v2 -> 3v3 by default) with promotion gates; the same command resumes it after an
     interruption, and --name runs the file again under another name. --from NAME starts one stage
-    from any earlier agent.
+    from any earlier agent. --league FILE trains a main agent and its exploiters, taking turns by
+    their shares of the time (each its own learner with --backend ray); `league roles` shows them.
 
     Example: league train --stage 1v1 --minutes 10 --policy mlp
 
@@ -60,6 +65,8 @@ def train_command(
     Example: league train --stage 2v2 --from mlp-1v1-v12 --steps 2000000 --name mlp-2v2-from-1v1
 
     Example: league train --stage 1v1 --backend ray --address 10.0.0.5:6379 --minutes 60
+
+    Example: league train --league configs/league-roles.yaml --minutes 60
     """
     from league.home import resolve_home
     from league.registry import Registry
@@ -74,6 +81,18 @@ def train_command(
         raise LeagueError("--address and --rollout-workers go with --backend ray.")
     overrides = {"policy.kind": policy, "training.device": device, "runner.workers": workers, "seed": seed,
                  "runner.backend": backend, "runner.address": address, "runner.rollout_workers": rollout_workers}
+    if league is not None:
+        from league.cli.roles import run_league_with_progress
+
+        given = [flag for flag, value in (("--curriculum", curriculum or None), ("--steps", steps),
+                                          ("--resume", resume), ("--from", from_), ("--stage", stage),
+                                          ("FILE", curriculum_file)) if value is not None]
+        if given:
+            raise LeagueError(f"{given[0]} does not go with --league: the roles file sets the stage, each role's "
+                              "run and where it starts, and running it again resumes every role.")
+        run_league_with_progress(league_home, league, name=name, config=config, minutes=minutes,
+                                 overrides=overrides, sets=set_)
+        return
     if curriculum:
         from league.cli.curriculum import run_curriculum_with_progress
 
