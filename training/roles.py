@@ -161,6 +161,9 @@ class RolesTrainer:
                 status, message = "stopped", "its time budget is spent; run the same command again to go on"
             except (_Interrupted, KeyboardInterrupt):
                 status, message = "interrupted", "interrupted; run the same command again to continue"
+            except BaseException as exc:  # a role's training failed: the league says so, the error goes on up
+                store.finish(self.spec.name, "interrupted", f"stopped by an error: {exc}")
+                raise
             store.finish(self.spec.name, status, message)
             self.on_event(LeagueEnded(status, message))
             return LeagueResult(self.spec.name, status, message, store.roles(self.spec.name),

@@ -42,7 +42,7 @@ class RoleSpec:
                              max=GAMES_MAX)
     reset_win_rate: float = param(0.7, "Exploiters: restart as a new run once the check's win rate reaches this.",
                                   min=0, max=1)
-    max_steps: int = param(8_000_000, "Exploiters: restart as a new run once a restart has trained this many agent "
+    max_steps: int = param(12_000_000, "Exploiters: restart as a new run once a restart has trained this many agent "
                                       "steps.", min=1, max=STEPS_MAX)
     restart_from: Literal["fresh", "main"] = param(
         "fresh", "Exploiters: a restart's first weights: fresh (a new network, kickstarted from "
