@@ -443,11 +443,20 @@ def is_foreign(db: sqlite_utils.Database) -> bool:
     An empty database is not foreign, nor one holding only an empty migrations table (left by a
     first migration that failed): a league created there writes over nothing.
     """
-    if migrations.applied(db):
-        return False
-    records = Migrations.migrations_table
-    names = [n for n in db.table_names() + db.view_names() if not n.startswith("sqlite_")]
-    return any(n != records for n in names) or (records in names and db[records].count > 0)
+    # One read transaction: its reads see one state of the file, so a `league init` committing its
+    # first migration between them cannot make a league's own tables look like another application's.
+    own = not db.conn.in_transaction
+    if own:
+        db.conn.execute("BEGIN")
+    try:
+        if migrations.applied(db):
+            return False
+        records = Migrations.migrations_table
+        names = [n for n in db.table_names() + db.view_names() if not n.startswith("sqlite_")]
+        return any(n != records for n in names) or (records in names and db[records].count > 0)
+    finally:
+        if own:
+            db.conn.execute("COMMIT")
 
 
 def latest_version() -> int:
