@@ -15,6 +15,7 @@ from league.cli import app
 runner = CliRunner()
 
 
+@pytest.mark.slow  # moved out of the default suite to keep it under 5 minutes (316 s on 2026-11-27)
 def test_bench_env_prints_the_table_and_writes_json(tmp_path):
     out = tmp_path / "bench.json"
     result = runner.invoke(app, ["bench", "env", "--stage", "2v2", "--workers", "2", "--envs-per-worker", "2",

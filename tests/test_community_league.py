@@ -65,6 +65,7 @@ def test_community_bots_are_never_champions_and_keep_to_their_team_sizes(bots):
     assert exported.exit_code == 2 and "'necto' is a community bot; its weights are its authors'" in exported.output
 
 
+@pytest.mark.slow  # moved out of the default suite to keep it under 5 minutes (316 s on 2026-11-27)
 def test_community_bots_play_and_are_rated_at_every_team_size_they_play(bots):
     one = run("tournament", "--games", "2", "--agents", "necto,element,rule", "--game-seconds", "20",
               "--workers", "1", "--home", bots.root)
