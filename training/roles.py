@@ -342,10 +342,7 @@ class RolesTrainer:
     def _start_steps(registry: Registry, first_version: str) -> int:
         """The steps a run started from: its first version's parent's (a restart from the main agent), else 0."""
         first = registry.agent_store.get(first_version)
-        if first.parent_id is None:
-            return 0
-        parent = next((a for a in registry.agent_store.all(include_retired=True) if a.id == first.parent_id), None)
-        return parent.steps_trained if parent is not None else 0
+        return 0 if first.parent_id is None else registry.agent_store.by_id(first.parent_id).steps_trained
 
     def _next_run(self, registry: Registry, role: RoleSpec, restart: int) -> tuple[int, str]:
         """The restart after `restart` and its run (past any run that already has versions)."""

@@ -100,7 +100,7 @@ def roles_command(
 
 def _roles_table(reg, name: str) -> Table:
     """Each role: kind, share of the time (wanted and had), current run and latest snapshot, restarts, last check."""
-    from league.names import split_version
+    from training.snapshots import run_versions
 
     league = reg.role_store.get(name)
     spec_roles = {r["name"]: r for r in league.spec.get("roles", [])}
@@ -108,15 +108,13 @@ def _roles_table(reg, name: str) -> Table:
     checks = reg.role_store.checks(name)
     total_share = sum(r.get("share", 1.0) for r in spec_roles.values()) or 1.0
     total_seconds = sum(r.seconds for r in roles) or 1.0
-    names = reg.agent_store.names()
     table = Table(title="Roles")
     for col in ("role", "kind", "time (share)", "run", "latest snapshot", "steps", "restarts", "resets",
                 "last check"):
         table.add_column(col, justify="right" if col in ("steps", "restarts") else "left")
     for r in roles:
-        versions = sorted((split_version(n)[1], n) for n in names
-                          if (s := split_version(n)) and s[0] == r.run)
-        latest = versions[-1][1] if versions else None
+        versions = run_versions(reg, r.run)
+        latest = versions[-1] if versions else None
         steps = reg.agent_store.get(latest).steps_trained if latest else 0
         mine = [c for c in checks if c.role == r.role]
         resets = [c.reset for c in mine if c.reset]
