@@ -79,7 +79,7 @@ def test_bad_league_commands_are_one_sentence_exit_2_and_write_nothing(home, tmp
     for args, words in ((["--league", str(path), "--steps", "100"], "--steps does not go with --league"),
                         (["--league", str(path), "--stage", "2v2"], "--stage does not go with --league"),
                         (["--league", str(path), "--curriculum"], "--curriculum does not go with --league"),
-                        (["--league", str(path), "--minutes", "0"], "--minutes must be above 0"),
+                        (["--league", str(path), "--minutes", "0"], "--minutes must be more than 0"),
                         (["--league", str(path), "--set", "training.steps=5"], "--set training.steps does not go"),
                         (["--league", str(tmp_path / "none.yaml"), "--minutes", "1"], "none.yaml"),
                         (["--league", str(tmp_path / "broken.yaml"), "--minutes", "1"], "roles[0].kind")):
@@ -88,6 +88,16 @@ def test_bad_league_commands_are_one_sentence_exit_2_and_write_nothing(home, tmp
         assert words in result.output
     reg = Registry.open(home.db_path)
     assert reg.role_store.names() == [] and not [a for a in reg.agent_store.names() if a.startswith("tiny-")]
+
+
+@pytest.mark.parametrize("minutes", ["nan", "inf", "1e308", "-inf"])
+def test_a_league_or_curriculum_budget_that_is_not_a_finite_number_of_minutes_is_one_sentence(home, tmp_path, minutes):
+    for command in (["--league", str(roles_file(tmp_path))], ["--curriculum"]):
+        result = runner.invoke(app, ["train", *command, "--minutes", minutes, "--home", str(home.root)])
+        assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1, result.output
+        assert "--minutes must be more than 0 and at most 525600" in result.output
+    reg = Registry.open(home.db_path)
+    assert reg.role_store.names() == [] and reg.curriculum_store.all() == []
 
 
 def test_the_role_furthest_behind_its_share_takes_the_next_turn_and_exploiters_wait_for_a_main_snapshot(home, tmp_path):

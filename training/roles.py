@@ -106,7 +106,7 @@ class RolesTrainer:
         self.spec, self.home, self.registry, self.source = spec, home, registry, source
         self.user_file, self.sets = user_file, list(sets or [])
         self.overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
-        self.minutes = minutes
+        self.budget = Budget(seconds=minutes * SECONDS_PER_MINUTE)  # a budget that cannot be is refused now
         for item in self.sets:
             key = tuple(item.split("=", 1)[0].strip().split("."))
             if key in DRIVER_KEYS:
@@ -152,7 +152,7 @@ class RolesTrainer:
                                       "name (--name).")
             store.start(self.spec.name, self.team_size, self.spec.to_dict(), self.source,
                         [(r.name, r.kind, self.spec.run_name(r)) for r in self.spec.roles])
-            clock = Budget(seconds=self.minutes * SECONDS_PER_MINUTE).start(time.monotonic)
+            clock = self.budget.start(time.monotonic)
             try:
                 if self.ray:
                     self._run_together(clock)

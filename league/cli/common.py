@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import functools
+import math
 import os
 import sqlite3
 import sys
@@ -67,6 +68,18 @@ HomeOpt = Annotated[
 ]
 StageOpt = Annotated[Optional[str], typer.Option("--stage", help="Team size: 1v1, 2v2 or 3v3.", show_default=False)]
 ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="A YAML file layered over configs/.", show_default=False)]
+
+
+def check_minutes(minutes: float | None, leave_out: str = "", most: float | None = None) -> None:
+    """One sentence for a --minutes that is not a finite number of minutes above 0 and at most `most`
+    (default: the config's MINUTES_MAX, a year); None (not given) passes. `leave_out` says what leaving
+    the flag out does, for a command where it may be left out. Checked before anything is written."""
+    from league.config import MINUTES_MAX
+
+    most = MINUTES_MAX if most is None else most
+    if minutes is not None and not (math.isfinite(minutes) and 0 < minutes <= most):
+        hint = f" (leave it out to {leave_out})" if leave_out else ""
+        raise LeagueError(f"--minutes must be more than 0 and at most {most:g}{hint}, got {minutes:g}.")
 
 
 def handles_errors(fn):

@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 import typer
 from rich.table import Table
 
-from league.cli.common import HomeOpt, LineTicker, handles_errors, open_league, out
-from league.errors import LeagueError
+from league.cli.common import HomeOpt, LineTicker, check_minutes, handles_errors, open_league, out
 
 if TYPE_CHECKING:  # the command imports the registry only when it runs
     from league.registry import Curriculum, GateCheck
@@ -26,8 +25,7 @@ def run_curriculum_with_progress(home, file: Path | None, *, name: str | None, c
 
     from training.launch import run_curriculum
 
-    if minutes is not None and minutes <= 0:
-        raise LeagueError("--minutes must be above 0 (leave it out to run the curriculum to its end).")
+    check_minutes(minutes, leave_out="run the curriculum to its end")
     bar = Progress(TextColumn("[bold]{task.description}[/]"), BarColumn(), TextColumn("{task.fields[steps]}"),
                    TextColumn("{task.fields[note]}"), TimeElapsedColumn(), console=out, transient=False)
     try:  # the bar is drawn from the first stage on: every stage's config is validated before it

@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from league.cli.common import ConfigOpt, HomeOpt, handles_errors, out
+from league.cli.common import ConfigOpt, HomeOpt, check_minutes, handles_errors, out
 from league.errors import LeagueError
 
 
@@ -39,8 +39,7 @@ def probe_command(
     from training.budget import Budget
     from training.probe import check_probe, run_probe
 
-    if not 0 < minutes <= 24 * 60:
-        raise LeagueError(f"--minutes must be more than 0 and at most 1440, got {minutes:g}.")
+    check_minutes(minutes, most=24 * 60)
     if not 2 <= games <= 100_000:
         raise LeagueError(f"--games must be between 2 and 100000, got {games}.")
     league_home = resolve_home(home).require()

@@ -9,8 +9,7 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.table import Table
 
-from league.cli.common import HomeOpt, LineTicker, handles_errors, open_league, out
-from league.errors import LeagueError
+from league.cli.common import HomeOpt, LineTicker, check_minutes, handles_errors, open_league, out
 
 
 def run_league_with_progress(home, file: Path, *, name: str | None, config: Path | None, minutes: float | None,
@@ -21,8 +20,7 @@ def run_league_with_progress(home, file: Path, *, name: str | None, config: Path
     from training.roles import RolesTrainer
     from training.roles_spec import load_roles
 
-    if minutes is not None and minutes <= 0:
-        raise LeagueError("--minutes must be above 0 (leave it out to train until Ctrl-C).")
+    check_minutes(minutes, leave_out="train until Ctrl-C")
     spec, source = load_roles(file, name=name)
     registry = Registry.open(home.db_path, load_config(user_file=config, home_file=home.config_path).ratings)
     trainer = RolesTrainer(spec, home, registry, source=source, user_file=config, overrides=overrides, sets=sets,
