@@ -17,7 +17,7 @@ class ProbeResult:
     """What one probe measured: the probe's record against `target` over `games` games."""
 
     target: str
-    probe: str  # the probe's final snapshot (retired once measured)
+    probe: str  # the probe's final snapshot (registered retired)
     team_size: int
     minutes: float
     steps: int  # agent steps the probe trained

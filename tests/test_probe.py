@@ -4,7 +4,14 @@ its record (league.probes, the probes store), `league show`, and the promotion g
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -16,9 +23,15 @@ from league.cli import app
 from league.config import load_config
 from league.errors import LeagueError
 from league.probes import ProbeResult
+from league.names import check_run_name
 from league.ratings import wilson_interval as wilson
+from training.probe import check_probe, probe_name, run_probe
 
+REPO = Path(__file__).resolve().parents[1]
 runner = CliRunner()
+TINY_SETS = ["runner.backend=in-process", "runner.workers=1", "runner.envs_per_worker=2", "ppo.steps_per_env=16",
+             "ppo.minibatch_size=64", "policy.actor_sizes=[32]", "policy.critic_sizes=[32]",
+             "training.kickstart.teacher="]
 TINY = ["--set", "runner.workers=1", "--set", "runner.envs_per_worker=2", "--set", "ppo.steps_per_env=16",
         "--set", "ppo.minibatch_size=64", "--set", "policy.actor_sizes=[32]", "--set", "policy.critic_sizes=[32]"]
 
@@ -90,3 +103,74 @@ def test_a_community_bot_can_be_probed_at_a_team_size_it_plays(scripted_stage):
     assert [p.team_size for p in reg.probe_store.of("necto")] == [1]
     unsized = runner.invoke(app, ["probe", "necto", "--home", str(home.root)])
     assert unsized.exit_code == 2 and "plays more than one team size; pass --stage" in unsized.output
+
+
+class _Killed(Exception):
+    """The probe's process ends here, as kill -9 would end it."""
+
+
+def test_a_probes_snapshots_are_never_active_so_a_probe_killed_while_it_plays_leaves_none_in_any_pool(scripted_stage):
+    home, reg = scripted_stage
+    # A snapshot left active by a probe killed before its snapshots were registered retired: the next probe retires it.
+    reg.agent_store.add("probe-randbot-1-v1", "random", 1)
+    seen = {}
+
+    def playing() -> None:  # what the registry holds as the games start is what a kill -9 there would leave
+        seen["probes"] = {a.name: a.status for a in reg.agent_store.all(include_retired=True)
+                          if a.name.startswith("probe-")}
+        seen["pool"] = [a.name for a in reg.agent_store.all(1)]  # what opponent mixes and tournaments draw from
+        raise _Killed
+
+    with pytest.raises(_Killed):
+        run_probe(home, reg, "randbot", 0.01, 2, sets=TINY_SETS, on_games=playing)
+    assert len(seen["probes"]) > 1 and set(seen["probes"].values()) == {"retired"}, seen["probes"]
+    assert not [n for n in seen["pool"] if n.startswith("probe-")]
+    assert reg.probe_store.of("randbot") == []  # nothing measured, nothing recorded
+
+
+def test_a_probe_of_a_bot_that_plays_one_team_size_needs_no_stage(scripted_stage):
+    from agents.community.bots import KINDS
+
+    home, reg = scripted_stage
+    for kind in KINDS.values():  # registered as `league bot add` registers it: its manifest lists its team sizes
+        reg.agent_store.add(kind.kind, "community", None, config={"community": {"team_sizes": list(kind.team_sizes)}})
+    assert check_probe(reg, "element", 2) == 1  # Element plays 1v1 only
+    with pytest.raises(LeagueError, match="plays more than one team size; pass --stage"):
+        check_probe(reg, "necto", 2)
+    with pytest.raises(LeagueError, match="'element' does not play 2v2"):
+        check_probe(reg, "element", 2, "2v2")
+
+
+@pytest.mark.parametrize("length", [48, 52, 60, 64])
+def test_a_probe_of_an_agent_with_a_long_name_gets_a_valid_run_name_of_its_own(scripted_stage, length):
+    home, reg = scripted_stage
+    targets = ["a" * length, "a" * (length - 1) + "b"]
+    names = [probe_name(reg, t) for t in targets]
+    for name in names:
+        assert check_run_name(name) == name and name.startswith("probe-aaaa") and name.endswith("-1")
+    assert names[0] != names[1]
+    reg.agent_store.add(f"{names[0]}-v1", "random", 1)
+    assert probe_name(reg, targets[0]) == names[0][:-1] + "2"
+
+
+@pytest.mark.slow  # about 10 s: a probe killed with kill -9 while it plays
+def test_kill_9_while_a_probe_plays_leaves_no_probe_snapshot_active(scripted_stage):
+    home, reg = scripted_stage
+    cmd = [sys.executable, "-m", "league.cli", "probe", "randbot", "--minutes", "0.02", "--games", "200", *TINY,
+           "--home", str(home.root)]
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:  # its snapshot is registered: training is over, the games are under way
+            assert proc.poll() is None, "the probe ended before it was killed"
+            with sqlite3.connect(home.db_path) as conn:
+                if conn.execute("SELECT count(*) FROM agents WHERE name LIKE 'probe-%'").fetchone()[0]:
+                    break
+            time.sleep(0.2)
+        time.sleep(1.0)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    probes = [a for a in reg.agent_store.all(include_retired=True) if a.name.startswith("probe-")]
+    assert probes and all(a.status == "retired" for a in probes)
+    assert not [a for a in reg.agent_store.all(1) if a.name.startswith("probe-")]

@@ -7,12 +7,15 @@ env playing NAME (training.best_response_to: no self-play, no other opponent; NA
 then its last snapshot plays `games` games against NAME, half on each side, with the most likely
 actions (as tournaments play). The probe's win rate, with its 95% interval (league.probes), is a
 lower bound on NAME's exploitability. The probe's games are not rated (a hunter's games would move
-NAME's rating for reasons of its own), and its snapshots, a run named `probe-<NAME>-<k>`, are
-retired once measured, so no opponent mix or tournament picks them up; they stay for lineage.
+NAME's rating for reasons of its own), and its snapshots, a run named `probe-<NAME>-<k>` (a long
+NAME shortened, with a short hash of it), are registered retired, so no opponent mix or tournament
+ever picks them up, even when the probe is killed while it trains or plays; they stay for lineage.
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,7 +23,7 @@ from agents.loading import load_policy
 from league.config import Config, load_config, team_size_of
 from league.errors import LeagueError
 from league.home import LeagueHome
-from league.names import check_name
+from league.names import MAX_RUN_NAME_LENGTH, check_name, check_run_name, split_version
 from league.probes import ProbeResult
 from league.registry import Registry
 from training.evaluation import Player, play_recorded
@@ -28,6 +31,8 @@ from training.launch import cuda_available
 from training.progress import OnProgress
 
 PROBE_GAME_SECONDS = 60.0
+PROBE_NUMBER_ROOM = 5  # a probe run's "-<k>", k up to 9999
+PROBE_HASH_LENGTH = 8  # hex digits of a long target name's sha256 in its probes' run names
 
 
 def probe_config(home: LeagueHome, target: str, team_size: int, minutes: float, seed: int,
@@ -40,13 +45,32 @@ def probe_config(home: LeagueHome, target: str, team_size: int, minutes: float, 
                        gpu=cuda_available)
 
 
+def probe_stem(target: str) -> str:
+    """`probe-<target>`, the stem of every probe run of `target` (`<stem>-<k>`); for a target whose name
+    leaves no room for that, its head and a short hash of the whole name, so every run name is valid."""
+    stem = f"probe-{target}"
+    if len(stem) <= MAX_RUN_NAME_LENGTH - PROBE_NUMBER_ROOM:
+        return stem
+    digest = hashlib.sha256(target.encode()).hexdigest()[:PROBE_HASH_LENGTH]
+    return f"{stem[:MAX_RUN_NAME_LENGTH - PROBE_NUMBER_ROOM - PROBE_HASH_LENGTH - 1]}-{digest}"
+
+
 def probe_name(registry: Registry, target: str) -> str:
-    """The next free run name `probe-<target>-<k>`."""
-    taken = set(registry.agent_store.names())
+    """The next free run name `<probe_stem(target)>-<k>`."""
+    taken, stem = set(registry.agent_store.names()), probe_stem(target)
     k = 1
-    while any(n == f"probe-{target}-{k}" or n.startswith(f"probe-{target}-{k}-v") for n in taken):
+    while any(n == f"{stem}-{k}" or n.startswith(f"{stem}-{k}-v") for n in taken):
         k += 1
-    return check_name(f"probe-{target}-{k}")
+    return check_run_name(f"{stem}-{k}")
+
+
+def retire_left_active(registry: Registry, target: str) -> None:
+    """Retire snapshots of earlier probes of `target` still active: a probe killed before probes' snapshots
+    were registered retired left them so."""
+    run = re.compile(re.escape(probe_stem(target)) + r"-[0-9]+")
+    for agent in registry.agent_store.all():
+        if (split := split_version(agent.name)) and run.fullmatch(split[0]):
+            registry.agent_store.set_status(agent.name, "retired")
 
 
 def check_probe(registry: Registry, target: str, games: int, stage: str | None = None) -> int:
@@ -54,7 +78,8 @@ def check_probe(registry: Registry, target: str, games: int, stage: str | None =
     agent = registry.agent_store.get(check_name(target))
     if games < 2:
         raise LeagueError("A probe needs at least 2 games (half on each side); pass --games 2 or more.")
-    team_size = team_size_of(stage) if stage else agent.team_size
+    sizes = agent.team_sizes
+    team_size = team_size_of(stage) if stage else sizes[0] if sizes and len(sizes) == 1 else None
     if team_size is None:
         raise LeagueError(f"{target!r} plays more than one team size; pass --stage.")
     if not agent.plays(team_size):
@@ -70,16 +95,15 @@ def run_probe(home: LeagueHome, registry: Registry, target: str, minutes: float,
 
     team_size = check_probe(registry, target, games, stage)
     cfg = probe_config(home, target, team_size, minutes, seed, user_file, sets)
+    retire_left_active(registry, target)
     name = probe_name(registry, target)
-    result = SelfPlayTrainer(cfg, home, registry, name=name, on_progress=on_progress).run()
+    result = SelfPlayTrainer(cfg, home, registry, name=name, on_progress=on_progress, snapshot_status="retired").run()
     probe = result.versions[-1]
     if on_games is not None:
         on_games()
     policies = [Player(n, load_policy(registry.agent_store.get(n), home_root=home.root)) for n in (probe, target)]
     goals = play_recorded(None, [(policies[0], policies[1])], games, team_size, PROBE_GAME_SECONDS, seed + 1,
                           deterministic=True)[0]
-    for version in result.versions:
-        registry.agent_store.set_status(version, "retired")
     outcome = ProbeResult(target=target, probe=probe, team_size=team_size, minutes=minutes, steps=result.steps,
                           games=len(goals), wins=sum(a > b for a, b in goals), draws=sum(a == b for a, b in goals),
                           losses=sum(a < b for a, b in goals), seed=seed)

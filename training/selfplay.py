@@ -155,12 +155,15 @@ class _Run:
 class SelfPlayTrainer:
     def __init__(self, cfg: Config, home: LeagueHome, registry: Registry, name: str | None = None,
                  resume: str | None = None, on_progress: OnProgress | None = None,
-                 init_from: str | None = None, pool: Callable[[], list[str]] | None = None):
+                 init_from: str | None = None, pool: Callable[[], list[str]] | None = None,
+                 snapshot_status: str = "active"):
         """`resume`: continue a run from one of its snapshots, optimizer included. `init_from`: a new
         run whose first weights are another agent's (any stage: the observation layout is the same
         for every team size); that agent becomes its first version's parent, the optimizer starts fresh.
         `pool`: read at every draw of opponents, other agents that join the run's earlier versions as
-        candidates of the mix's past and PFSP shares (league roles: the exploiters' snapshots)."""
+        candidates of the mix's past and PFSP shares (league roles: the exploiters' snapshots).
+        `snapshot_status`: retired registers every snapshot retired in the row that adds it, so no mix
+        or tournament ever picks one up, however the process ends (a probe's)."""
         if resume and init_from:
             raise LeagueError("Give either a snapshot to resume or an agent to start from, not both.")
         for given, what in ((resume, "Agent name"), (init_from, "Agent name")):
@@ -172,7 +175,7 @@ class SelfPlayTrainer:
             cfg = best_response_config(cfg, registry)
         self.cfg, self.home, self.registry = cfg, home, registry
         self.on_progress = on_progress or ignore
-        self.pool = pool
+        self.pool, self.snapshot_status = pool, snapshot_status
         self.team_size = cfg.game.team_size
         self.device = pick_device(cfg.training.device)
         torch.manual_seed(cfg.seed)
@@ -502,7 +505,7 @@ class SelfPlayTrainer:
                               f"{kept}.") from None
         self.registry.agent_store.add(name, self.net.config.kind, self.team_size, parent=self.parent,
                                 checkpoint_path=str(rel), checkpoint_sha256=sha, config=self.cfg.to_dict(),
-                                steps_trained=steps)
+                                steps_trained=steps, status=self.snapshot_status)
         self.parent = name
         self.versions.append(name)
         return name

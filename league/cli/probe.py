@@ -29,7 +29,7 @@ def probe_command(
     (frozen); its last snapshot then plays --games games against NAME (most likely actions). Its win
     rate, with a 95% interval, is a lower bound on NAME's exploitability; `league show NAME` lists
     it and `promotion.max_exploitability` can gate promotion on it. The probe's games are not rated
-    and its snapshots are retired once measured.
+    and its snapshots are registered retired: no mix or tournament ever picks them up.
 
     Example: league probe mlp-1v1-v12 --minutes 10 --games 100
     """

@@ -38,10 +38,13 @@ class Agent:
 
     @property
     def stage(self) -> str:
-        if self.team_size:
-            return stage_of(self.team_size)
-        sizes = ((self.config or {}).get("community") or {}).get("team_sizes") if self.kind == "community" else None
+        sizes = self.team_sizes
         return ", ".join(stage_of(n) for n in sizes) if sizes else "any"
+
+    @property
+    def team_sizes(self) -> list[int] | None:
+        """The team sizes it plays: its stage's, a community bot's manifest's; None for every size (baselines)."""
+        return [self.team_size] if self.team_size else _manifest_sizes(self.kind, self.config)
 
     @property
     def config(self) -> dict[str, Any] | None:
@@ -62,8 +65,13 @@ def plays(kind: str, own_size: int | None, config: dict[str, Any] | None, team_s
     size, a community bot the sizes its manifest lists."""
     if own_size is not None:
         return own_size == team_size
-    sizes = ((config or {}).get("community") or {}).get("team_sizes") if kind == "community" else None
+    sizes = _manifest_sizes(kind, config)
     return sizes is None or team_size in sizes
+
+
+def _manifest_sizes(kind: str, config: dict[str, Any] | None) -> list[int] | None:
+    """The team sizes a community bot's manifest lists (None for any other kind, or none listed)."""
+    return ((config or {}).get("community") or {}).get("team_sizes") if kind == "community" else None
 
 
 class AgentStore(Store):
@@ -112,9 +120,12 @@ class AgentStore(Store):
 
     def add(self, name: str, kind: str, team_size: int | None, parent: str | None = None,
             checkpoint_path: str | None = None, checkpoint_sha256: str | None = None,
-            config: dict[str, Any] | None = None, steps_trained: int = 0, notes: str = "") -> Agent:
-        """Register a new agent version."""
+            config: dict[str, Any] | None = None, steps_trained: int = 0, notes: str = "",
+            status: str = "active") -> Agent:
+        """Register a new agent version (`status` retired: one no mix or tournament ever picks up, a probe's)."""
         check_name(name)
+        if status not in ("active", "retired"):
+            raise LeagueError(f"A new agent is active or retired, not {status!r}.")
         with self.transaction():
             if self._row(name):
                 raise LeagueError(f"An agent named {name!r} already exists; choose another name.")
@@ -122,7 +133,7 @@ class AgentStore(Store):
             self.insert(name=name, kind=kind, team_size=team_size, parent_id=parent_id,
                         checkpoint_path=checkpoint_path, checkpoint_sha256=checkpoint_sha256,
                         config_json=json.dumps(config, sort_keys=True) if config is not None else None,
-                        steps_trained=steps_trained, notes=notes)
+                        steps_trained=steps_trained, notes=notes, status=status)
         return self.get(name)
 
     def set_status(self, name: str, status: str) -> Agent:
