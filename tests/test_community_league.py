@@ -39,7 +39,9 @@ def test_bots_are_added_listed_and_shown_with_source_licence_and_adapter(bots):
                      "CC BY-NC-SA 4.0", "Necto/LICENSE", "agents.community.necto.NectoPolicy", "scripted kickoff"):
         assert fragment in shown.output
     element = run("show", "element", "--home", bots.root)
-    assert "RLBotPack-LICENSE" in element.output and "speed-flip kickoff" in element.output
+    # The botpack's licence lies beside Element's folder, not in it: only the bot's own folder is read.
+    assert "no licence file found in the folder" in " ".join(element.output.split())
+    assert "speed-flip kickoff" in element.output
     reg = Registry.open(bots.db_path)
     try:
         agent = reg.agent_store.get("necto")
@@ -50,6 +52,22 @@ def test_bots_are_added_listed_and_shown_with_source_licence_and_adapter(bots):
         assert (bots.root / agent.checkpoint_path).is_file()
     finally:
         reg.close()
+
+
+def test_the_licence_is_looked_for_in_the_bots_own_folder_never_beside_it(home, tmp_path):
+    botpack = tmp_path / "botpack"
+    shutil.copytree(bots_dir() / "Element", botpack / "Element")
+    (botpack / "my-license-keys.txt").write_text("SECRET-KEY-123\n")  # beside the folder given: not the bot's
+    done = run("bot", "add", "element", botpack / "Element", "--home", home.root)
+    assert done.exit_code == 0, done.output
+    reg = Registry.open(home.db_path)
+    try:
+        manifest = reg.agent_store.get("element").config["community"]
+    finally:
+        reg.close()
+    assert (manifest["licence_file"], manifest["licence_text"]) == ("", "")
+    shown = run("show", "element", "--home", home.root)
+    assert "SECRET" not in shown.output and "no licence file found in the folder" in " ".join(shown.output.split())
 
 
 def test_community_bots_are_never_champions_and_keep_to_their_team_sizes(bots):

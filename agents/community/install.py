@@ -69,14 +69,15 @@ def find_weights(kind: BotKind, folder: Path) -> Path:
 
 
 def find_licence(weights: Path, folder: Path) -> tuple[str, str]:
-    """(file name, text) of the nearest licence file from the weights' folder up to `folder`'s parent."""
-    here, stop = weights.parent, folder.parent
+    """(file name, text) of the nearest licence file from the weights' folder up to `folder`, the bot's own
+    folder: never above it, where other files of the user's lie."""
+    here = weights.parent
     while True:
         for path in sorted(here.iterdir()):
             if any(w in path.name.lower() for w in LICENCE_WORDS) and path.is_file() and not path.is_symlink():
                 text = read_regular(path, MAX_LICENCE_BYTES, "licence file").decode("utf-8", errors="replace")
-                return str(path.relative_to(stop)), text
-        if here == stop or here.parent == here:
+                return str(path.relative_to(folder.parent)), text
+        if here == folder or here.parent == here:
             return "", ""
         here = here.parent
 
