@@ -74,7 +74,7 @@ def _remove(paths: list[Path]) -> None:
 # --------------------------------------------------------------------------- reading
 
 _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a device"),
-          (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"))
+          (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISLNK, "a symbolic link"))
 
 
 def file_kind(mode: int) -> str:
@@ -84,6 +84,12 @@ def file_kind(mode: int) -> str:
 
 class FileRefused(LeagueError):
     """A file the league will not read: missing, not a regular file, or larger than `limit`."""
+
+
+def not_a_file(path: Path, mode: int, what: str) -> FileRefused:
+    """The sentence for `path`, of `mode` (stat's), that is not a regular file: "The {what} ... is a named pipe
+    (FIFO), not a file." """
+    return FileRefused(f"The {what} {printable(str(path))} is {file_kind(mode)}, not a file.")
 
 
 def open_regular(path: Path, limit: int, what: str) -> BinaryIO:
@@ -104,7 +110,7 @@ def open_regular(path: Path, limit: int, what: str) -> BinaryIO:
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise FileRefused(f"The {what} {shown} is {file_kind(info.st_mode)}, not a file.")
+            raise not_a_file(path, info.st_mode, what)
         if info.st_size > limit:
             raise FileRefused(f"The {what} {shown} is {info.st_size:,} bytes, more than a {what} can be "
                               f"({limit:,}).")

@@ -4,6 +4,7 @@ matches at the team sizes they play, refusals in one sentence, and bot files nev
 import os
 import pickle
 import shutil
+import stat
 
 import pytest
 from typer.testing import CliRunner
@@ -134,6 +135,39 @@ def test_a_bad_weights_file_is_one_sentence_and_exit_2_and_nothing_in_it_runs(ho
     reg = Registry.open(home.db_path)
     try:
         assert "element" not in {a.name for a in reg.agent_store.all(include_retired=True)}
+    finally:
+        reg.close()
+
+
+def _refused(result, words: str) -> None:
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1, result.output
+    assert words in result.output, result.output
+
+
+@pytest.mark.parametrize("make, words", [
+    (lambda p: p.symlink_to(p.parent.parent / "elsewhere.p"), "is a symbolic link, not a file"),
+    (os.mkfifo, "is a named pipe (FIFO), not a file"),
+    (lambda p: p.mkdir(), "is a folder, not a file"),
+    (lambda p: os.mknod(p, stat.S_IFCHR | 0o600, os.makedev(1, 3)), "is a device, not a file"),
+])
+def test_a_weights_file_that_is_not_a_regular_file_is_refused_for_what_it_is(home, tmp_path, make, words):
+    folder = tmp_path / "Element"
+    folder.mkdir()
+    (tmp_path / "elsewhere.p").write_bytes(b"not read")
+    try:
+        make(folder / "model.p")
+    except PermissionError:
+        pytest.skip("making a device file needs root")
+    result = run("bot", "add", "element", folder, "--home", home.root)
+    _refused(result, words)
+    assert "model.p" in result.output and "No model.p" not in result.output
+
+
+def test_an_empty_name_for_a_bot_is_refused_not_replaced_by_the_kind(home, tmp_path):
+    _refused(run("bot", "add", "element", tmp_path, "--name", "", "--home", home.root), "Agent name '' is not allowed")
+    reg = Registry.open(home.db_path)
+    try:
+        assert "element" not in reg.agent_store.names()
     finally:
         reg.close()
 

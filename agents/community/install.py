@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +31,7 @@ from agents.community.tensors import (
     read_weights_file,
 )
 from league.errors import LeagueError
-from league.files import all_or_nothing, printable, read_regular, write_file_atomic
+from league.files import all_or_nothing, not_a_file, printable, read_regular, write_file_atomic
 from league.home import LeagueHome
 from league.names import check_name
 from league.registry import Agent, Registry
@@ -56,7 +58,7 @@ def find_weights(kind: BotKind, folder: Path) -> Path:
         raise LeagueError(f"{shown} is not a folder; give the bot's folder from the RLBot botpack.")
     found, level = [], [folder]
     for _ in range(SEARCH_DEPTH + 1):
-        found += [p for d in level if (p := d / kind.weights_file).is_file() and not p.is_symlink()]
+        found += [p for d in level if os.path.lexists(p := d / kind.weights_file)]
         if found:
             break
         level = sorted(c for d in level for c in d.iterdir() if c.is_dir() and not c.is_symlink())
@@ -65,6 +67,9 @@ def find_weights(kind: BotKind, folder: Path) -> Path:
                           f"botpack holds it (league bot list says what each kind needs).")
     if len(found) > 1:
         raise LeagueError(f"{shown} holds {len(found)} copies of {kind.weights_file}; give the folder of one bot.")
+    mode = found[0].lstat().st_mode  # a link is refused, not followed: only the bot's own files are read
+    if not stat.S_ISREG(mode):
+        raise not_a_file(found[0], mode, f"{kind.kind} weights file")
     return found[0]
 
 
@@ -83,9 +88,10 @@ def find_licence(weights: Path, folder: Path) -> tuple[str, str]:
 
 
 def add_bot(home: LeagueHome, registry: Registry, kind_name: str, folder: Path, name: str | None = None) -> Agent:
-    """Read, check and register the bot of `kind_name` whose botpack folder is `folder`."""
+    """Read, check and register the bot of `kind_name` whose botpack folder is `folder` (under `name`, default
+    the kind's; an empty name is refused like any other bad one)."""
     kind = bot_kind(kind_name)
-    name = check_name(name or kind.kind)
+    name = check_name(kind.kind if name is None else name)
     folder = Path(folder)
     source = find_weights(kind, folder)
     raw = read_weights_file(source)  # read once: what is hashed is what is parsed
