@@ -244,6 +244,9 @@ def parse_yaml(text: str, source: str) -> Any:
         tag = str(getattr(exc, "problem", "")).rpartition("tag ")[2].strip("'").replace("tag:yaml.org,2002:", "!!")
         raise ConfigError(f"{source}: the YAML tag {clip(tag)!r}{at} is not read by the league; a config holds plain "
                           "values (numbers, strings, true/false, lists, mappings).") from None
+    except _DuplicateKey as exc:
+        raise ConfigError(f"{source}: key {clip(exc.key)!r} is written twice in one mapping (again at line "
+                          f"{exc.line}); write it once.") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}" if mark else ""
@@ -273,8 +276,30 @@ def _too_many_values(data: Any) -> bool:
     return False
 
 
+class _DuplicateKey(yaml.YAMLError):
+    def __init__(self, key: str, line: int):
+        super().__init__(key, line)
+        self.key, self.line = key, line
+
+
+_MERGE = "tag:yaml.org,2002:merge"
+
+
 class _Loader(yaml.SafeLoader):
-    """YAML 1.1 reads 5e-4 (no dot) as a string; resolve YAML 1.2 floats like 5e-4 and 1E3 as numbers."""
+    """YAML 1.1 reads 5e-4 (no dot) as a string; resolve YAML 1.2 floats like 5e-4 and 1E3 as numbers.
+    A key written twice in one mapping is refused (PyYAML lets the last silently win)."""
+
+    def compose_mapping_node(self, anchor):
+        # Checked on the composed nodes, before merge keys (<<) are flattened into them: a key over a merged
+        # mapping's is an override, not a duplicate.
+        node = super().compose_mapping_node(anchor)
+        seen: set[tuple[str, str]] = set()
+        for key, _ in node.value:
+            if isinstance(key, yaml.ScalarNode) and key.tag != _MERGE:
+                if (key.tag, key.value) in seen:
+                    raise _DuplicateKey(key.value, key.start_mark.line + 1)
+                seen.add((key.tag, key.value))
+        return node
 
 
 _Loader.add_implicit_resolver(

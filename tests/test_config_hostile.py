@@ -273,6 +273,42 @@ def test_alias_bomb_is_refused(tmp_path):
     one_sentence(info, str(user), "values")
 
 
+DUPLICATE = "seed: 1\nppo:\n  epochs: 3\n  gamma: 0.9\n  epochs: 30\n"
+
+
+@pytest.mark.parametrize("reader", ["config", "home config", "roles", "curriculum", "--set"])
+def test_a_key_written_twice_in_one_mapping_is_refused_naming_file_key_and_line(tmp_path, reader):
+    """Issue 47, item 15: PyYAML lets the last of two equal keys silently win."""
+    from training.curriculum_spec import load_curriculum
+    from training.roles_spec import load_roles
+
+    if reader == "--set":
+        with pytest.raises(ConfigError) as info:
+            load_config(sets=["ppo={epochs: 3, epochs: 30}"])
+        one_sentence(info, "--set ppo=", "key 'epochs' is written twice in one mapping (again at line 1)")
+        return
+    text = {"roles": "name: r\nroles:\n  - {name: main, kind: main}\nname: s\n",
+            "curriculum": "name: c\nstages: []\nname: d\n"}.get(reader, DUPLICATE)
+    path = write(tmp_path, text)
+    load = {"config": lambda: load_config(user_file=path), "home config": lambda: load_config(home_file=path),
+            "roles": lambda: load_roles(path), "curriculum": lambda: load_curriculum(path)}[reader]
+    line = 4 if reader == "roles" else 3 if reader == "curriculum" else 5
+    key = "epochs" if text == DUPLICATE else "name"
+    with pytest.raises(ConfigError) as info:
+        load()
+    one_sentence(info, str(path), f"key {key!r} is written twice in one mapping (again at line {line})")
+
+
+def test_a_key_in_two_mappings_or_over_a_merged_one_is_not_a_duplicate(tmp_path):
+    user = write(tmp_path, "policy:\n  actor_sizes: [8]\nppo: &p {epochs: 3}\n"
+                           "training:\n  kickstart: {teacher: rule, steps: 5}\n  steps: 7\n")
+    cfg = load_config(user_file=user)
+    assert (cfg.policy.actor_sizes, cfg.ppo.epochs, cfg.training.steps) == ([8], 3, 7)
+    from league.config_tree import load_yaml
+
+    assert load_yaml("a: &a {x: 1}\nb: {<<: *a, x: 2}\nc: {<<: *a}\n")["b"] == {"x": 2}
+
+
 def test_small_aliases_still_work(tmp_path):
     user = write(tmp_path, "policy:\n  actor_sizes: &w [64, 64]\n  critic_sizes: *w\n")
     cfg = load_config(user_file=user)
