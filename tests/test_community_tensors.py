@@ -3,7 +3,6 @@ and every hostile or broken file refused in one sentence without running anythin
 
 from __future__ import annotations
 
-import io
 import os
 import pickle
 import zipfile
@@ -11,14 +10,15 @@ import zipfile
 import pytest
 import torch
 
+import community_bombs as bombs
 from agents.community import tensors as tensors_module
 from agents.community.tensors import (
     CommunityFileError,
     read_state_dict,
     read_torchscript_tensors,
 )
+from community_bots import bots_dir
 from league.errors import LeagueError
-from tests.community_bots import bots_dir
 
 # torch.jit.load/script/save make and read the TorchScript references here (torch marks them
 # deprecated); pickletools warns about the bad escapes some flipped bytes put in protocol-0 strings.
@@ -89,13 +89,12 @@ def sample_state() -> dict[str, torch.Tensor]:
 
 
 @pytest.mark.parametrize("zip_format", [True, False], ids=["zip", "legacy"])
-def test_torch_save_formats_round_trip(tmp_path, zip_format):
-    state = sample_state()
+def test_torch_save_formats_no_adapter_reads_are_refused(tmp_path, zip_format):
+    """torch.save's archive and its top-level legacy stream are not what Element ships: refused."""
     path = tmp_path / "weights.pt"
-    torch.save(state, path, _use_new_zipfile_serialization=zip_format)
-    ours = read_state_dict(path)
-    assert_same_tensors(ours, torch.load(path, weights_only=True))
-    assert ours["transposed"].stride() == state["transposed"].stride()
+    torch.save(sample_state(), path, _use_new_zipfile_serialization=zip_format)
+    says = "zip archive" if zip_format else "legacy torch.save stream"
+    assert says in str(assert_refused(read_state_dict, path))
 
 
 def test_state_dict_pickled_directly_round_trips(tmp_path):
@@ -175,9 +174,9 @@ def test_payloads_are_refused_and_never_run(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     marker = tmp_path / "MARKER"
     for plain, zipped, legacy in hostile_files(tmp_path, marker).values():
-        for path in (plain, zipped, legacy):
-            error = assert_refused(read_state_dict, path)
-            assert "which the league never loads" in str(error)
+        assert "which the league never loads" in str(assert_refused(read_state_dict, plain))
+        assert_refused(read_state_dict, zipped)  # formats no adapter reads: refused before unpickling
+        assert_refused(read_state_dict, legacy)
     assert not marker.exists()
 
 
@@ -210,28 +209,30 @@ def test_torchscript_payload_is_refused_and_never_runs(tmp_path):
 
 @pytest.fixture
 def saved(tmp_path):
-    """One small state dict in each format: {format: path}."""
-    state = {"a": torch.randn(16, 8), "b": torch.arange(10)}
-    paths = {"zip": tmp_path / "z.pt", "legacy": tmp_path / "l.pt", "plain": tmp_path / "p.p"}
-    torch.save(state, paths["zip"])
-    torch.save(state, paths["legacy"], _use_new_zipfile_serialization=False)
-    paths["plain"].write_bytes(pickle.dumps(state))
+    """One small network in each format the adapters read: {"script": a TorchScript archive,
+    "plain": a state dict pickled as Element's model.p is}."""
+    paths = {"script": tmp_path / "net.pt", "plain": tmp_path / "p.p"}
+    torch.jit.save(torch.jit.script(_ScriptedNet().eval()), str(paths["script"]))
+    paths["plain"].write_bytes(pickle.dumps({"a": torch.randn(16, 8), "b": torch.arange(10)}))
     return paths
 
 
-@pytest.mark.parametrize("kind", ["zip", "legacy", "plain"])
+READERS = {"script": read_torchscript_tensors, "plain": read_state_dict}
+
+
+@pytest.mark.parametrize("kind", ["script", "plain"])
 def test_truncated_copies_are_refused(saved, kind, tmp_path):
     data = saved[kind].read_bytes()
     cut = tmp_path / "cut.pt"
     for length in sorted({1, 2, 10, 40, len(data) // 3, len(data) // 2, len(data) - 200, len(data) - 1}):
         cut.write_bytes(data[:length])
-        assert_refused(read_state_dict, cut)
+        assert_refused(READERS[kind], cut)
 
 
-@pytest.mark.parametrize("kind", ["zip", "legacy", "plain"])
+@pytest.mark.parametrize("kind", ["script", "plain"])
 def test_flipped_bytes_never_escape_as_other_errors(saved, kind, tmp_path):
-    """Any one flipped byte: a CommunityFileError, or (where a legacy or plain file has no checksum:
-    raw tensor bytes, a letter of a key) still a dict of named tensors."""
+    """Any one flipped byte: a CommunityFileError, or (where a plain file has no checksum: raw tensor
+    bytes, a letter of a key; or a zip's unchecked directory fields) still a dict of named tensors."""
     data = saved[kind].read_bytes()
     flipped = tmp_path / "flipped.pt"
     refused = 0
@@ -240,22 +241,21 @@ def test_flipped_bytes_never_escape_as_other_errors(saved, kind, tmp_path):
         copy[position] ^= 0x5A
         flipped.write_bytes(bytes(copy))
         try:
-            result = read_state_dict(flipped)
+            result = READERS[kind](flipped)
         except CommunityFileError:
             refused += 1
             continue
         assert all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in result.items()), position
-        assert kind != "zip" or list(result) == ["a", "b"], position  # zip records are CRC-checked
     assert refused > 0
 
 
-def test_flipped_tensor_byte_in_zip_fails_its_crc(saved, tmp_path):
-    data = bytearray(saved["zip"].read_bytes())
-    offset = data.index(torch.arange(10).numpy().tobytes())  # record "b"'s bytes, stored uncompressed
+def test_flipped_tensor_byte_in_an_archive_fails_its_crc(saved, tmp_path):
+    data = bytearray(saved["script"].read_bytes())
+    offset = data.index(torch.tensor([2.0, 3.0]).numpy().tobytes())  # the buffer "scale", stored uncompressed
     data[offset + 3] ^= 1
     flipped = tmp_path / "crc.pt"
     flipped.write_bytes(bytes(data))
-    assert "damaged" in str(assert_refused(read_state_dict, flipped))
+    assert "damaged" in str(assert_refused(read_torchscript_tensors, flipped))
 
 
 def test_empty_missing_and_directory_are_refused(tmp_path):
@@ -272,42 +272,22 @@ def test_empty_missing_and_directory_are_refused(tmp_path):
 
 def test_oversized_file_is_refused_before_reading(saved, monkeypatch):
     monkeypatch.setattr(tensors_module, "MAX_FILE_BYTES", 100)
-    assert "more than a community weights file can be" in str(assert_refused(read_state_dict, saved["zip"]))
+    assert "more than a community weights file can be" in str(assert_refused(read_state_dict, saved["plain"]))
 
 
 @pytest.mark.parametrize("top", [[torch.ones(2)], 3, "text", {"a": 1}, {1: torch.ones(2)}, {"a": [torch.ones(2)]}])
 def test_non_dict_top_level_and_non_tensor_values_are_refused(tmp_path, top):
-    for zip_format in (True, False):
-        path = tmp_path / f"top{zip_format}.pt"
-        torch.save(top, path, _use_new_zipfile_serialization=zip_format)
-        assert_refused(read_state_dict, path)
     path = tmp_path / "top.p"
     path.write_bytes(pickle.dumps(top))
     assert_refused(read_state_dict, path)
 
 
-def legacy_stream(numel: int, data_count: int, data: bytes, magic: int = tensors_module.LEGACY_MAGIC) -> bytes:
-    """A hand-made legacy torch.save stream of {'w': a float tensor of `numel` elements}."""
-    out = io.BytesIO()
-    for value in (magic, 1001, {"protocol_version": 1001, "little_endian": True, "type_sizes": {}}):
-        pickle.dump(value, out, protocol=2)
-    out.write(
-        b"\x80\x02}X\x01\x00\x00\x00wctorch._utils\n_rebuild_tensor_v2\n("
-        b"(X\x07\x00\x00\x00storagectorch\nFloatStorage\nX\x01\x00\x00\x00kX\x03\x00\x00\x00cpu"
-        + b"\x8a\x08" + numel.to_bytes(8, "little", signed=True)
-        + b"Nt" + b"QK\x00" + b"\x8a\x08" + numel.to_bytes(8, "little", signed=True) + b"\x85K\x01\x85\x89"
-        + b"ccollections\nOrderedDict\n)RtRs."
-    )
-    pickle.dump(["k"], out, protocol=2)
-    out.write(data_count.to_bytes(8, "little", signed=True) + data)
-    return out.getvalue()
-
-
-def test_hand_made_legacy_stream_reads(tmp_path):
-    path = tmp_path / "hand.pt"
-    path.write_bytes(legacy_stream(3, 3, torch.tensor([1.0, 2.0, 3.0]).numpy().tobytes()))
+def test_hand_made_element_style_file_reads(tmp_path):
+    path = tmp_path / "hand.p"
+    path.write_bytes(bombs.element_style(bombs.legacy_storage(3, 3, torch.tensor([1.0, 2.0, 3.0]).numpy().tobytes()), 3))
     assert torch.equal(read_state_dict(path)["w"], torch.tensor([1.0, 2.0, 3.0]))
-    assert torch.equal(torch.load(path, weights_only=False)["w"], torch.tensor([1.0, 2.0, 3.0]))
+    with open(path, "rb") as f:
+        assert torch.equal(pickle.load(f)["w"], torch.tensor([1.0, 2.0, 3.0]))  # the control (tests only)
 
 
 @pytest.mark.parametrize(
@@ -321,19 +301,19 @@ def test_hand_made_legacy_stream_reads(tmp_path):
     ],
     ids=["huge-count", "count-mismatch", "short-data", "trailing-bytes", "wrong-magic"],
 )
-def test_inconsistent_legacy_streams_are_refused(tmp_path, numel, count, data, magic, says):
-    path = tmp_path / "bad.pt"
-    path.write_bytes(legacy_stream(numel, count, data, magic))
+def test_inconsistent_embedded_storages_are_refused(tmp_path, numel, count, data, magic, says):
+    path = tmp_path / "bad.p"
+    path.write_bytes(bombs.element_style(bombs.legacy_storage(numel, count, data, magic), 1))
     assert says in str(assert_refused(read_state_dict, path))
 
 
-def test_zip_record_of_the_wrong_size_is_refused(saved, tmp_path):
+def test_archive_record_of_the_wrong_size_is_refused(saved, tmp_path):
     bad = tmp_path / "short-record.pt"
-    with zipfile.ZipFile(saved["zip"]) as src, zipfile.ZipFile(bad, "w") as dst:
+    with zipfile.ZipFile(saved["script"]) as src, zipfile.ZipFile(bad, "w") as dst:
         for info in src.infolist():
             data = src.read(info)
             dst.writestr(info, data[:-4] if info.filename.endswith("/data/0") else data)
-    assert "bytes where" in str(assert_refused(read_state_dict, bad))
+    assert "bytes where" in str(assert_refused(read_torchscript_tensors, bad))
 
 
 def test_huge_memo_index_is_refused_before_unpickling(tmp_path):
@@ -342,6 +322,28 @@ def test_huge_memo_index_is_refused_before_unpickling(tmp_path):
     assert "memo index" in str(assert_refused(read_state_dict, path))
 
 
-def test_torchscript_reader_refuses_a_plain_state_dict(saved):
-    assert_refused(read_torchscript_tensors, saved["zip"])
-    assert_refused(read_torchscript_tensors, saved["legacy"])
+def test_torchscript_reader_refuses_other_formats(saved, tmp_path):
+    assert_refused(read_torchscript_tensors, saved["plain"])
+    zipped = tmp_path / "state.pt"
+    torch.save({"a": torch.ones(2)}, zipped)  # a zip, but a state dict rather than a module
+    assert_refused(read_torchscript_tensors, zipped)
+
+
+def test_quoted_names_are_cut_short(tmp_path):
+    """A name of megabytes (a key, a global) is quoted in at most a few dozen characters."""
+    path = tmp_path / "model.p"
+    path.write_bytes(pickle.dumps({"k" * 5_000_000: torch.ones(1)}))
+    assert len(str(assert_refused(read_state_dict, path))) < 400
+    path.write_bytes(b"\x80\x02c" + b"m" * 3_000_000 + b"\nname\n.")
+    message = str(assert_refused(read_state_dict, path))
+    assert "never loads" in message and len(message) < 400
+
+
+def test_nesting_is_counted_through_the_memo(tmp_path):
+    """A list memoised, then wrapped again and again through memo reads, nests as deep as it looks."""
+    path = tmp_path / "model.p"
+    wrap = b"]h\x00a" + b"q\x00"  # EMPTY_LIST, BINGET 0, APPEND, BINPUT 0: a list holding the last one
+    path.write_bytes(b"\x80\x02]q\x00" + wrap * 1000 + b"0}.")
+    assert "nests values more than" in str(assert_refused(read_state_dict, path))
+    path.write_bytes(b"\x80\x02h\x05.")  # a memo slot read before it is written
+    assert "memo slot it never wrote" in str(assert_refused(read_state_dict, path))

@@ -6,20 +6,22 @@ file names. This module reads the same files with a restricted unpickler whose `
 answers only with our own stand-ins (an OrderedDict, tensor and storage records, a neutral record
 for TorchScript classes) and refuses every other name, so nothing a file names is ever called.
 Storages are read from the raw bytes after size checks; tensors are built only at the end, from
-validated records.
+validated records. What a file can make the reader do (bytes, opcodes, nesting) is bounded by its
+size before it is done (agents/community/pickle_scan.py).
 
-Formats read (PyTorch's torch/serialization.py and torch/csrc/jit/serialization describe them):
+The two formats the adapters read (PyTorch's torch/serialization.py and
+torch/csrc/jit/serialization describe them); anything else is refused:
 
     plain pickle      a state dict pickled by `pickle.dump` (Element's model.p): each storage is
-                      `torch.storage._load_from_bytes(<a legacy stream holding that storage>)`
-    legacy stream     `torch.save(..., _use_new_zipfile_serialization=False)`: magic number,
-                      protocol version, sys info, the object pickle whose storages are persistent
-                      ids ('storage', type, key, location, numel, view), the list of storage keys,
-                      then per key an 8-byte little-endian element count and the raw bytes
-    zip archive       `torch.save` since 1.6: <archive>/data.pkl, <archive>/data/<key> records
-    TorchScript       `torch.jit.save` (Necto's necto-model.pt): a zip archive whose data.pkl holds
-                      `__torch__.*` module objects; which attributes are parameters and buffers is
-                      read as text from the `__parameters__`/`__buffers__` lines of code/*.py
+                      `torch.storage._load_from_bytes(<a legacy stream holding that storage>)`, the
+                      stream being magic number, protocol version, sys info, the storage's pickle
+                      (a persistent id ('storage', type, key, location, numel, view)), the list of
+                      storage keys, then per key an 8-byte little-endian element count and the bytes
+    TorchScript       `torch.jit.save` (Necto's necto-model.pt): a zip archive whose
+                      <archive>/data.pkl holds `__torch__.*` module objects and whose
+                      <archive>/data/<key> records hold the storages; which attributes are
+                      parameters and buffers is read as text from the `__parameters__`/`__buffers__`
+                      lines of code/*.py
 
 Everything a bad file can cause ends in CommunityFileError, one sentence naming the file.
 """
@@ -30,7 +32,6 @@ import ast
 import io
 import math
 import pickle
-import pickletools
 import re
 import struct
 import zipfile
@@ -40,18 +41,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
+from agents.community.pickle_scan import FileBudget, Refused
+from league.config_tree import show
 from league.errors import LeagueError
 from league.files import FileRefused, read_regular
 
 MAX_FILE_BYTES = 256 * 2**20  # far above any community bot's weights (Element 1.2 MB, Necto 0.7 MB)
-MAX_MEMO_INDEX = 1 << 20  # a pickle's memo slots; the C unpickler allocates up to the largest index
 MAX_MODULE_DEPTH = 64
+MAX_MODULES = 10_000  # modules in one TorchScript archive (Necto's has 24)
+MAX_NAME_CHARS = 256  # a tensor's or a module's name, or a class's qualified name
+MAX_ZIP_DIRECTORY_BYTES = 2**20  # the zip's central directory (Necto's is 9 KB): bounds its entries
 LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
 LEGACY_PROTOCOL = 1001
 ZIP_MAGIC = b"PK\x03\x04"
+_STORED, _DEFLATED = zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED
 
 _STORAGE_DTYPES = {
     "DoubleStorage": torch.float64,
@@ -65,32 +70,22 @@ _STORAGE_DTYPES = {
     "ByteStorage": torch.uint8,
     "BoolStorage": torch.bool,
 }
-# Opcodes torch never writes and that reach beyond plain values (extension registry, out-of-band
-# buffers, protocol-0 class instantiation): refused before the unpickler sees the stream.
-_REFUSED_OPCODES = {"EXT1", "EXT2", "EXT4", "NEXT_BUFFER", "READONLY_BUFFER", "INST", "OBJ"}
-_MEMO_OPCODES = {"PUT", "BINPUT", "LONG_BINPUT", "GET", "BINGET", "LONG_BINGET"}
 
 
 class CommunityFileError(LeagueError):
     """A community bot's weights file that is missing, malformed or not what it should be."""
 
 
-class _Bad(Exception):
-    """Why a file is refused (a clause); turned into one CommunityFileError at the boundary."""
-
-
 def read_state_dict(path: str | Path, data: bytes | None = None) -> dict[str, torch.Tensor]:
-    """The tensors of a state dict saved by torch.save (zip or legacy) or pickled by pickle.dump;
-    `data`: the file's bytes when the caller has read them already (read_weights_file)."""
+    """The tensors of a state dict pickled by pickle.dump with legacy storage blobs (Element's
+    model.p); `data`: the file's bytes when the caller has read them already (read_weights_file)."""
     path = Path(path)
     data = read_weights_file(path) if data is None else data
 
     def read() -> dict[str, torch.Tensor]:
         if data.startswith(ZIP_MAGIC):
-            root = _ZipLoader(data, script=False).load_root()
-        else:
-            root = _load_pickled_state(data)
-        return _state_dict_tensors(root)
+            raise Refused("it is a zip archive (torch.save's format), not a state dict pickled as Element's model.p is")
+        return _state_dict_tensors(_PlainLoader(FileBudget(len(data))).load(data))
 
     return _guarded(path, read)
 
@@ -103,15 +98,13 @@ def read_torchscript_tensors(path: str | Path, data: bytes | None = None) -> dic
 
     def read() -> dict[str, torch.Tensor]:
         if not data.startswith(ZIP_MAGIC):
-            raise _Bad("it is not a zip archive, which every TorchScript file is")
-        loader = _ZipLoader(data, script=True)
+            raise Refused("it is not a zip archive, which every TorchScript file is")
+        loader = _ScriptLoader(data, FileBudget(len(data)))
         root = loader.load_root()
         if not isinstance(root, _ScriptObject):
-            raise _Bad(f"its data.pkl holds {_what(root)}, not a TorchScript module")
-        out: dict[str, _TensorRef] = {}
-        _collect_module_tensors(root, "", out, loader, on_path=set())
+            raise Refused(f"its data.pkl holds {_what(root)}, not a TorchScript module")
         tensors = _Materializer()
-        return {k: tensors.tensor(v) for k, v in out.items()}
+        return {k: tensors.tensor(v) for k, v in _module_tensors(root, loader).items()}
 
     return _guarded(path, read)
 
@@ -120,12 +113,12 @@ def _guarded(path: Path, read):
     """Run `read`, turning every failure a file can cause into one CommunityFileError sentence."""
     try:
         return read()
-    except _Bad as e:
+    except Refused as e:
         reason = str(e)
     except (zipfile.BadZipFile, zlib.error, EOFError) as e:
-        reason = f"it is truncated or damaged ({e})" if str(e) else "it is truncated or damaged"
+        reason = f"it is truncated or damaged ({str(e)[:120]})" if str(e) else "it is truncated or damaged"
     except pickle.UnpicklingError as e:
-        reason = f"its pickle is malformed ({e})"
+        reason = f"its pickle is malformed ({str(e)[:120]})"
     except RecursionError:
         reason = "it nests objects too deeply"
     except MemoryError:
@@ -147,6 +140,15 @@ def read_weights_file(path: str | Path) -> bytes:
     return data
 
 
+def _name(text: Any, what: str) -> str:
+    """A name the file gives (a tensor, a module, a class): a string of at most MAX_NAME_CHARS."""
+    if not isinstance(text, str):
+        raise Refused(f"it names {what} with {_what(text)} instead of a string")
+    if len(text) > MAX_NAME_CHARS:
+        raise Refused(f"it names {what} with {len(text)} characters ({show(text)}), more than {MAX_NAME_CHARS}")
+    return text
+
+
 # ---- records the unpickler builds (our own classes only; tensors are made from them at the end)
 
 
@@ -154,7 +156,7 @@ class _Record:
     """Refuses BUILD (pickle's __setstate__): none of our records takes state from a file."""
 
     def __setstate__(self, state):
-        raise _Bad(f"it sets the state of a {type(self).__name__.strip('_')}, which no weights file does")
+        raise Refused(f"it sets the state of a {type(self).__name__.strip('_')}, which no weights file does")
 
 
 @dataclass(eq=False)
@@ -209,7 +211,7 @@ class _StateDict(OrderedDict):
 
     def __setstate__(self, state):
         if not isinstance(state, dict):
-            raise _Bad("it gives an OrderedDict a state that is not a dict")
+            raise Refused("it gives an OrderedDict a state that is not a dict")
 
 
 def _itemsize(dtype: torch.dtype) -> int:
@@ -233,89 +235,33 @@ def _what(x) -> str:
 
 
 def _rebuild_tensor(storage, storage_offset, size, stride, *rest):
-    """torch._utils._rebuild_tensor(_v2): checked and recorded, never built from the file's say-so."""
+    """torch._utils._rebuild_tensor_v2: checked and recorded, never built from the file's say-so."""
     if not isinstance(storage, _Storage):
-        raise _Bad(f"it rebuilds a tensor from {_what(storage)} instead of a storage")
+        raise Refused(f"it rebuilds a tensor from {_what(storage)} instead of a storage")
     if not (_is_int(storage_offset) and _is_int_tuple(size) and _is_int_tuple(stride)):
-        raise _Bad("it gives a tensor an offset, size or stride that is not made of integers")
+        raise Refused("it gives a tensor an offset, size or stride that is not made of integers")
     size, stride = tuple(size), tuple(stride)
     if len(size) != len(stride) or len(size) > 16:
-        raise _Bad(f"it gives a tensor {len(size)} sizes and {len(stride)} strides")
+        raise Refused(f"it gives a tensor {len(size)} sizes and {len(stride)} strides")
     if storage_offset < 0 or any(v < 0 for v in size + stride):
-        raise _Bad("it gives a tensor a negative offset, size or stride")
+        raise Refused("it gives a tensor a negative offset, size or stride")
     numel = math.prod(size)
     if numel:
         last = storage_offset + sum((n - 1) * s for n, s in zip(size, stride))
         if last >= storage.numel or numel > storage.numel:
-            raise _Bad(f"a tensor of size {list(size)} does not fit in its storage of {storage.numel} elements")
+            raise Refused(f"a tensor of size {show(list(size))} does not fit in its storage of {storage.numel} elements")
     if len(rest) > 3:
-        raise _Bad("it rebuilds a tensor with more arguments than torch writes")
+        raise Refused("it rebuilds a tensor with more arguments than torch writes")
     if len(rest) >= 1 and not isinstance(rest[0], bool):
-        raise _Bad("it gives a tensor a requires_grad that is not a boolean")
+        raise Refused("it gives a tensor a requires_grad that is not a boolean")
     if len(rest) >= 2 and not (isinstance(rest[1], dict) and not rest[1]):
-        raise _Bad("it attaches backward hooks to a tensor")
+        raise Refused("it attaches backward hooks to a tensor")
     return _TensorRef(storage, storage_offset, size, stride)
-
-
-def _rebuild_parameter(data, requires_grad, backward_hooks, *rest):
-    """torch._utils._rebuild_parameter: a parameter is read as its tensor."""
-    if not isinstance(data, _TensorRef):
-        raise _Bad(f"it makes a parameter of {_what(data)} instead of a tensor")
-    if not (isinstance(backward_hooks, dict) and not backward_hooks):
-        raise _Bad("it attaches backward hooks to a parameter")
-    return data
-
-
-def _encode(text, encoding="latin1"):
-    """_codecs.encode as protocol-2 pickles use it for bytes: latin-1 text to bytes only."""
-    if not isinstance(text, str) or encoding not in ("latin1", "latin-1"):
-        raise _Bad("it encodes something other than latin-1 text")
-    return text.encode("latin1")
-
-
-def _typed_list(kind: type):
-    def build(items):
-        if not isinstance(items, list) or not all(isinstance(v, kind) for v in items):
-            raise _Bad(f"it builds a list of {kind.__name__} from other values")
-        return list(items)
-
-    return build
-
-
-def _build_tensorlist(items):
-    if not isinstance(items, list) or not all(isinstance(v, _TensorRef) for v in items):
-        raise _Bad("it builds a tensor list from other values")
-    return list(items)
-
-
-def _restore_type_tag(value, type_str):
-    """torch.jit._pickle.restore_type_tag: the value itself (its TorchScript type is not needed)."""
-    if not isinstance(type_str, str):
-        raise _Bad("it tags a value with a type that is not a string")
-    return value
-
-
-def _device(name, *rest):
-    """torch.device as a string: tensors are always read onto the CPU."""
-    if not isinstance(name, str) or rest and not all(_is_int(v) for v in rest):
-        raise _Bad("it names a device with something other than a string")
-    return name
 
 
 _COMMON_GLOBALS = {
     ("collections", "OrderedDict"): _StateDict,
     ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor,
-    ("torch._utils", "_rebuild_tensor"): _rebuild_tensor,
-    ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
-    ("_codecs", "encode"): _encode,
-}
-_SCRIPT_GLOBALS = {
-    ("torch.jit._pickle", "build_intlist"): _typed_list(int),
-    ("torch.jit._pickle", "build_doublelist"): _typed_list(float),
-    ("torch.jit._pickle", "build_boollist"): _typed_list(bool),
-    ("torch.jit._pickle", "build_tensorlist"): _build_tensorlist,
-    ("torch.jit._pickle", "restore_type_tag"): _restore_type_tag,
-    ("torch", "device"): _device,
 }
 
 
@@ -336,199 +282,188 @@ class _Unpickler(pickle.Unpickler):
         return self._loader.persistent_load(pid)
 
 
-def _prescan(buf: io.BytesIO) -> None:
-    """Walk one pickle's opcodes without building anything: refuse what torch never writes."""
-    start = buf.tell()
-    try:
-        ops = list(pickletools.genops(buf))
-    except ValueError as e:
-        raise _Bad(f"its pickle is malformed ({e})") from None
-    for op, arg, _pos in ops:
-        if op.name in _REFUSED_OPCODES:
-            raise _Bad(f"its pickle uses the {op.name} opcode, which weights files never need")
-        if op.name in _MEMO_OPCODES and int(arg) > MAX_MEMO_INDEX:
-            raise _Bad("its pickle uses an implausibly large memo index")
-    buf.seek(start)
-
-
 class _Loader:
-    """The allowlist and storage reader shared by one file's pickles."""
+    """The allowlist and the budget shared by one file's pickles."""
 
-    script = False
-    plain = False
+    def __init__(self, budget: FileBudget):
+        self.budget = budget
 
     def find_class(self, module, name):
         found = _COMMON_GLOBALS.get((module, name))
-        if found is None and self.script:
-            found = _SCRIPT_GLOBALS.get((module, name))
         if found is not None:
             return found
         if module == "torch" and name in _STORAGE_DTYPES:
             return _StorageType(name, _STORAGE_DTYPES[name])
-        if self.plain and (module, name) == ("torch.storage", "_load_from_bytes"):
-            return _load_storage_bytes
-        if self.script and module.startswith("__torch__.") and name.isidentifier():
-            return self.script_class(f"{module}.{name}")
-        raise _Bad(f"it refers to {module}.{name}, which the league never loads from a weights file")
+        found = self.own_class(module, name)
+        if found is not None:
+            return found
+        raise Refused(f"it refers to {show(module)}.{show(name)}, which the league never loads from a weights file")
+
+    def own_class(self, module: str, name: str):
+        """A global only this loader's format uses, or None."""
+        return None
 
     def persistent_load(self, pid):
-        raise _Bad("it refers to outside storage where none is allowed")
+        raise Refused("it refers to outside storage where none is allowed")
 
     def unpickle(self, buf: io.BytesIO):
-        _prescan(buf)
+        self.budget.prescan(buf)
         return _Unpickler(buf, self).load()
 
 
 def _storage_id(pid, length: int) -> tuple[_StorageType, str, int, Any]:
     """The storage type, key, element count and rest of a ('storage', ...) persistent id."""
     if not (isinstance(pid, tuple) and len(pid) == length and pid[0] in ("storage", b"storage")):
-        raise _Bad("it refers to a persistent object that is not a storage")
+        raise Refused("it refers to a persistent object that is not a storage")
     storage_type, key, location, numel = pid[1:5]
     if not isinstance(storage_type, _StorageType):
-        raise _Bad(f"it declares a storage of {_what(storage_type)} instead of a storage type")
-    if not isinstance(key, str) or not isinstance(location, (str, bytes)) or not _is_int(numel) or numel < 0:
-        raise _Bad("it declares a storage whose key, location or size is malformed")
-    return storage_type, key, numel, pid[5:]
+        raise Refused(f"it declares a storage of {_what(storage_type)} instead of a storage type")
+    if not isinstance(location, (str, bytes)) or not _is_int(numel) or numel < 0:
+        raise Refused("it declares a storage whose location or size is malformed")
+    return storage_type, _name(key, "a storage"), numel, pid[5:]
 
 
-class _LegacyLoader(_Loader):
-    """A legacy (pre-zip) torch.save stream: storages allocated when named, filled at the end."""
+class _PlainLoader(_Loader):
+    """A state dict pickled directly whose storages are embedded legacy streams (Element's model.p).
+    Each distinct embedded stream is read once: a memo reference to the same bytes gets the same
+    storage back, never a fresh copy."""
 
-    def __init__(self, buf: io.BytesIO, total: int):
+    def __init__(self, budget: FileBudget):
+        super().__init__(budget)
+        self.read_blobs: dict[int, tuple[bytes, _Storage]] = {}
+
+    def load(self, data: bytes):
+        buf = io.BytesIO(data)
+        root = self.unpickle(buf)
+        if _is_int(root) and root == LEGACY_MAGIC:
+            raise Refused("it is a legacy torch.save stream, not a state dict pickled as Element's model.p is")
+        left = len(data) - buf.tell()
+        if left:
+            raise Refused(f"it has {left} unexpected bytes after its pickle")
+        return root
+
+    def own_class(self, module, name):
+        return self.load_storage_bytes if (module, name) == ("torch.storage", "_load_from_bytes") else None
+
+    def load_storage_bytes(self, data):
+        """torch.storage._load_from_bytes: one storage from an embedded legacy stream, read by us."""
+        if not isinstance(data, bytes):
+            raise Refused("it loads a storage from something other than bytes")
+        known = self.read_blobs.get(id(data))
+        if known is not None and known[0] is data:
+            return known[1]
+        storage = _LegacyStream(io.BytesIO(data), len(data), self).load()
+        if not isinstance(storage, _Storage):
+            raise Refused(f"an embedded storage holds {_what(storage)} instead of a storage")
+        self.read_blobs[id(data)] = (data, storage)  # holding `data` keeps its id from being reused
+        return storage
+
+
+class _LegacyStream(_Loader):
+    """One embedded legacy torch.save stream: storages allocated when named, filled at the end."""
+
+    def __init__(self, buf: io.BytesIO, total: int, file: _Loader):
+        super().__init__(file.budget)
         self.buf, self.total = buf, total
         self.roots: dict[str, _Storage] = {}
         self.allocated = 0
 
     def persistent_load(self, pid):
         if isinstance(pid, tuple) and pid and pid[0] in ("module", b"module"):
-            raise _Bad("it holds a pickled module, not a state dict")
+            raise Refused("it holds a pickled module, not a state dict")
         storage_type, key, numel, (view,) = _storage_id(pid, 6)
         dtype = storage_type.dtype
         root = self.roots.get(key)
         if root is None:
             nbytes = numel * _itemsize(dtype)
             if self.allocated + nbytes > self.total:
-                raise _Bad(f"it declares storages of more bytes than the file holds ({self.total})")
+                raise Refused(f"it declares storages of more bytes than the file holds ({self.total})")
+            self.budget.spend_bytes(nbytes, f"storage {show(key)}")
             self.allocated += nbytes
             root = self.roots[key] = _Storage(dtype, numel, bytearray(nbytes), filled=False)
         elif root.dtype != dtype or root.numel != numel:
-            raise _Bad(f"it declares storage {key} twice with different types or sizes")
+            raise Refused(f"it declares storage {show(key)} twice with different types or sizes")
         if view is None:
             return root
         if not (isinstance(view, tuple) and len(view) == 3 and _is_int(view[1]) and _is_int(view[2])):
-            raise _Bad("it declares a storage view that is malformed")
+            raise Refused("it declares a storage view that is malformed")
         _key, offset, count = view
         if offset < 0 or count < 0 or offset + count > root.numel:
-            raise _Bad(f"a storage view reaches beyond storage {key}")
+            raise Refused(f"a storage view reaches beyond storage {show(key)}")
         return _Storage(dtype, count, root.buf, offset * _itemsize(dtype), root=root)
 
     def load(self):
         magic = self.unpickle(self.buf)
         if not (_is_int(magic) and magic == LEGACY_MAGIC):
-            raise _Bad("it does not start with PyTorch's magic number")
+            raise Refused("an embedded storage does not start with PyTorch's magic number")
         protocol = self.unpickle(self.buf)
         if protocol != LEGACY_PROTOCOL:
-            raise _Bad(f"it is PyTorch legacy protocol {protocol!r}, not {LEGACY_PROTOCOL}")
-        return self.load_after_magic()
-
-    def load_after_magic(self):
+            raise Refused(f"an embedded storage is PyTorch legacy protocol {show(protocol)}, not {LEGACY_PROTOCOL}")
         sys_info = self.unpickle(self.buf)
         if not isinstance(sys_info, dict) or sys_info.get("little_endian") is not True:
-            raise _Bad("it was not saved on a little-endian machine, which the league does not read")
+            raise Refused("it was not saved on a little-endian machine, which the league does not read")
         result = self.unpickle(self.buf)
         keys = self.unpickle(self.buf)
         if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
-            raise _Bad("its list of storage keys is malformed")
+            raise Refused("its list of storage keys is malformed")
         for key in keys:
             self._fill(key)
         missing = [k for k, s in self.roots.items() if not s.filled]
         if missing:
-            raise _Bad(f"storage {missing[0]} has no data in the file")
+            raise Refused(f"storage {show(missing[0])} has no data in the file")
         left = self.total - self.buf.tell()
         if left:
-            raise _Bad(f"it has {left} unexpected bytes after its last storage")
+            raise Refused(f"it has {left} unexpected bytes after its last storage")
         return result
 
     def _fill(self, key: str) -> None:
         root = self.roots.get(key)
         if root is None or root.filled:
-            raise _Bad(f"it lists storage {key} that it never declared, or lists it twice")
+            raise Refused(f"it lists storage {show(key)} that it never declared, or lists it twice")
         head = self.buf.read(8)
         if len(head) != 8:
-            raise _Bad(f"it ends before the data of storage {key}")
+            raise Refused(f"it ends before the data of storage {show(key)}")
         (count,) = struct.unpack("<q", head)
         if count != root.numel:
-            raise _Bad(f"storage {key} holds {count} elements where {root.numel} were declared")
-        data = self.buf.read(root.nbytes)
-        if len(data) != root.nbytes:
-            raise _Bad(f"it ends inside the data of storage {key}")
-        root.buf[:] = data
+            raise Refused(f"storage {show(key)} holds {count} elements where {root.numel} were declared")
+        if self.buf.readinto(root.buf) != root.nbytes:
+            raise Refused(f"it ends inside the data of storage {show(key)}")
         root.filled = True
 
 
-def _load_storage_bytes(data):
-    """torch.storage._load_from_bytes: one storage from an embedded legacy stream, read by us."""
-    if not isinstance(data, bytes):
-        raise _Bad("it loads a storage from something other than bytes")
-    storage = _LegacyLoader(io.BytesIO(data), len(data)).load()
-    if not isinstance(storage, _Storage):
-        raise _Bad(f"an embedded storage holds {_what(storage)} instead of a storage")
-    return storage
+class _ScriptLoader(_Loader):
+    """A TorchScript archive: data.pkl plus one record per storage, and code/ declaring the classes.
+    Every record read is charged to the file's budget before it is inflated."""
 
-
-class _PlainLoader(_Loader):
-    """A pickle stream that is either a legacy torch.save or a state dict pickled directly."""
-
-    plain = True
-
-
-def _load_pickled_state(data: bytes):
-    buf = io.BytesIO(data)
-    first = _PlainLoader().unpickle(buf)
-    if _is_int(first):
-        if first != LEGACY_MAGIC:
-            raise _Bad("it does not start with PyTorch's magic number")
-        legacy = _LegacyLoader(buf, len(data))
-        if legacy.unpickle(buf) != LEGACY_PROTOCOL:
-            raise _Bad(f"its PyTorch legacy protocol is not {LEGACY_PROTOCOL}")
-        return legacy.load_after_magic()
-    left = len(data) - buf.tell()
-    if left:
-        raise _Bad(f"it has {left} unexpected bytes after its pickle")
-    return first
-
-
-class _ZipLoader(_Loader):
-    """A zip archive of torch.save or torch.jit.save: data.pkl plus one record per storage."""
-
-    def __init__(self, data: bytes, script: bool):
-        self.script = script
+    def __init__(self, data: bytes, budget: FileBudget):
+        super().__init__(budget)
+        _check_zip_directory(data)
         self.zip = zipfile.ZipFile(io.BytesIO(data))
         self.names = set(self.zip.namelist())
         pkls = [n for n in self.names if n.count("/") == 1 and n.endswith("/data.pkl")]
         if len(pkls) != 1:
-            raise _Bad("its zip archive does not hold exactly one <archive>/data.pkl")
+            raise Refused("its zip archive does not hold exactly one <archive>/data.pkl")
         self.prefix = pkls[0][: -len("/data.pkl")]
         self.storages: dict[str, _Storage] = {}
         self.classes: dict[str, type] = {}
-        self.code: dict[str, str] = {}
+        self.declared: dict[str, dict[str, tuple[bool, list[str], list[str]]]] = {}
         order = self._optional_record("byteorder")
-        if order not in (None, b"little", b"big"):
-            raise _Bad("its byteorder record is neither little nor big")
-        self.swap = order == b"big"
+        if order not in (None, b"little"):
+            raise Refused("its byteorder record is not little, the only order the league reads")
 
     def record(self, name: str) -> bytes:
         full = f"{self.prefix}/{name}"
         try:
             info = self.zip.getinfo(full)
         except KeyError:
-            raise _Bad(f"its zip archive has no record {full}") from None
-        if info.file_size > MAX_FILE_BYTES:
-            raise _Bad(f"its record {full} claims {info.file_size} bytes")
+            raise Refused(f"its zip archive has no record {show(full)}") from None
+        if info.compress_type not in (_STORED, _DEFLATED):
+            raise Refused(f"its record {show(full)} is compressed by method {info.compress_type}, which TorchScript never uses")
+        self.budget.spend_bytes(info.file_size, f"its record {show(full)}")
         with self.zip.open(info) as f:
             data = f.read(info.file_size + 1)  # reading to the end makes zipfile check the CRC
         if len(data) != info.file_size:
-            raise _Bad(f"its record {full} is not the size its directory says")
+            raise Refused(f"its record {show(full)} is not the size its directory says")
         return data
 
     def _optional_record(self, name: str) -> bytes | None:
@@ -539,28 +474,28 @@ class _ZipLoader(_Loader):
     def load_root(self):
         return self.unpickle(io.BytesIO(self.record("data.pkl")))
 
+    def own_class(self, module, name):
+        if module.startswith("__torch__.") and name.isidentifier():
+            return self.script_class(_name(f"{module}.{name}", "a class"))
+        return None
+
     def persistent_load(self, pid):
         storage_type, key, numel, _ = _storage_id(pid, 5)
         dtype = storage_type.dtype
         known = self.storages.get(key)
         if known is not None:
             if known.dtype != dtype or known.numel != numel:
-                raise _Bad(f"it declares storage {key} twice with different types or sizes")
+                raise Refused(f"it declares storage {show(key)} twice with different types or sizes")
             return known
         if "/" in key or key in ("", ".", ".."):
-            raise _Bad(f"it names storage {key!r}, which is not a record name")
+            raise Refused(f"it names storage {show(key)}, which is not a record name")
         nbytes = numel * _itemsize(dtype)
         if nbytes > MAX_FILE_BYTES:
-            raise _Bad(f"storage {key} claims {numel} elements")
+            raise Refused(f"storage {show(key)} claims {numel} elements")
         data = self.record(f"data/{key}")
         if len(data) != nbytes:
-            raise _Bad(f"storage {key} has {len(data)} bytes where {numel} elements need {nbytes}")
-        buf = bytearray(data)
-        if self.swap and nbytes:
-            size = _itemsize(dtype)
-            swapped = np.frombuffer(buf, np.uint8).reshape(-1, size)[:, ::-1]
-            buf = bytearray(swapped.tobytes())
-        storage = self.storages[key] = _Storage(dtype, numel, buf)
+            raise Refused(f"storage {show(key)} has {len(data)} bytes where {numel} elements need {nbytes}")
+        storage = self.storages[key] = _Storage(dtype, numel, bytearray(data))
         return storage
 
     def script_class(self, qualified_name: str) -> type:
@@ -571,35 +506,61 @@ class _ZipLoader(_Loader):
         return cls
 
     def declaration(self, qualified_name: str) -> tuple[bool, list[str], list[str]]:
-        """(is a Module, __parameters__, __buffers__) of a class, read as text from code/."""
+        """(is a Module, __parameters__, __buffers__) of a class, read as text from code/ (each code
+        file read and parsed once)."""
         module, _, name = qualified_name.rpartition(".")
         path = "code/" + module.replace(".", "/") + ".py"
-        if path not in self.code:
-            self.code[path] = self.record(path).decode("utf-8")
-        lines = self.code[path].splitlines()
-        header = re.compile(rf"class {re.escape(name)}\((\w+)\):\s*$")
-        for i, line in enumerate(lines):
-            match = header.match(line)
-            if match:
-                return match.group(1) == "Module", *self._declared_lists(lines[i + 1 :], qualified_name)
-        raise _Bad(f"its code does not declare class {qualified_name}")
+        classes = self.declared.get(path)
+        if classes is None:
+            classes = self.declared[path] = _declared_classes(self.record(path).decode("utf-8"), module)
+        found = classes.get(name)
+        if found is None:
+            raise Refused(f"its code does not declare class {show(qualified_name)}")
+        return found
 
-    @staticmethod
-    def _declared_lists(body: list[str], qualified_name: str) -> tuple[list[str], list[str]]:
-        found: dict[str, list[str]] = {"__parameters__": [], "__buffers__": []}
-        for line in body:
-            if line.strip() and not line.startswith((" ", "\t")):
-                break
-            match = re.match(r"\s+(__parameters__|__buffers__) = (\[.*\])\s*$", line)
-            if match:
-                try:
-                    names = ast.literal_eval(match.group(2))
-                except (ValueError, SyntaxError):
-                    names = None
-                if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-                    raise _Bad(f"its code declares the {match.group(1)} of {qualified_name} unreadably")
-                found[match.group(1)] = names
-        return found["__parameters__"], found["__buffers__"]
+
+def _check_zip_directory(data: bytes) -> None:
+    """Refuse a zip whose central directory (where zipfile makes one record per entry before
+    anything else is checked) is larger than MAX_ZIP_DIRECTORY_BYTES, read as zipfile reads it:
+    the end record, or the zip64 end record right before its locator."""
+    end = data.rfind(b"PK\x05\x06", max(0, len(data) - 22 - 0xFFFF))
+    if end < 0:
+        raise Refused("its zip archive has no end-of-directory record")
+    size = int.from_bytes(data[end + 12 : end + 16], "little")
+    locator = end - 20
+    if locator >= 56 and data[locator : locator + 4] == b"PK\x06\x07":
+        size = int.from_bytes(data[locator - 56 + 40 : locator - 56 + 48], "little")
+    if size > MAX_ZIP_DIRECTORY_BYTES:
+        raise Refused(f"its zip directory takes {size} bytes, more than the {MAX_ZIP_DIRECTORY_BYTES} a weights file needs")
+
+
+_CLASS_HEADER = re.compile(r"class (\w+)\((\w+)\):\s*$")
+_DECLARED_LIST = re.compile(r"\s+(__parameters__|__buffers__) = (\[.*\])\s*$")
+
+
+def _declared_classes(code: str, module: str) -> dict[str, tuple[bool, list[str], list[str]]]:
+    """{class name: (is a Module, __parameters__, __buffers__)} of one code/ file, in one pass."""
+    classes: dict[str, tuple[bool, list[str], list[str]]] = {}
+    current: tuple[str, bool, dict[str, list[str]]] | None = None
+    for line in code.splitlines():
+        header = _CLASS_HEADER.match(line)
+        if header:
+            current = (header.group(1), header.group(2) == "Module", {"__parameters__": [], "__buffers__": []})
+            classes.setdefault(current[0], (current[1], current[2]["__parameters__"], current[2]["__buffers__"]))
+            continue
+        if line.strip() and not line.startswith((" ", "\t")):
+            current = None
+            continue
+        match = _DECLARED_LIST.match(line) if current else None
+        if match:
+            try:
+                names = ast.literal_eval(match.group(2))
+            except (ValueError, SyntaxError):
+                names = None
+            if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                raise Refused(f"its code declares the {match.group(1)} of {show(module)}.{show(current[0])} unreadably")
+            current[2][match.group(1)][:] = names
+    return classes
 
 
 # ---- from records to tensors
@@ -607,40 +568,54 @@ class _ZipLoader(_Loader):
 
 def _state_dict_tensors(root) -> dict[str, torch.Tensor]:
     if not isinstance(root, dict):
-        raise _Bad(f"its top level is {_what(root)}, not a dict of tensors")
+        raise Refused(f"its top level is {_what(root)}, not a dict of tensors")
     tensors = _Materializer()
     out = {}
     for key, value in root.items():
-        if not isinstance(key, str):
-            raise _Bad(f"its top level has a key {_what(key)}, not a name")
+        key = _name(key, "a top-level entry")
         if not isinstance(value, _TensorRef):
-            raise _Bad(f"its entry {key!r} is {_what(value)}, not a tensor")
+            raise Refused(f"its entry {show(key)} is {_what(value)}, not a tensor")
         out[key] = tensors.tensor(value)
     return out
 
 
-def _collect_module_tensors(obj: _ScriptObject, prefix: str, out: dict, loader: _ZipLoader, on_path: set) -> None:
-    """state_dict() order: this module's parameters, then its buffers, then each submodule's."""
-    if id(obj) in on_path or len(on_path) >= MAX_MODULE_DEPTH:
-        raise _Bad(f"module {prefix.rstrip('.') or '<root>'} contains itself or nests too deeply")
-    state = obj.state
-    if not isinstance(state, dict) or not all(isinstance(k, str) for k in state):
-        raise _Bad(f"module {prefix.rstrip('.') or '<root>'} has a state that is not a dict of attributes")
-    _, parameters, buffers = loader.declaration(obj.qualified_name)
-    for names in (parameters, buffers):
-        for name in names:
+def _module_tensors(root: _ScriptObject, loader: _ScriptLoader) -> dict[str, _TensorRef]:
+    """Every module's parameters and buffers in state_dict() order (a module's own, then each
+    submodule's), walked iteratively; a module reached twice (a cycle, or one shared by two
+    parents) is refused, so the walk visits each object once."""
+    out: dict[str, _TensorRef] = {}
+    seen: set[int] = set()
+    pending = [(root, "", 0)]
+    while pending:
+        obj, prefix, depth = pending.pop()
+        where = show(prefix.rstrip(".") or "<root>")
+        if id(obj) in seen:
+            raise Refused(f"module {where} is reached twice: it contains itself or is shared")
+        if depth >= MAX_MODULE_DEPTH or len(seen) >= MAX_MODULES:
+            raise Refused(f"module {where} nests too deeply, or the archive holds too many modules")
+        seen.add(id(obj))
+        state = obj.state
+        if not isinstance(state, dict):
+            raise Refused(f"module {where} has a state that is not a dict of attributes")
+        for name in state:
+            _name(name, f"an attribute of module {where}")
+        _, parameters, buffers = loader.declaration(obj.qualified_name)
+        for name in (*parameters, *buffers):
             if name not in state:
-                raise _Bad(f"module {prefix.rstrip('.') or '<root>'} declares {name} but does not hold it")
+                raise Refused(f"module {where} declares {show(name)} but does not hold it")
             value = state[name]
             if value is None:
                 continue  # an absent optional parameter (Linear without bias): not in state_dict
             if not isinstance(value, _TensorRef):
-                raise _Bad(f"{prefix}{name} is {_what(value)}, not a tensor")
+                raise Refused(f"{show(prefix + name)} is {_what(value)}, not a tensor")
             out[prefix + name] = value
-    on_path = on_path | {id(obj)}
-    for name, value in state.items():
-        if isinstance(value, _ScriptObject) and loader.declaration(value.qualified_name)[0]:
-            _collect_module_tensors(value, f"{prefix}{name}.", out, loader, on_path)
+        children = [
+            (value, f"{prefix}{name}.", depth + 1)
+            for name, value in state.items()
+            if isinstance(value, _ScriptObject) and loader.declaration(value.qualified_name)[0]
+        ]
+        pending.extend(reversed(children))
+    return out
 
 
 class _Materializer:
@@ -655,7 +630,7 @@ class _Materializer:
             return found
         storage = ref.storage
         if not storage.is_filled:
-            raise _Bad("a tensor's storage has no data in the file")
+            raise Refused("a tensor's storage has no data in the file")
         if storage.numel == 0:
             base = torch.empty(0, dtype=storage.dtype)
         else:
