@@ -83,6 +83,24 @@ def clip(text: str) -> str:
     return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "..."
 
 
+_KEY_LIKE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
+
+
+def _shown_key(key: str, prefix: str) -> str:
+    """An unknown key (under `prefix`) for a message: quoted if it looks like a key someone mistyped, else only
+    its length (a file that is not a config, reached through a symlink, must not be echoed line by line)."""
+    return repr(f"{prefix}{key}") if _KEY_LIKE.fullmatch(key) else f"of {len(key):,} characters"
+
+
+def _kind_of(value: Any) -> str:
+    """What a value is, in words, never its text: for a file where a mapping belongs."""
+    if isinstance(value, str):
+        return f"a line of text ({len(value):,} characters)"
+    if isinstance(value, (list, tuple)):
+        return f"a list of {len(value):,} items"
+    return "nothing (null)" if value is None else f"a {type(value).__name__}"
+
+
 def _fits(value: Any, tp: Any) -> bool:
     origin = typing.get_origin(tp)
     if origin is Literal:
@@ -154,7 +172,7 @@ def validate(cls: type, data: Any, source: str, prefix: str = "", notes: bool = 
     A choice's old name passes, with a one-line note on stderr unless `notes` is false."""
     where = prefix.rstrip(".") or "the top level"
     if not isinstance(data, dict):
-        raise ConfigError(f"{source}: {where} must be a mapping of keys to values, got {show(data)}.")
+        raise ConfigError(f"{source}: {where} must be a mapping of keys to values, got {_kind_of(data)}.")
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls)}
     known = ", ".join(sorted(fields))
@@ -164,7 +182,7 @@ def validate(cls: type, data: Any, source: str, prefix: str = "", notes: bool = 
             raise ConfigError(f"{source}: key {show(key)}{inside} must be a string (one of: {known}).")
         name = f"{prefix}{key}"
         if key not in fields:
-            raise ConfigError(f"{source}: unknown key {show(name)} (expected one of: {known}).")
+            raise ConfigError(f"{source}: unknown key {_shown_key(key, prefix)} (expected one of: {known}).")
         tp = hints[key]
         if dataclasses.is_dataclass(tp):
             validate(tp, value, source, f"{name}.", notes)
@@ -230,7 +248,7 @@ def read_yaml(path: Path, source: str) -> dict[str, Any]:
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise ConfigError(f"{source}: the top level must be a mapping of keys to values, got {show(data)}.")
+        raise ConfigError(f"{source}: the top level must be a mapping of keys to values, got {_kind_of(data)}.")
     return data
 
 

@@ -6,6 +6,22 @@ import difflib
 from collections.abc import Iterable
 
 
+QUOTED_CHARS = 80  # the most of a name, path or value handed in that a sentence quotes
+
+
+def quoted(text: str, limit: int = QUOTED_CHARS) -> str:
+    """`text` quoted (repr) for a sentence, cut to its first `limit` characters with its length when longer:
+    a name or value handed in can be megabytes long, and one sentence stays one short line."""
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}... ({len(text):,} characters)"
+
+
+def clipped_line(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters, saying how long it was: the last bound on a line the CLI prints."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters in all)"
+
+
 class LeagueError(Exception):
     """A problem with user input or the league home, explained in one sentence."""
 
@@ -24,7 +40,7 @@ def closest(name: str, candidates: Iterable[str], n: int = 3) -> list[str]:
 
 
 def unknown_name(what: str, name: str, candidates: Iterable[str]) -> NotFoundError:
-    """A NotFoundError that names the closest existing names."""
+    """A NotFoundError that names the closest existing names (the name quoted clipped: it may be megabytes)."""
     near = closest(name, candidates)
     hint = f"; did you mean {', '.join(repr(c) for c in near)}?" if near else "."
-    return NotFoundError(f"No {what} named {name!r}{hint}")
+    return NotFoundError(f"No {what} named {quoted(name)}{hint}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from league.errors import LeagueError
+from league.errors import LeagueError, quoted
 
 MAX_NAME_LENGTH = 64
 # A run's versions are RUN-v1, RUN-v2, ...: room for the suffix keeps every version a valid name.
@@ -24,7 +24,8 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 def check_name(name: object, what: str = "Agent name", max_length: int = MAX_NAME_LENGTH) -> str:
     """`name` if it follows the rule, else a LeagueError that states the rule."""
     if not isinstance(name, str) or not _NAME.fullmatch(name) or len(name) > max_length:
-        raise LeagueError(f"{what} {name!r} is not allowed: use 1 to {max_length} {NAME_RULE}.")
+        shown = quoted(name) if isinstance(name, str) else repr(name)
+        raise LeagueError(f"{what} {shown} is not allowed: use 1 to {max_length} {NAME_RULE}.")
     return name
 
 

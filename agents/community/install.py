@@ -30,7 +30,7 @@ from agents.community.tensors import (
     CommunityFileError,
     read_weights_file,
 )
-from league.errors import LeagueError
+from league.errors import LeagueError, quoted
 from league.files import all_or_nothing, not_a_file, printable, read_regular, write_file_atomic
 from league.home import LeagueHome
 from league.names import check_name
@@ -46,7 +46,7 @@ SEARCH_DEPTH = 2  # how deep under FOLDER the weights file may be (the botpack n
 
 def bot_kind(kind: str) -> BotKind:
     if kind not in KINDS:
-        raise LeagueError(f"Unknown bot kind {printable(kind)!r}; expected one of {', '.join(KINDS)} "
+        raise LeagueError(f"Unknown bot kind {quoted(kind)}; expected one of {', '.join(KINDS)} "
                           "(league bot list).")
     return KINDS[kind]
 

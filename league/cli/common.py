@@ -16,7 +16,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from league.errors import LeagueError
+from league.errors import LeagueError, clipped_line, quoted
 from league.files import printable
 
 
@@ -58,6 +58,9 @@ USAGE_ERROR = 2
 # any other OSError is a bug and keeps its traceback.
 WRITE_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS)
 PERMISSION_ERRNOS = (errno.EACCES, errno.EPERM)
+# A path handed in that the system cannot take (a name over 255 bytes, a path over 4096, a loop of links).
+PATH_ERRNOS = (errno.ENAMETOOLONG, errno.ELOOP)
+MAX_ERROR_CHARS = 2000  # the longest error line printed: whatever a sentence quotes, it stays one short line
 # SQLite's words for the same (its errors carry no errno), as the start of the message.
 SQLITE_ENVIRONMENT_ERRORS = ("database or disk is full", "attempt to write a readonly database", "disk I/O error",
                              "unable to open database file")
@@ -83,8 +86,8 @@ def check_minutes(minutes: float | None, leave_out: str = "", most: float | None
 
 
 def handles_errors(fn):
-    """Turn a LeagueError, or a write the machine refused (full disk, read-only, no permission),
-    into one line on stderr and exit code 2."""
+    """Turn a LeagueError, a write the machine refused (full disk, read-only, no permission), or a path it
+    cannot take (too long), into one line of at most MAX_ERROR_CHARS characters on stderr and exit code 2."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -93,7 +96,7 @@ def handles_errors(fn):
         except LeagueError as exc:
             message = str(exc)
         except OSError as exc:
-            if exc.errno not in WRITE_ERRNOS + PERMISSION_ERRNOS:
+            if exc.errno not in WRITE_ERRNOS + PERMISSION_ERRNOS + PATH_ERRNOS:
                 raise
             message = _os_error_sentence(exc)
         except sqlite3.OperationalError as exc:
@@ -101,7 +104,8 @@ def handles_errors(fn):
                 raise
             message = f"Cannot write the league database {_database_of(kwargs.get('home'))}: {exc}."
         # Escaped: a path or name with [brackets] in the sentence is text, not rich markup.
-        err.print(f"[bold red]Error:[/] {escape(printable(message))}", highlight=False, soft_wrap=True)
+        line = clipped_line(printable(message), MAX_ERROR_CHARS)
+        err.print(f"[bold red]Error:[/] {escape(line)}", highlight=False, soft_wrap=True)
         raise typer.Exit(USAGE_ERROR)
 
     return wrapper
@@ -109,6 +113,8 @@ def handles_errors(fn):
 
 def _os_error_sentence(exc: OSError) -> str:
     target = exc.filename2 or exc.filename  # a copy or rename names its destination second
+    if exc.errno in PATH_ERRNOS:
+        return f"{exc.strerror}: {quoted(str(target))}." if target else f"{exc.strerror}."
     if exc.errno in PERMISSION_ERRNOS:
         return f"Permission denied: {target}." if target else f"A file operation was not permitted: {exc.strerror}."
     return f"Cannot write {target}: {exc.strerror}." if target else f"A write failed: {exc.strerror}."

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from league.errors import LeagueError
+from league.errors import LeagueError, quoted
 from league.stores.agents import AgentStore
 from league.stores.database import Database, Store, utc_now
 
@@ -97,7 +97,7 @@ class RoleStore(Store):
         if not rows:
             known = self.names()
             hint = f"; leagues here: {', '.join(known)}" if known else "; start one with `league train --league FILE`"
-            raise LeagueError(f"No league named {name!r}{hint}.")
+            raise LeagueError(f"No league named {quoted(name)}{hint}.")
         return LeagueRun(**rows[0])
 
     def names(self) -> list[str]:
