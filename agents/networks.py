@@ -26,9 +26,8 @@ from typing import NamedTuple
 
 import torch
 from torch import nn
-from torch.distributions import Categorical
 
-from agents.actions import N_ACTIONS
+from agents.action_spaces import ActionSpace, action_space, discrete_space
 from agents.features import CarFrame
 from agents.obs import OBS_DIM
 from league.config import PolicyConfig
@@ -99,8 +98,10 @@ class MlpActorCritic(nn.Module):
 
     recurrent = False
 
-    def __init__(self, config: PolicyConfig, obs_dim: int = OBS_DIM, n_actions: int = N_ACTIONS):
+    def __init__(self, config: PolicyConfig, obs_dim: int = OBS_DIM, n_actions: int | None = None):
         super().__init__()
+        self.space: ActionSpace = action_space(config.action_space) if n_actions is None else discrete_space(n_actions)
+        n_actions = self.space.logits
         self.config = _own_copy(config, "mlp")
         self.inputs, width = input_layer(config, obs_dim)
         self.actor = mlp_head(width, config.actor_sizes, n_actions, config.activation, POLICY_HEAD_GAIN)
@@ -114,9 +115,6 @@ class MlpActorCritic(nn.Module):
 
     def value(self, obs: torch.Tensor) -> torch.Tensor:
         return self.critic(self.inputs(obs)).squeeze(-1)
-
-    def distribution(self, obs: torch.Tensor) -> Categorical:
-        return Categorical(logits=self.logits(obs))
 
     def step(
         self, obs: torch.Tensor, state: None = None, episode_start: torch.Tensor | None = None
@@ -133,8 +131,10 @@ class LstmActorCritic(nn.Module):
 
     recurrent = True
 
-    def __init__(self, config: PolicyConfig, obs_dim: int = OBS_DIM, n_actions: int = N_ACTIONS):
+    def __init__(self, config: PolicyConfig, obs_dim: int = OBS_DIM, n_actions: int | None = None):
         super().__init__()
+        self.space: ActionSpace = action_space(config.action_space) if n_actions is None else discrete_space(n_actions)
+        n_actions = self.space.logits
         self.config = _own_copy(config, "lstm")
         self.hidden_size = config.lstm_hidden
         self.inputs, width = input_layer(config, obs_dim)
@@ -194,9 +194,10 @@ class LstmActorCritic(nn.Module):
 ActorCritic = MlpActorCritic | LstmActorCritic
 
 
-def build_network(config: PolicyConfig, obs_dim: int = OBS_DIM, n_actions: int = N_ACTIONS) -> ActorCritic:
+def build_network(config: PolicyConfig, obs_dim: int = OBS_DIM, n_actions: int | None = None) -> ActorCritic:
     """The actor-critic module PolicyConfig describes (freshly initialised).
 
+    `n_actions`: one plain head of that many actions instead of policy.action_space (a toy task's).
     Initialised on one CPU thread: the orthogonal initialisation's QR decomposition rounds
     differently with other thread counts, and the first weights must depend on the seed alone."""
     if config.kind not in ("mlp", "lstm"):
@@ -204,7 +205,6 @@ def build_network(config: PolicyConfig, obs_dim: int = OBS_DIM, n_actions: int =
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        return MlpActorCritic(config, obs_dim, n_actions) if config.kind == "mlp" else LstmActorCritic(
-            config, obs_dim, n_actions)
+        return (MlpActorCritic if config.kind == "mlp" else LstmActorCritic)(config, obs_dim, n_actions)
     finally:
         torch.set_num_threads(threads)

@@ -1,6 +1,8 @@
 """NetworkPolicy: batched numpy inference for an MLP or LSTM actor-critic.
 
-The game runner hands in observations [N, OBS_DIM] float32 and gets actions [N] int64 back;
+The game runner hands in observations [N, OBS_DIM] float32 and gets actions [N] int64 back (a
+network speaking the 90-row table), or controls [N, 8] (a network with factorised heads,
+agents.action_spaces: it speaks controls, as community bots do);
 this wrapper does the torch side: no autograd (inference_mode), no copy on the way in when
 the observations are already contiguous float32 on a CPU device, sampling (Gumbel-max,
 `sample_actions`) through the policy's own torch.Generator so a seeded game is reproducible,
@@ -13,22 +15,15 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from agents.action_spaces import SPACES, TABLE, ActionSpace
 from agents.networks import ActorCritic, LstmState
 from agents.policy import Policy, State
 
 
-def sample_actions(logits: torch.Tensor, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-    """Actions drawn from softmax(logits) by the Gumbel-max trick, and their log-probabilities.
-
-    argmax(logits + Gumbel noise) is an exact draw from the categorical distribution (Gumbel,
-    1954; Maddison et al., 2014), and costs one uniform draw per entry and an argmax: about a
-    third of softmax + torch.multinomial on a CPU at a game runner's batch (128 rows of 90).
-    """
-    logits = logits.float()
-    uniform = torch.rand(logits.shape, generator=generator, device=logits.device)
-    actions = (logits - torch.log(-torch.log(uniform))).argmax(dim=-1)
-    logprob = torch.log_softmax(logits, dim=-1).gather(-1, actions[:, None]).squeeze(-1)
-    return actions, logprob
+def sample_actions(logits: torch.Tensor, generator: torch.Generator,
+                   space: ActionSpace = SPACES[TABLE]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Actions drawn from the logits (ActionSpace.sample: Gumbel-max, head by head) and their log-probabilities."""
+    return space.sample(logits, generator)
 
 
 class NetworkPolicy(Policy):
@@ -39,6 +34,8 @@ class NetworkPolicy(Policy):
         self.net = net.to(self.device).eval()
         self.name = name
         self.recurrent = bool(net.recurrent)
+        self.space = net.space
+        self.speaks_controls = net.space.factorised  # heads answer controls; the table answers its rows
         self.generator = torch.Generator(device=self.device)
 
     def seed(self, seed: int) -> None:
@@ -70,7 +67,23 @@ class NetworkPolicy(Policy):
             else:
                 logits = self.net.logits(x)  # the actor only: playing needs no value
             if deterministic:
-                actions = logits.argmax(dim=-1)
+                actions = self.space.greedy(logits)
             else:
-                actions, _ = sample_actions(logits, self.generator)
-        return actions.to("cpu").numpy().astype(np.int64, copy=False), state
+                actions, _ = self.space.sample(logits, self.generator)
+        actions = actions.to("cpu").numpy().astype(np.int64, copy=False)
+        return (self.space.controls[actions] if self.speaks_controls else actions), state
+
+    def probs(self, obs: np.ndarray, state: State = None,
+              episode_start: np.ndarray | None = None) -> tuple[np.ndarray, State]:
+        """Each head's probabilities [N, space.logits] (a teacher's label) and the new state."""
+        n = len(obs)
+        with torch.inference_mode():
+            x = self._tensor(obs, np.float32)
+            if self.recurrent:
+                state = self.initial_state(n) if state is None else state
+                starts = (torch.zeros(n, device=self.device) if episode_start is None
+                          else self._tensor(episode_start, np.float32))
+                logits, _, state = self.net.step(x, state, starts)
+            else:
+                logits = self.net.logits(x)
+            return self.space.probs(logits).cpu().numpy(), state

@@ -41,6 +41,7 @@ from agents.checkpoint import Checkpoint
 from league.config import GameConfig
 from league.errors import LeagueError
 from league.game_values import TICKS_PER_SECOND
+from league.provenance import licence_notice
 
 FORMAT_NAME = "rl-league-rlbot-bot"
 FORMAT_VERSION = 1
@@ -139,7 +140,7 @@ def network_description(checkpoint: Checkpoint) -> tuple[dict[str, Any], dict[st
         "activation": arch.activation,
         "car_frame": bool(arch.car_frame),
         "obs_dim": league_obs.OBS_DIM,
-        "n_actions": league_actions.N_ACTIONS,
+        "n_actions": net.space.logits,
         "actor_layers": actor_layers,
         "lstm": lstm,
     }
@@ -245,8 +246,10 @@ def _readme(manifest: dict[str, Any]) -> str:
     lineage = " -> ".join(manifest["lineage"]) if manifest["lineage"] else "(none recorded)"
     mode = ("deterministic: it always takes the most likely action (argmax)" if manifest["deterministic"]
             else "sampled: it draws each action from the policy's distribution")
+    derived = manifest.get("derived_from") or []
+    notice = ("\n## Licence of the weights\n\n" + licence_notice(derived) + "\n") if derived else ""
     return f"""# {manifest['agent']} (rl-league)
-
+{notice}
 An agent of the rl-league self-play league, exported as an RLBot v5 bot.
 
 - agent: `{manifest['agent']}` (agent id `{manifest['agent_id']}`), {manifest['steps']:,} agent steps trained
@@ -312,7 +315,8 @@ episode logic; `league_net.py` is the network in numpy; `weights.safetensors` it
 
 
 def write_rlbot_bot(checkpoint: Checkpoint, dest: Path, *, agent_name: str, lineage: list[str],
-                    deterministic: bool = True, league_version: str) -> dict[str, Any]:
+                    deterministic: bool = True, league_version: str,
+                    derived_from: list[dict[str, Any]] = ()) -> dict[str, Any]:
     """Write an RLBot v5 bot folder playing `checkpoint` into the empty folder `dest`; returns the manifest.
 
     Refuses (LeagueError) a checkpoint whose observation layout or action table the bot's code
@@ -352,11 +356,14 @@ def write_rlbot_bot(checkpoint: Checkpoint, dest: Path, *, agent_name: str, line
         "obs_layout_version": league_obs.OBS_LAYOUT_VERSION,
         "action_table_version": league_actions.ACTION_TABLE_VERSION,
         "controls": list(league_actions.CONTROLS),
-        "action_table": league_actions.ACTION_TABLE.tolist(),
+        "action_space": checkpoint.net.space.name,
+        "head_sizes": list(checkpoint.net.space.head_sizes),
+        "action_table": checkpoint.net.space.controls.tolist(),
         "tick_skip": tick_skip,
         "deterministic": bool(deterministic),
         "league_version": league_version,
         "checkpoint_sha256": checkpoint.sha256,
+        "derived_from": list(derived_from),  # community bots whose weights these derive from (league.provenance)
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
     files["README.md"] = _readme(manifest).encode()

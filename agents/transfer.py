@@ -28,6 +28,7 @@ from league.config import STAGES, team_size_of
 from league.errors import LeagueError
 from league.files import all_or_nothing, printable, write_file_atomic
 from league.home import LeagueHome
+from league.provenance import community_sources
 from league.registry import Agent, Registry
 
 
@@ -186,7 +187,8 @@ def export_rlbot(home: LeagueHome, registry: Registry, name: str, directory: Pat
     tmp_zip = folder.with_name(f".{folder.name}.zip.{secrets.token_hex(6)}.tmp")
     try:
         manifest = write_rlbot_bot(ckpt, tmp, agent_name=name, lineage=_lineage(registry, agent),
-                                   deterministic=deterministic, league_version=_league_version())
+                                   deterministic=deterministic, league_version=_league_version(),
+                                   derived_from=community_sources(registry, agent))
         size = sum(p.stat().st_size for p in tmp.rglob("*") if p.is_file())
         manifest_sha256 = sha256_file(tmp / "manifest.json")
         if zip_path is not None:

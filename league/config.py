@@ -150,6 +150,10 @@ class PolicyConfig:
     lstm_hidden: int = param(256, "LSTM hidden size (lstm only).", min=1, max=WIDTH_MAX)
     car_frame: bool = param(True, "Append the ball, the car's motion and the goals rotated into the car's frame "
                                    "to the network's input (agents/features.py).")
+    action_space: Literal["table", "necto", "element"] = param(
+        "table", "What the actor speaks (agents/action_spaces.py): the 90-row action table, or factorised heads in "
+                 "a community bot's own terms (necto: 5 heads; element: 8), which a student distilled from that bot "
+                 "needs to say what it says.")
 
 
 @dataclass
@@ -229,6 +233,31 @@ class KickstartConfig:
 
 
 @dataclass
+class DistillConfig:
+    teacher: str = param("", "League member to copy first (league train --distill NAME): the student plays, the frozen "
+                             "teacher labels every state it sees with its whole action distribution, and the student's "
+                             "policy is fitted to it (docs/distill.md); empty: off. It replaces kickstart.teacher.")
+    steps: int = param(0, "Agent steps of the distillation phase (0: no step limit).", min=0, max=STEPS_MAX)
+    minutes: float = param(0.0, "Minutes of the distillation phase (0: no limit); with steps and patience 0, the "
+                                "whole run distils.", min=0, max=MINUTES_MAX)
+    patience: int = param(30, "End the phase when held-out agreement (on each new batch, before it is trained on) has "
+                              "not passed its best for this many updates (0: never).", min=0, max=1_000_000)
+    weight: float = param(1.0, "Weight of the cross-entropy to the teacher during the phase (the policy loss and "
+                               "the entropy bonus are off; the value loss keeps ppo.vf_coef).", min=0, max=COEF_MAX)
+    learning_rate: float = param(1e-3, "Adam learning rate during the phase (constant).", min=1e-8, max=1.0)
+    epochs: int = param(4, "Passes over each batch during the phase.", min=1, max=1000)
+    guide_weight: float = param(0.05, "After the phase: weight of the cross-entropy to the teacher beside PPO.",
+                                min=0, max=COEF_MAX)
+    guide_decay_steps: int = param(0, "After the phase: agent steps over which the guide falls linearly to 0 (0: "
+                                      "it stays).", min=0, max=STEPS_MAX)
+    teacher_share: float = param(0.25, "After the phase: share of the league envs where the teacher is the "
+                                       "opponent, until the student passes it.", min=0, max=1)
+    pass_score: float = param(0.55, "Score rate against the teacher (wins + half the draws, from the payoff table) "
+                                    "at which the student has passed it and the teacher's share drops to 0.",
+                              min=0, max=1)
+
+
+@dataclass
 class TrainingConfig:
     steps: int = param(1_000_000, "Agent steps of experience to train for (0: until --minutes or Ctrl-C).", min=0,
                        max=STEPS_MAX)
@@ -243,6 +272,7 @@ class TrainingConfig:
     eval_game_seconds: float = param(60.0, "Game clock of an evaluation game.", min=1, max=SECONDS_MAX)
     opponents: OpponentMix = section(OpponentMix, "Where self-play opponents come from.")
     kickstart: KickstartConfig = section(KickstartConfig, "Kickstarting: distil a teacher agent's actions early on.")
+    distill: DistillConfig = section(DistillConfig, "Distillation: copy a league member first, then train past it.")
     pfsp_weighting: Literal["hard", "variance", "linear", "even"] = param("hard", "PFSP weighting of past versions.")
     payoff_decay: float = param(0.99, "Decay of old payoff counts at each snapshot.", min=0, max=1)
     max_opponents: int = param(4, "Most distinct opponent policies loaded at once.", min=1, max=256)

@@ -12,8 +12,10 @@ def build_lineage(agents: list[Agent]) -> nx.DiGraph:
     graph = nx.DiGraph()
     by_id = {a.id: a for a in agents}
     for a in agents:
+        record = (a.config or {}).get("distilled_from")
+        teacher = record.get("teacher") if isinstance(record, dict) else None
         graph.add_node(a.name, id=a.id, kind=a.kind, status=a.status, team_size=a.team_size,
-                       steps_trained=a.steps_trained, created=a.created)
+                       steps_trained=a.steps_trained, created=a.created, teacher=teacher)
     for a in agents:
         if a.parent_id is not None and a.parent_id in by_id:
             graph.add_edge(by_id[a.parent_id].name, a.name)

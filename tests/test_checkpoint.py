@@ -106,7 +106,8 @@ def test_metadata_is_readable_json_with_versions(saved):
     meta = json.loads(weights.with_suffix(".json").read_text())
     assert meta["format"] == "rl-league-checkpoint" and meta["format_version"] == FORMAT_VERSION
     assert meta["architecture"] == {"kind": "mlp", "actor_sizes": [32, 16], "critic_sizes": [16],
-                                    "activation": "elu", "lstm_hidden": 256, "car_frame": True}
+                                    "activation": "elu", "lstm_hidden": 256, "car_frame": True,
+                                    "action_space": "table"}
     assert meta["obs_layout_version"] == OBS_LAYOUT_VERSION and meta["action_table_version"] == 1
     assert meta["steps"] == 1234 and meta["optimizer"]["class"] == "Adam"
 

@@ -151,7 +151,7 @@ def test_segments_of_several_workers_merge_along_the_slots():
     m = merge([a, b])
     assert m.obs.shape == (4, 5, 3) and m.hidden.shape == (4, 2, 5, 5) and m.next_hidden.shape == (2, 5, 5)
     np.testing.assert_array_equal(m.actions[:, 2:], b.actions)
-    assert m.version == 2 and m.steps == 20 and m.teacher_actions is None
+    assert m.version == 2 and m.steps == 20 and m.teacher_probs is None
     assert m.tally.results() == {"rule": (3, 0, 4)}
     row = m.tally.row()
     assert row["charts/win_rate/rule"] == pytest.approx(0.75) and row["charts/opponent_share/self-play"] == 0.5

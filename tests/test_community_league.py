@@ -206,7 +206,7 @@ def test_a_learner_trains_against_community_bots_and_with_necto_as_its_teacher(b
         assert {("taught-v1", "necto"), ("taught-v1", "element")} <= played  # evaluation meets them
     finally:
         reg.close()
-    assert any("matched to the nearest row" in str(n) for n in notes)
+    assert any("moves to the nearest row of the learner's 90-action table" in str(n) for n in notes)
     shares = [line for line in (bots.runs / "taught" / "metrics.jsonl").read_text().splitlines()
               if "opponent_share/necto" in line or "opponent_share/element" in line]
     assert shares  # they played as opponents

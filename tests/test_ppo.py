@@ -177,7 +177,7 @@ def test_kickstarting_teaches_the_teachers_actions_without_any_reward():
     for _ in range(15):
         while not learner.buffer.full:
             obs = torch.randn(16, 3, generator=gen)
-            learner.act(obs, torch.zeros(16), teacher_actions=(obs[:, 0] > 0).long())
+            learner.act(obs, torch.zeros(16), teacher_probs=torch.nn.functional.one_hot((obs[:, 0] > 0).long(), 4).float())
             learner.observe_rewards(torch.zeros(16))
         stats = learner.update(torch.randn(16, 3, generator=gen), torch.zeros(16))
     assert stats.teacher_agreement > 0.95 and stats.kickstart_weight == 1.0

@@ -23,10 +23,9 @@ from dataclasses import replace
 import numpy as np
 import torch
 
-from agents.actions import nearest_actions
 from agents.game_state import N_CONTROLS
 from agents.networks import build_network
-from agents.nn_policy import sample_actions
+from agents.teaching import teacher_labels
 from arena.engine.game import GameSpec
 from arena.engine.phases import PhaseClock
 from arena.engine.vector import VecGame
@@ -49,6 +48,7 @@ class Collector:
         self.device = torch.device(device)
         self.accel = accel or Accel(self.device)
         self.net = build_network(net_config).to(self.device).eval()
+        self.space = self.net.space
         self.recurrent = bool(self.net.recurrent)
         self.version = 0
         self.generator = torch.Generator(device=self.device).manual_seed(seed)
@@ -62,6 +62,7 @@ class Collector:
         self.actions = np.zeros(games.num_agents, dtype=np.int64)
         self.controls = np.zeros((games.num_agents, N_CONTROLS), dtype=np.float32)  # rows of agents speaking controls
         self.use_controls = np.zeros(games.num_agents, dtype=bool)
+        self.use_controls[rows] = self.space.factorised  # a learner with heads speaks controls
         self.obs = games.reset(seed=seed).copy()
         self.starts = games.info.episode_start.copy()
 
@@ -85,6 +86,7 @@ class Collector:
         self.pool = build_pool(picks, specs, self.layout.opponent_rows, seed, self.device)
         self.stats.set_pool(self.pool)
         self.use_controls[:] = False
+        self.use_controls[self.layout.learner_rows] = self.space.factorised
         for actor in self.pool.actors:
             self.use_controls[actor.rows] = actor.policy.speaks_controls
 
@@ -98,20 +100,18 @@ class Collector:
         x, s = x.to(self.device, non_blocking=True), s.to(self.device, non_blocking=True)
         with self.accel.inference_autocast():
             logits, value, self.state = self.net.step(x, self.state, s)
-        actions, logprob = sample_actions(logits, self.generator)
+        actions, logprob = self.space.sample(logits, self.generator)
         # One copy to the host per step, the only synchronisation on a GPU (indices are exact in float32).
         out = torch.stack([actions.float(), logprob, value.float()]).cpu().numpy()
         return out[0].astype(np.int64), out[1], out[2]
 
-    def _teacher_act(self, obs: np.ndarray, starts: np.ndarray) -> np.ndarray:
-        """The teacher's greedy actions for the learner rows; a teacher speaking raw controls (a
-        community bot) is matched to the nearest row of the learner's action table."""
-        teacher, rows = self.teacher, self.layout.learner_rows
-        if teacher.reads_game:
-            out, self.teacher_state = teacher.act_game(self.games.game_state(), rows, self.teacher_state, starts, True)
-        else:
-            out, self.teacher_state = teacher.act(obs, self.teacher_state, starts, deterministic=True)
-        return nearest_actions(out) if teacher.speaks_controls else out
+    def _teacher_labels(self, obs: np.ndarray, starts: np.ndarray) -> np.ndarray:
+        """The teacher's action distribution for the learner rows, in the learner's action space
+        (agents.teaching)."""
+        game = self.games.game_state() if self.teacher.reads_game else None
+        labels, self.teacher_state = teacher_labels(self.teacher, game, obs, self.layout.learner_rows,
+                                                    self.teacher_state, starts, self.space)
+        return labels
 
     def _opponent_act(self, a) -> None:
         """One league opponent's step: its actions, or raw controls for a bot speaking them."""
@@ -135,7 +135,8 @@ class Collector:
                       rewards=np.empty((steps, S), np.float32), episode_starts=np.empty((steps, S), np.float32),
                       next_obs=np.empty((S, D), np.float32), next_starts=np.empty(S, np.float32),
                       version=self.version, tally=None,  # type: ignore[arg-type]  # set below
-                      teacher_actions=np.empty((steps, S), np.int64) if teach and self.teacher else None,
+                      teacher_probs=(np.empty((steps, S, self.space.logits), np.float32) if teach and self.teacher
+                                     else None),
                       hidden=np.empty((steps, 2, S, self.net.hidden_size), np.float32) if self.recurrent else None)
         clock = PhaseClock()
         games.take_phases()  # the runner's clocks count from here
@@ -146,11 +147,14 @@ class Collector:
             if seg.hidden is not None:
                 seg.hidden[t, 0], seg.hidden[t, 1] = self.state.h[0].cpu().numpy(), self.state.c[0].cpu().numpy()
             clock.mark("segment writes")
-            if seg.teacher_actions is not None:
-                seg.teacher_actions[t] = self._teacher_act(obs, starts)
+            if seg.teacher_probs is not None:
+                seg.teacher_probs[t] = self._teacher_labels(obs, starts)
                 clock.mark("teacher")
             seg.actions[t], seg.logprobs[t], seg.values[t] = self._learner_act(obs, starts)
-            self.actions[rows] = seg.actions[t]
+            if self.space.factorised:
+                self.controls[rows] = self.space.controls[seg.actions[t]]
+            else:
+                self.actions[rows] = seg.actions[t]
             clock.mark("learner forward")
             for a in self.pool.actors:
                 self._opponent_act(a)

@@ -27,7 +27,6 @@ from typing import NamedTuple
 import numpy as np
 import torch
 from torch import nn
-from torch.distributions import Categorical
 
 from agents.checkpoint import MAX_WEIGHT
 from agents.networks import LstmState
@@ -161,9 +160,12 @@ class PpoLearner:
     def __init__(self, model: nn.Module, cfg: PpoConfig, slots: int, obs_dim: int,
                  device: torch.device | str = "cpu", seed: int = 0,
                  accel: Accel | None = None, teacher: bool = False):
-        """`teacher`: store a teacher's action per step for kickstarting; the loss adds
-        `kickstart_weight` x the cross-entropy of the policy to it (Schmitt et al., 2018), and the
-        driver sets `kickstart_weight` before each update (annealed to 0, PPO alone from then on)."""
+        """`teacher`: store a teacher's label per step (its action distribution in the network's
+        action space); the loss adds `kickstart_weight` x the cross-entropy from the teacher's
+        distribution to the policy's (Schmitt et al., 2018), and the driver sets `kickstart_weight`
+        before each update (annealed to 0, or a small permanent guide). `distilling`, set by the
+        driver, drops the PPO policy loss and the entropy bonus: the policy is fitted to the teacher
+        alone while the critic learns the returns of the states it visits."""
         self.model = model.to(device)
         self.cfg = cfg
         self.device = torch.device(device)
@@ -172,9 +174,13 @@ class PpoLearner:
         # Fused Adam: one kernel for all parameters (4x faster per step than the per-tensor loop on CPU).
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=cfg.learning_rate, eps=1e-5,
                                           fused=self.device.type in ("cpu", "cuda"))
+        self.space = model.space
         self.buffer = RolloutBuffer(cfg.steps_per_env, slots, obs_dim, self.device,
-                                    lstm_hidden=model.hidden_size if self.recurrent else None, teacher=teacher)
+                                    lstm_hidden=model.hidden_size if self.recurrent else None,
+                                    teacher=self.space.logits if teacher else 0)
         self.kickstart_weight = 0.0
+        self.distilling = False
+        self.extra_stats: dict[str, float] = {}  # the driver's state kept with each checkpoint (learner_stats)
         self.progress = 0.0  # share of the run's budget spent (the driver sets it): a linear schedule decays over it
         self.updates_done = 0
         self.skipped_updates = 0
@@ -188,8 +194,8 @@ class PpoLearner:
 
     @torch.no_grad()
     def act(self, obs: torch.Tensor, episode_start: torch.Tensor,
-            teacher_actions: torch.Tensor | None = None) -> torch.Tensor:
-        """Sample actions for all learner slots and store the step (with the teacher's actions when
+            teacher_probs: torch.Tensor | None = None) -> torch.Tensor:
+        """Sample actions for all learner slots and store the step (with the teacher's label when
         kickstarting); returns actions [slots]."""
         if self.accel.pin_memory:
             obs, episode_start = obs.pin_memory(), episode_start.pin_memory()
@@ -198,10 +204,9 @@ class PpoLearner:
         before = self.state
         with self.accel.inference_autocast():
             logits, value, self.state = self.model.step(obs, self.state, episode_start)
-        probs = torch.softmax(logits.float(), dim=-1)
-        actions = torch.multinomial(probs.cpu(), 1, generator=self.generator).squeeze(-1).to(self.device)
-        logprob = torch.log(probs.gather(-1, actions[:, None]).squeeze(-1).clamp_min(1e-12))
-        self.buffer.add(obs, actions, logprob, value.float(), episode_start, before, teacher_actions)
+        actions, logprob = self.space.sample(logits.cpu(), self.generator)
+        actions, logprob = actions.to(self.device), logprob.to(self.device)
+        self.buffer.add(obs, actions, logprob, value.float(), episode_start, before, teacher_probs)
         return actions
 
     def ingest(self, segment: Segment) -> None:
@@ -211,15 +216,15 @@ class PpoLearner:
         if (steps, slots) != (self.buffer.steps, self.buffer.slots):
             self.buffer = RolloutBuffer(steps, slots, segment.obs.shape[-1], self.device,
                                         lstm_hidden=self.model.hidden_size if self.recurrent else None,
-                                        teacher=self.buffer.teacher_actions is not None)
+                                        teacher=self.space.logits if self.buffer.teacher_probs is not None else 0)
             if self.return_scale is not None and slots != self.slots:
                 self.return_scale.running = torch.zeros(slots, device=self.device)
             self.slots = slots
         buf = self.buffer
         for name in ("obs", "actions", "logprobs", "values", "rewards", "episode_starts"):
             getattr(buf, name).copy_(self._tensor(getattr(segment, name)), non_blocking=True)
-        if buf.teacher_actions is not None and segment.teacher_actions is not None:
-            buf.teacher_actions.copy_(self._tensor(segment.teacher_actions), non_blocking=True)
+        if buf.teacher_probs is not None and segment.teacher_probs is not None:
+            buf.teacher_probs.copy_(self._tensor(segment.teacher_probs), non_blocking=True)
         if self.recurrent:
             buf.hidden.copy_(self._tensor(segment.hidden), non_blocking=True)
             h, c = self._tensor(segment.next_hidden).to(self.device)
@@ -231,6 +236,21 @@ class PpoLearner:
             warnings.simplefilter("ignore", UserWarning)
             tensor = torch.from_numpy(array)
         return tensor.pin_memory() if self.accel.pin_memory else tensor
+
+    @torch.no_grad()
+    def held_out(self) -> tuple[float, float]:
+        """(agreement, cross-entropy) of the policy with the teacher's labels on the batch in the buffer,
+        before any update on it: every head's most likely choice equal to the teacher's, and the
+        cross-entropy from the teacher's distribution to the policy's (agents.action_spaces)."""
+        buf = self.buffer
+        if self.recurrent:
+            state = LstmState(buf.hidden[0, 0][None].contiguous(), buf.hidden[0, 1][None].contiguous())
+            logits, _ = self.model.sequence_forward(buf.obs, state, buf.episode_starts)
+        else:
+            logits, _ = self.model(buf.obs.reshape(-1, buf.obs.shape[-1]))
+        logits, labels = logits.float().reshape(-1, self.space.logits), buf.teacher_probs.reshape(-1, self.space.logits)
+        return (float(self.space.agreement(logits, labels).mean()),
+                float(self.space.cross_entropy(logits, labels).mean()))
 
     def observe_rewards(self, rewards: torch.Tensor) -> None:
         self.buffer.add_rewards(rewards.to(self.device, non_blocking=True).float())
@@ -304,7 +324,7 @@ class PpoLearner:
         return stats
 
     def _kickstart_weight(self) -> float:
-        return self.kickstart_weight if self.buffer.teacher_actions is not None else 0.0
+        return self.kickstart_weight if self.buffer.teacher_probs is not None else 0.0
 
     def _restore(self, model_state, optim_state) -> None:
         self.model.load_state_dict(model_state)
@@ -318,8 +338,8 @@ class PpoLearner:
             "obs": buf.obs.reshape(n, -1), "actions": buf.actions.reshape(n), "logprobs": buf.logprobs.reshape(n),
             "values": buf.values.reshape(n), "advantages": buf.advantages.reshape(n), "returns": buf.returns.reshape(n),
         }
-        if buf.teacher_actions is not None:
-            flat["teacher"] = buf.teacher_actions.reshape(n)
+        if buf.teacher_probs is not None:
+            flat["teacher"] = buf.teacher_probs.reshape(n, -1)
         size = min(self.cfg.minibatch_size, n)
         for lo in range(0, n - size + 1, size):
             idx = order[lo:lo + size]
@@ -346,8 +366,8 @@ class PpoLearner:
                 "state": (buf.hidden[first_t, 0, first_slot][None].contiguous(),
                           buf.hidden[first_t, 1, first_slot][None].contiguous()),
             }
-            if buf.teacher_actions is not None:
-                batch["teacher"] = buf.teacher_actions[t, slot]
+            if buf.teacher_probs is not None:
+                batch["teacher"] = buf.teacher_probs[t, slot]
             yield batch
 
     def _clip_gradients(self) -> torch.Tensor:
@@ -364,9 +384,8 @@ class PpoLearner:
                 logits, value = self.model.sequence_forward(b["obs"], LstmState(*b["state"]), b["episode_starts"])
             else:
                 logits, value = self.model(b["obs"])
-        # Unvalidated: logits gone NaN must end in a non-finite loss (checked below), not a ValueError.
-        dist = Categorical(logits=logits.float(), validate_args=False)
-        logprob, entropy, value = dist.log_prob(b["actions"]), dist.entropy(), value.float()
+        space, logits = self.space, logits.float()
+        logprob, entropy, value = space.log_prob(logits, b["actions"]), space.entropy(logits), value.float()
         adv = b["advantages"]
         if cfg.normalize_advantages and adv.numel() > 1:
             adv = (adv - adv.mean()) / (adv.std() + 1e-8)
@@ -383,13 +402,13 @@ class PpoLearner:
         else:
             v_loss = 0.5 * ((value - b["returns"]) ** 2).mean()
         ent = entropy.mean()
-        loss = pg_loss - cfg.ent_coef * ent + cfg.vf_coef * v_loss
+        loss = cfg.vf_coef * v_loss if self.distilling else pg_loss - cfg.ent_coef * ent + cfg.vf_coef * v_loss
         kick_loss = agreement = torch.zeros(())
         if self._kickstart_weight() > 0:
-            kick_loss = -dist.log_prob(b["teacher"]).mean()
+            kick_loss = space.cross_entropy(logits, b["teacher"]).mean()
             loss = loss + self._kickstart_weight() * kick_loss
             with torch.no_grad():
-                agreement = (logits.argmax(dim=-1) == b["teacher"]).float().mean()
+                agreement = space.agreement(logits, b["teacher"]).mean()
         if not torch.isfinite(loss):
             return None
         self.optimizer.zero_grad(set_to_none=True)

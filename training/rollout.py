@@ -11,7 +11,7 @@ import torch
 
 class RolloutBuffer:
     def __init__(self, steps: int, slots: int, obs_dim: int, device: torch.device | str = "cpu",
-                 lstm_hidden: int | None = None, teacher: bool = False):
+                 lstm_hidden: int | None = None, teacher: int = 0):
         self.steps, self.slots, self.device = steps, slots, torch.device(device)
         shape = (steps, slots)
         self.obs = torch.zeros(shape + (obs_dim,), device=self.device)
@@ -23,8 +23,8 @@ class RolloutBuffer:
         self.episode_starts = torch.zeros(shape, device=self.device)
         self.advantages = torch.zeros(shape, device=self.device)
         self.returns = torch.zeros(shape, device=self.device)
-        # The kickstarting teacher's action for each step (training.kickstart), when there is one.
-        self.teacher_actions = torch.zeros(shape, dtype=torch.long, device=self.device) if teacher else None
+        # The teacher's label of each step (its per-head probabilities, `teacher` wide), when there is one.
+        self.teacher_probs = torch.zeros(shape + (teacher,), device=self.device) if teacher else None
         # LSTM state *before* each step, so any sequence can be replayed from its start.
         self.hidden = None
         if lstm_hidden is not None:
@@ -38,10 +38,10 @@ class RolloutBuffer:
     def reset(self) -> None:
         self.t = 0
 
-    def add(self, obs, actions, logprobs, values, episode_starts, state=None, teacher_actions=None) -> None:
+    def add(self, obs, actions, logprobs, values, episode_starts, state=None, teacher_probs=None) -> None:
         t = self.t
-        if self.teacher_actions is not None and teacher_actions is not None:
-            self.teacher_actions[t].copy_(teacher_actions, non_blocking=True)
+        if self.teacher_probs is not None and teacher_probs is not None:
+            self.teacher_probs[t].copy_(teacher_probs, non_blocking=True)
         self.obs[t].copy_(obs, non_blocking=True)
         self.actions[t].copy_(actions, non_blocking=True)
         self.logprobs[t].copy_(logprobs)

@@ -68,8 +68,9 @@ class Tally:
 class Segment:
     """T steps of S learner slots, collected with the weights of update `version`.
 
-    obs [T, S, D], actions/logprobs/values/rewards/episode_starts [T, S]; teacher_actions [T, S]
-    while kickstarting; hidden [T, 2, S, H]: the LSTM state before each step (recurrent
+    obs [T, S, D], actions/logprobs/values/rewards/episode_starts [T, S]; teacher_probs [T, S, L]
+    while a teacher labels the states (kickstarting, distilling): its action distribution in the
+    learner's action space, each head's probabilities side by side (agents.action_spaces); hidden [T, 2, S, H]: the LSTM state before each step (recurrent
     policies); next_obs [S, D], next_starts [S] and next_hidden [2, S, H]: where collection
     stopped, to bootstrap the value from.
     """
@@ -84,7 +85,7 @@ class Segment:
     next_starts: np.ndarray
     version: int  # the learner update whose weights collected it
     tally: Tally
-    teacher_actions: np.ndarray | None = None
+    teacher_probs: np.ndarray | None = None
     hidden: np.ndarray | None = None
     next_hidden: np.ndarray | None = None
     inference_seconds: float = 0.0  # of the collection time, what the policies' forward passes took
@@ -115,7 +116,7 @@ def merge(segments: list[Segment]) -> Segment:
                    values=cat("values", 1), rewards=cat("rewards", 1), episode_starts=cat("episode_starts", 1),
                    next_obs=cat("next_obs", 0), next_starts=cat("next_starts", 0),
                    version=min(s.version for s in segments), tally=tally,
-                   teacher_actions=cat("teacher_actions", 1), hidden=cat("hidden", 2), next_hidden=cat("next_hidden", 1),
+                   teacher_probs=cat("teacher_probs", 1), hidden=cat("hidden", 2), next_hidden=cat("next_hidden", 1),
                    inference_seconds=max(s.inference_seconds for s in segments),
                    collection_seconds=max(s.collection_seconds for s in segments),
                    phases=[p for s in segments for p in s.phases])

@@ -33,6 +33,7 @@ import numpy as np
 import torch
 
 from agents.checkpoint import check_trainable, load_checkpoint
+from agents.teaching import check_can_teach
 from agents.networks import build_network
 from agents.nn_policy import NetworkPolicy
 from agents.obs import OBS_DIM
@@ -44,6 +45,7 @@ from league.errors import LeagueError
 from league.home import LeagueHome
 from league.locks import claim
 from league.names import check_name, check_run_name, split_version
+from league.provenance import teacher_record
 from league.registry import BASELINES, PayoffRecord, Registry
 from training.accel import learner_threads, make_accel, maybe_compile, torch_threads, update_threads
 from training.budget import Budget, Clock
@@ -57,6 +59,7 @@ from training.collection import (
     pipelining,
 )
 from training.collector import Collector, training_spec
+from training.distill import DistillPhase
 from training.episode_stats import headline
 from training.evaluation import evaluate_snapshot
 from training.metrics import MetricsLog
@@ -116,7 +119,8 @@ class _Run:
     log: MetricsLog
     rng: np.random.Generator  # draws the opponents at every refresh
     clock: Clock  # this call's budget (training.steps, training.minutes), started with the call
-    teaching: bool  # whether the kickstarting teacher's actions are still collected
+    teaching: bool  # whether the teacher's labels are still collected (kickstarting, distilling, guiding)
+    distill: DistillPhase | None = None  # the distillation schedule (training.distill), when there is one
     payoff: dict[str, PayoffRecord] = field(default_factory=dict)  # opponent -> results since the snapshot
     steps: int = 0  # agent steps trained in this call (a resumed run's earlier ones: start_steps)
     since_snapshot: int = 0
@@ -224,6 +228,10 @@ class SelfPlayTrainer:
         # they play beside it (pipelined; training.update_threads).
         torch.set_num_threads(learner_threads(cfg.training, self.workers))
         self.optimizer_state = optimizer_state
+        self.teacher_spec = self._teacher()  # checked now: a teacher that cannot teach is refused before training
+        # What every snapshot of a distilling run records about its teacher (league.provenance).
+        self.provenance = (teacher_record(registry, cfg.training.distill.teacher) if cfg.training.distill.teacher
+                           else None)
 
     def _own(self, run: str) -> None:
         """Own the run's name until this trainer is done (or the process ends, however it ends):
@@ -291,15 +299,19 @@ class SelfPlayTrainer:
         """The configured collection backend (runner.backend, runner.pipeline), closed on leaving."""
         cfg = self.cfg
         backend, pipelined = self.backend, self.pipelined
-        teacher = self._teacher()
-        if teacher is not None:
+        teacher, distill = self.teacher_spec, cfg.training.distill
+        if teacher is not None and distill.teacher:
+            self.on_progress(Note(f"distilling {distill.teacher} into {self.net.space.name} heads (held-out agreement "
+                                  f"ends the phase after {distill.patience} updates without a new best), then PPO "
+                                  f"with a guide of {distill.guide_weight:g} towards it"))
+        elif teacher is not None:
             self.on_progress(Note(f"kickstarting from {cfg.training.kickstart.teacher} until the network has trained "
                                   f"{cfg.training.kickstart.steps:,} steps (training.kickstart.teacher= to turn off)"))
-            if teacher.reads_game:
-                self.on_progress(Note(f"{teacher.name} speaks raw controls: each step its eight controls are matched "
-                                      "to the nearest row of the learner's 90-action table (squared distance over "
-                                      "throttle, steer, pitch, yaw, roll, jump, boost, handbrake), and the learner "
-                                      "is pulled towards that row"))
+            if teacher.reads_game and not self.net.space.factorised:
+                self.on_progress(Note(f"{teacher.name} speaks its own heads: each step the mass of every joint action "
+                                      "of its distribution moves to the nearest row of the learner's 90-action table "
+                                      "(squared distance over throttle, steer, pitch, yaw, roll, jump, boost, "
+                                      "handbrake), and the learner is pulled towards that distribution"))
         if backend in ("rollout", "ray"):
             collection = WorkerCollection(cfg, self.net.config, teacher, backend, self.workers, pipelined,
                                           self.on_progress)
@@ -331,14 +343,20 @@ class SelfPlayTrainer:
             self.on_progress(Note("promotion.during_training is on but evaluation is off (training.eval_games or "
                                   "eval_every_snapshots is 0): the promotion test follows an evaluation, so no "
                                   "snapshot will be tested"))
-        teaching = bool(tcfg.kickstart.teacher) and self.start_steps < tcfg.kickstart.steps
+        teaching = self.teacher_spec is not None
         learner = PpoLearner(model, cfg.ppo, 1, obs_dim=OBS_DIM, device=self.device, seed=cfg.seed,
                              accel=accel, teacher=teaching)
+        distill = None
+        if tcfg.distill.teacher:
+            ended = self.learner_stats.get("distill_ended_at")
+            distill = DistillPhase(tcfg.distill, None if ended is None else int(ended))
+            if ended is not None:
+                learner.extra_stats["distill_ended_at"] = float(ended)
         if self.optimizer_state is not None:
             learner.optimizer.load_state_dict(self.optimizer_state)
         if learner.return_scale is not None and self.learner_stats:
             learner.return_scale.load(self.learner_stats)
-        run = _Run(collection, learner, log, np.random.default_rng(cfg.seed), clock, teaching)
+        run = _Run(collection, learner, log, np.random.default_rng(cfg.seed), clock, teaching, distill)
         self._draw_pool(run, refresh=0)
         return run
 
@@ -348,7 +366,10 @@ class SelfPlayTrainer:
         steps = self.start_steps + run.steps + ahead
         rcfg, kickstart = self.cfg.rewards, self.cfg.training.kickstart
         scale = shaping_scale(steps, rcfg.shaping_anneal_steps, rcfg.shaping_floor) if rcfg.mode == "dense" else 1.0
-        run.teaching = run.teaching and steps < kickstart.steps
+        if run.distill is not None:  # the teacher labels while it distils or guides
+            run.teaching = run.teaching and (run.distill.active or run.distill.guide(steps).weight > 0)
+        else:
+            run.teaching = run.teaching and steps < kickstart.steps
         weights = {k: v.detach().clone() for k, v in self.net.state_dict().items()}
         length = self.cfg.ppo.steps_per_env
         left = run.clock.budget.steps_left(run.steps + ahead)
@@ -364,17 +385,26 @@ class SelfPlayTrainer:
             run.timing["collection"] -= min(seg.inference_seconds, run.timing["collection"])
         lag = learner.updates_done - seg.version
         kickstart = self.cfg.training.kickstart
-        # Over the network's first kickstart.steps of training: a resumed run goes on where it
-        # stopped, and a run --from a trained agent starts past the anneal.
-        done = (self.start_steps + run.steps) / max(kickstart.steps, 1)
-        learner.kickstart_weight = (kickstart.weight * max(0.0, 1 - done) if seg.teacher_actions is not None
-                                    else 0.0)
+        distill_row: dict[str, float] = {}
+        if run.distill is not None:
+            distill_row = self._guide(run, seg)
+        else:
+            # Over the network's first kickstart.steps of training: a resumed run goes on where it
+            # stopped, and a run --from a trained agent starts past the anneal.
+            done = (self.start_steps + run.steps) / max(kickstart.steps, 1)
+            learner.kickstart_weight = (kickstart.weight * max(0.0, 1 - done) if seg.teacher_probs is not None
+                                        else 0.0)
         learner.progress = run.clock.spent(run.steps)  # what the learning-rate schedule decays over
         run.profile.add_round(seg.phases)
         threads = update_threads(self.cfg.training, self.workers if self.pipelined else 0)
         with run.timed("update"), torch_threads(threads):
             with run.phase("batching"):
                 learner.ingest(seg)
+            if learner.distilling:  # the new batch is unseen: the student's agreement on its own play
+                agreement, cross_entropy = learner.held_out()
+                distill_row.update({"distill/held_out_agreement": agreement,
+                                    "distill/held_out_cross_entropy": cross_entropy})
+                self._held_out(run, agreement)
             try:
                 with run.phase("updating"):
                     update = learner.update(torch.from_numpy(seg.next_obs), torch.from_numpy(seg.next_starts))
@@ -392,13 +422,37 @@ class SelfPlayTrainer:
         elapsed = run.clock.elapsed()
         row = {**update.as_log(), **seg.tally.row(), "charts/steps_per_second": run.steps / elapsed,
                "charts/skipped_updates_total": learner.skipped_updates, "charts/policy_lag": float(lag),
-               "charts/rollout_workers": float(got.workers), "charts/lost_steps_total": float(run.lost_steps)}
+               "charts/rollout_workers": float(got.workers), "charts/lost_steps_total": float(run.lost_steps),
+               **distill_row}
         rcfg = self.cfg.rewards
         if rcfg.mode == "dense" and rcfg.shaping_anneal_steps:
             row["charts/shaping_scale"] = shaping_scale(self.start_steps + run.steps, rcfg.shaping_anneal_steps,
                                                         rcfg.shaping_floor)
         self._record_metrics(run, row, kept=headline(row))
         self.on_progress(UpdateDone(run.steps, run.clock.budget.steps or None, elapsed, row))
+
+    def _guide(self, run: _Run, seg) -> dict[str, float]:
+        """Set the learner for the next update by the distillation schedule; the metrics it adds."""
+        learner, steps = run.learner, self.start_steps + run.steps
+        guide = run.distill.guide(steps)
+        learner.distilling = guide.distilling
+        learner.kickstart_weight = guide.weight if seg.teacher_probs is not None else 0.0
+        d = self.cfg.training.distill
+        learner.cfg = (dataclasses.replace(self.cfg.ppo, learning_rate=d.learning_rate, lr_schedule="constant",
+                                           epochs=d.epochs) if guide.distilling else self.cfg.ppo)
+        return {"distill/phase": float(guide.distilling), "charts/guide_weight": learner.kickstart_weight}
+
+    def _held_out(self, run: _Run, agreement: float) -> None:
+        """Count a held-out agreement; say so when it ends the distillation phase."""
+        phase = run.distill
+        phase.after_held_out(agreement, self.start_steps + run.steps)
+        if not phase.active:
+            run.learner.extra_stats["distill_ended_at"] = float(phase.ended_at)
+            d = self.cfg.training.distill
+            self.on_progress(Note(f"distillation ended at {phase.ended_at:,} steps ({phase.reason}; best held-out "
+                                  f"agreement {phase.best:.1%}); PPO from here, with a guide of {d.guide_weight:g} "
+                                  f"towards {d.teacher} and {d.teacher} as {d.teacher_share:.0%} of the league envs "
+                                  f"until the student scores {d.pass_score:.0%} against it"))
 
     def _after_snapshot(self, run: _Run) -> None:
         """Every snapshot_every_steps: payoff, snapshot, every K snapshots an evaluation, new opponents."""
@@ -446,10 +500,13 @@ class SelfPlayTrainer:
     # ------------------------------------------------------------------ teacher and opponents
 
     def _teacher(self) -> PolicySpec | None:
-        """The kickstarting teacher (training.kickstart.teacher), or None."""
-        name = self.cfg.training.kickstart.teacher
-        if not name or self.start_steps >= self.cfg.training.kickstart.steps:
+        """The teacher: training.distill.teacher, else the kickstarting one (training.kickstart.teacher), or
+        None; one sentence when it cannot teach this student at this team size."""
+        distill = self.cfg.training.distill.teacher
+        name = distill or self.cfg.training.kickstart.teacher
+        if not distill and (not name or self.start_steps >= self.cfg.training.kickstart.steps):
             return None  # off, or the network has trained past the anneal (resumed, or --from a trained agent)
+        key = "training.distill.teacher" if distill else "training.kickstart.teacher"
         try:
             teacher = self.registry.agent_store.get(name)
         except LeagueError:
@@ -459,9 +516,15 @@ class SelfPlayTrainer:
                               "was made before it existed); run `league init` on it to add the missing baselines, "
                               "or choose another teacher: --set training.kickstart.teacher=rule") from None
         if teacher.status == "retired":
-            raise LeagueError(f"Kickstart teacher {name!r} is retired; choose an active agent, or train without "
-                              "one: --set training.kickstart.teacher=")
-        return agent_spec(self.registry, name, self.home.root)
+            what = "Teacher" if distill else "Kickstart teacher"
+            raise LeagueError(f"{what} {name!r} is retired; choose an active agent, or train without "
+                              f"one: --set {key}=")
+        if not teacher.plays(self.team_size):
+            raise LeagueError(f"Teacher {name!r} does not play {self.team_size}v{self.team_size}; choose a teacher that "
+                              f"plays the stage ({key}).")
+        spec = agent_spec(self.registry, name, self.home.root)
+        check_can_teach(spec.policy(), name, self.net.space)
+        return spec
 
     def _draw_pool(self, run: _Run, refresh: int) -> None:
         """The opponents of the league envs until the next snapshot (`refresh`: snapshots taken so far);
@@ -472,8 +535,20 @@ class SelfPlayTrainer:
         else:
             picks = draw_picks(self.registry, self.cfg.training, self.prefix, self.team_size, self.versions,
                                collection.league_envs, run.rng, self.pool() if self.pool else ())
+        picks = self._teacher_picks(run, picks)
         specs = pool_specs(picks, self.registry, self.home.root, self.net)
         collection.set_pool(picks, specs, derived_seed(self.cfg.seed, "opponents", refresh))
+
+    def _teacher_picks(self, run: _Run, picks: list[str]) -> list[str]:
+        """After distillation: the teacher takes its share of the league envs until the student passes it."""
+        if run.distill is None or run.distill.active:
+            return picks
+        teacher = self.cfg.training.distill.teacher
+        record = self.registry.payoff_store.get(self.prefix, self.team_size).get(teacher, PayoffRecord())
+        score = (record.wins + 0.5 * record.draws) / record.games if record.games else 0.0
+        share = run.distill.teacher_share(score, int(record.games))
+        k = round(share * len(picks))
+        return [teacher] * k + picks[k:]
 
     def _record_payoff(self, run: _Run) -> None:
         """The learner's results against each opponent since the last snapshot, into the payoff table (PFSP)."""
@@ -496,15 +571,18 @@ class SelfPlayTrainer:
         """Checkpoint + registry version. A snapshot that cannot be written (weights gone NaN, disk
         full) stops the run with the reason; the previous snapshots are kept as they are."""
         name = next_version(self.prefix, self.versions)
+        config = self.cfg.to_dict()
+        if self.provenance is not None:
+            config["distilled_from"] = self.provenance
         try:
-            rel, sha = write_checkpoint(self.home, name, self.net, learner, steps, self.cfg.to_dict())
+            rel, sha = write_checkpoint(self.home, name, self.net, learner, steps, config)
         except (LeagueError, OSError) as exc:
             why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             kept = f"the last snapshot, {self.versions[-1]}, is kept" if self.versions else "no snapshot was kept"
             raise LeagueError(f"Snapshot {name} was not written ({why.rstrip('.')}); training stopped and "
                               f"{kept}.") from None
         self.registry.agent_store.add(name, self.net.config.kind, self.team_size, parent=self.parent,
-                                checkpoint_path=str(rel), checkpoint_sha256=sha, config=self.cfg.to_dict(),
+                                checkpoint_path=str(rel), checkpoint_sha256=sha, config=config,
                                 steps_trained=steps, status=self.snapshot_status)
         self.parent = name
         self.versions.append(name)

@@ -40,7 +40,7 @@ def write_checkpoint(home: LeagueHome, name: str, net: nn.Module, learner: PpoLe
     if (home.checkpoints / stem).exists():
         stem = f"{name}-{secrets.token_hex(4)}.safetensors"
     rel = Path("checkpoints") / stem
-    stats = learner.return_scale.stats() if learner.return_scale else None
+    stats = {**(learner.return_scale.stats() if learner.return_scale else {}), **learner.extra_stats} or None
     sha = save_checkpoint(home.root / rel, net, steps=steps, training_config=training_config,
                           optimizer=learner.optimizer, learner_stats=stats, exclusive=True)
     return rel, sha

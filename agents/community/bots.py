@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from agents.action_spaces import ActionSpace
 from agents.game_state import GameArrays
 from agents.policy import Policy, State
 
@@ -78,8 +79,8 @@ class CommunityPolicy(Policy):
     speaks_controls = True
     recurrent = True  # adapters may keep per-row memory (Necto's pad and demo timers)
 
-    def __init__(self, adapter: Any, name: str):
-        self.adapter, self.name = adapter, name
+    def __init__(self, adapter: Any, name: str, space: ActionSpace):
+        self.adapter, self.name, self.space = adapter, name, space
 
     def initial_state(self, n: int) -> State:
         return self.adapter.initial_state(n)
@@ -91,3 +92,9 @@ class CommunityPolicy(Policy):
     def act_game(self, game: GameArrays, rows: np.ndarray, state: State = None,
                  episode_start: np.ndarray | None = None, deterministic: bool = False) -> tuple[np.ndarray, State]:
         return self.adapter.act(game, rows, state, episode_start)
+
+    def act_game_probs(self, game: GameArrays, rows: np.ndarray, state: State = None,
+                       episode_start: np.ndarray | None = None) -> tuple[np.ndarray, State]:
+        """Each head's probabilities [R, space.logits] (a teacher's label), and the new state, as act_game."""
+        _, probs, state = self.adapter.act_probs(game, rows, state, episode_start)
+        return probs, state

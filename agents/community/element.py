@@ -146,16 +146,27 @@ class ElementPolicy:
     ) -> tuple[np.ndarray, np.ndarray]:
         """Controls [R, 8] float32 (throttle, steer, pitch, yaw, roll, jump, boost, handbrake) and the new
         state: the bot's action [R, 8] before bot.py zeroes yaw under jump, its next previous action."""
+        controls, _, action = self.act_probs(arrays, rows, state, episode_start)
+        return controls, action
+
+    def act_probs(
+        self, arrays: GameArrays, rows: np.ndarray, state: np.ndarray | None = None,
+        episode_start: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """As `act`, with each head's probabilities [R, 21] (throttle, steer, pitch, yaw, roll 3 each, then
+        jump, boost, handbrake 2 each: agents.action_spaces' element space) between controls and state."""
         x = self.inputs(arrays, rows, state, episode_start)
         if len(x) == 0:
-            return np.zeros((0, N_CONTROLS), np.float32), np.zeros((0, N_CONTROLS), np.float32)
+            empty = np.zeros((0, N_CONTROLS), np.float32)
+            return empty, np.zeros((0, 3 * N_CATEGORICAL + 2 * N_BERNOULLI), np.float32), empty
         categorical, bernoulli = self.probabilities(torch.from_numpy(x))
         action = np.concatenate(
             [categorical.argmax(dim=2).numpy() - 1, bernoulli.argmax(dim=2).numpy()], axis=1
         ).astype(np.float32)
         controls = action.copy()
         controls[:, YAW] = np.where(action[:, JUMP] > 0, 0.0, action[:, YAW])  # bot.py's update_controls
-        return controls, action
+        probs = torch.cat([categorical.reshape(len(x), -1), bernoulli.reshape(len(x), -1)], dim=1).numpy()
+        return controls, probs, action
 
     def probabilities(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """agent.py's Actor.forward: softmax over the three-way heads [R, 5, 3] and two-way heads [R, 3, 2]."""

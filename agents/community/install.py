@@ -24,6 +24,7 @@ from typing import Any
 import torch
 from safetensors.torch import load, save
 
+from agents.action_spaces import SPACES
 from agents.community.bots import KINDS, BotKind, CommunityPolicy
 from agents.community.tensors import (
     MAX_FILE_BYTES,
@@ -149,7 +150,7 @@ def community_tensors(agent: Agent, path: Path) -> tuple[str, dict[str, torch.Te
 def community_policy(kind: str, tensors: dict, name: str) -> CommunityPolicy:
     """A community bot of `kind` with these tensors (torch tensors or numpy arrays) as a Policy."""
     tensors = {k: torch.as_tensor(v) for k, v in tensors.items()}
-    return CommunityPolicy(KINDS[kind].adapter().from_tensors(tensors), name)
+    return CommunityPolicy(KINDS[kind].adapter().from_tensors(tensors), name, SPACES[kind])
 
 
 def load_community(agent: Agent, path: Path) -> CommunityPolicy:

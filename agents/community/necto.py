@@ -318,9 +318,18 @@ class NectoPolicy:
         self, arrays: GameArrays, rows: np.ndarray, state: NectoMemory, episode_start: np.ndarray | None = None,
     ) -> tuple[np.ndarray, NectoMemory]:
         """Controls [R, 8] float32 (throttle, steer, pitch, yaw, roll, jump, boost, handbrake) and the new memory."""
+        controls, _, memory = self.act_probs(arrays, rows, state, episode_start)
+        return controls, memory
+
+    def act_probs(
+        self, arrays: GameArrays, rows: np.ndarray, state: NectoMemory, episode_start: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray, NectoMemory]:
+        """As `act`, with each head's probabilities [R, 12] (throttle 3, steer 3, jump 2, boost 2, handbrake 2:
+        agents.action_spaces' necto space) between the controls and the memory."""
         (q, kv, mask), memory = self.inputs(arrays, rows, state, episode_start)
         if len(q) == 0:
-            return np.zeros((0, 8), np.float32), memory
+            return np.zeros((0, 8), np.float32), np.zeros((0, sum(HEAD_SIZES)), np.float32), memory
         heads = self.logits(q, kv, mask)
         actions = torch.stack([h[:, 0].argmax(dim=-1) for h in heads], dim=1).numpy()
-        return controls_from_heads(actions), memory
+        probs = torch.cat([torch.softmax(h[:, 0].float(), dim=-1) for h in heads], dim=1).numpy()
+        return controls_from_heads(actions), probs, memory

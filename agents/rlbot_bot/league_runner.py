@@ -65,7 +65,8 @@ class LeaguePolicyRunner:
         self.recurrent = self.actor.recurrent
         self.rng = np.random.default_rng(seed)
         self._controls = _controller_state()
-        self._table = [tuple(float(v) for v in row) for row in league_actions.ACTION_TABLE]
+        self._table = [tuple(float(v) for v in row) for row in self.manifest["action_table"]]
+        self._heads = [int(n) for n in self.manifest.get("head_sizes", [len(self._table)])]
         self._pad_order: np.ndarray | None = None
         self._field = None
         self.index: int | None = None
@@ -79,10 +80,14 @@ class LeaguePolicyRunner:
         if m["obs_layout_version"] not in SUPPORTED_OBS_LAYOUTS or m["obs_layout_version"] != league_obs.OBS_LAYOUT_VERSION:
             raise ValueError(f"this bot's code speaks observation layout {league_obs.OBS_LAYOUT_VERSION}, "
                              f"its weights layout {m['obs_layout_version']}")
-        if (m["action_table_version"] not in SUPPORTED_ACTION_TABLES
-                or m["action_table_version"] != league_actions.ACTION_TABLE_VERSION
-                or not np.array_equal(np.asarray(m["action_table"], dtype=np.float32), league_actions.ACTION_TABLE)):
+        table = np.asarray(m["action_table"], dtype=np.float32)
+        heads = m.get("head_sizes", [len(table)])
+        if m["action_table_version"] not in SUPPORTED_ACTION_TABLES or m["action_table_version"] != league_actions.ACTION_TABLE_VERSION:
             raise ValueError("this bot's action table is not the one its weights were trained with")
+        if len(heads) == 1 and not np.array_equal(table, league_actions.ACTION_TABLE):
+            raise ValueError("this bot's action table is not the one its weights were trained with")
+        if len(heads) > 1 and (table.shape != (int(np.prod(heads)), 8) or np.abs(table).max() > 1):
+            raise ValueError("this bot's heads do not match its table of controls")
 
     # ------------------------------------------------------------------ episodes
 
@@ -116,14 +121,17 @@ class LeaguePolicyRunner:
     # ------------------------------------------------------------------ acting
 
     def _choose(self, obs: np.ndarray, commit: bool) -> int:
+        """The joint action (a row of the table of controls): each head's choice, most significant first."""
         logits, state = self.actor.logits(obs[None], self.state)
-        logits = logits[0]
-        if self.deterministic:
-            action = int(np.argmax(logits))
-        else:
-            z = logits.astype(np.float64) - logits.max()
-            p = np.exp(z)
-            action = int(self.rng.choice(len(p), p=p / p.sum()))
+        action = 0
+        for size, head in zip(self._heads, np.split(logits[0], np.cumsum(self._heads)[:-1])):
+            if self.deterministic:
+                choice = int(np.argmax(head))
+            else:
+                z = head.astype(np.float64) - head.max()
+                p = np.exp(z)
+                choice = int(self.rng.choice(len(p), p=p / p.sum()))
+            action = action * size + choice
         if commit:
             self.state = state
             self.decisions += 1

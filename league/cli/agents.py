@@ -84,6 +84,7 @@ def show(name: NameArg, home: HomeOpt = None) -> None:
         ("checkpoint", agent.checkpoint_path or "-"), ("sha256", agent.checkpoint_sha256 or "-"),
         ("notes", agent.notes or "-"),
         *_community_rows(agent),
+        *_derived_rows(reg, agent),
     ):
         info.add_row(key, escape(value))
     out.print(info)
@@ -114,6 +115,21 @@ def show(name: NameArg, home: HomeOpt = None) -> None:
             probes.add_row(f"{p.team_size}v{p.team_size}", escape(p.probe), f"{p.minutes:g}", f"{p.steps:,}",
                            f"{p.wins}-{p.draws}-{p.losses}", f"{p.win_rate:.0%}", f"{low:.0%}..{high:.0%}")
         out.print(probes)
+
+
+def _derived_rows(reg, agent) -> list[tuple[str, str]]:
+    """What `league show` adds for an agent distilled from a teacher, or derived from community bots."""
+    from league.provenance import community_sources, distilled_from
+
+    rows = []
+    record = distilled_from(agent)
+    if record is not None:
+        rows.append(("distilled from", f"{record['teacher']} ({record.get('kind')}, sha256 {record.get('sha256')})"))
+    if agent.kind != "community":
+        for source in community_sources(reg, agent):
+            rows.append(("derived from", f"{source.get('bot')}: {source.get('source_file')} (sha256 "
+                                         f"{source.get('source_sha256')}); licence {source.get('licence')}"))
+    return rows
 
 
 def _community_rows(agent) -> list[tuple[str, str]]:
@@ -435,7 +451,8 @@ def lineage(name: NameArg, home: HomeOpt = None) -> None:
     def label(node: str) -> str:
         data = graph.nodes[node]
         mark = " ←" if node == name else ""
-        return f"{node} [dim]({data['status']}, {data['steps_trained']:,} steps)[/]{mark}"
+        teacher = f", distilled from {escape(data['teacher'])}" if data.get("teacher") else ""
+        return f"{escape(node)} [dim]({data['status']}, {data['steps_trained']:,} steps{teacher})[/]{mark}"
 
     tree = Tree(label(line[0]))
     branch = tree

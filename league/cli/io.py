@@ -74,6 +74,7 @@ def export_agent(
         league_home, reg = open_league(home, readonly=True)
         weights, meta = export_checkpoint(league_home, reg, name, directory)
         out.print(f"Exported {name} to {printable(str(weights))} and {printable(str(meta))}", highlight=False)
+        _print_licence(reg, name)
         return
     if directory is not None:
         raise LeagueError("Give either a folder for the checkpoint or --rlbot DIR, not both.")
@@ -84,3 +85,13 @@ def export_agent(
     out.print(f"Wrote the RLBot bot {name} to {printable(str(made.folder))} ({made.size_bytes / 1e6:.1f} MB"
               + (f"; {printable(str(made.zip_path))}" if made.zip_path else "") + "). "
               f"In RLBot v5, add {printable(str(made.folder / 'bot.toml'))}; its README.md says how.", highlight=False)
+    _print_licence(reg, name)
+
+
+def _print_licence(reg, name: str) -> None:
+    """The licence notice of an agent derived from community bots' weights (league.provenance)."""
+    from league.provenance import community_sources, licence_notice
+
+    sources = community_sources(reg, reg.agent_store.get(name))
+    if sources:
+        out.print(licence_notice(sources), highlight=False)

@@ -30,6 +30,13 @@ def train_command(
     steps: Annotated[Optional[int], typer.Option("--steps", help="Agent steps to train for.", show_default=False)] = None,
     minutes: Annotated[Optional[float], typer.Option("--minutes", help="Wall-clock budget.", show_default=False)] = None,
     policy: Annotated[Optional[str], typer.Option("--policy", help="mlp or lstm.", show_default=False)] = None,
+    distill: Annotated[Optional[str], typer.Option(
+        "--distill", help="Copy this league member first (a community bot, or an own agent into a new network), "
+                          "then train past it (training.distill; docs/distill.md).", show_default=False,
+        metavar="TEACHER")] = None,
+    action_space: Annotated[Optional[str], typer.Option(
+        "--action-space", help="What the network speaks: table, necto or element (policy.action_space).  [default: "
+                               "with --distill, the teacher's own; otherwise the config's]", show_default=False)] = None,
     config: ConfigOpt = None,
     device: Annotated[Optional[str], typer.Option("--device", help="auto, cpu or cuda.", show_default=False)] = None,
     workers: Annotated[Optional[int], typer.Option("--workers", help="Game worker processes.", show_default=False)] = None,
@@ -60,6 +67,8 @@ def train_command(
 
     Example: league train --stage 1v1 --minutes 10 --policy mlp
 
+    Example: league train --stage 1v1 --distill necto --minutes 60
+
     Example: league train --curriculum configs/curriculum.yaml --minutes 60
 
     Example: league train --stage 2v2 --from mlp-1v1-v12 --steps 2000000 --name mlp-2v2-from-1v1
@@ -80,7 +89,11 @@ def train_command(
     if (address is not None or rollout_workers is not None) and backend != "ray":
         raise LeagueError("--address and --rollout-workers go with --backend ray.")
     overrides = {"policy.kind": policy, "training.device": device, "runner.workers": workers, "seed": seed,
-                 "runner.backend": backend, "runner.address": address, "runner.rollout_workers": rollout_workers}
+                 "runner.backend": backend, "runner.address": address, "runner.rollout_workers": rollout_workers,
+                 "training.distill.teacher": distill, "policy.action_space": action_space}
+    if distill is not None and (league is not None or curriculum):
+        raise LeagueError("--distill goes with one run (league train --stage S --distill TEACHER); a curriculum "
+                          "stage names its teacher with training.distill.teacher.")
     if league is not None:
         from league.cli.roles import run_league_with_progress
 
@@ -111,10 +124,15 @@ def train_command(
     budget = Budget.from_config(cfg.training)
     if budget.unlimited:
         raise LeagueError("Give a budget: --steps N or --minutes M (Ctrl-C also stops and saves).")
+    registry = Registry.open(league_home.db_path, cfg.ratings)
+    if distill is not None and action_space is None and resume is None and from_ is None:
+        from training.distill import with_teacher_space
+
+        cfg = with_teacher_space(cfg, registry, league_home.root)
     bar, on_progress = _progress_bar(budget)
     # Built before the progress bar is drawn: names, the run's ownership and the checkpoints are checked first.
-    trainer = SelfPlayTrainer(cfg, league_home, Registry.open(league_home.db_path, cfg.ratings), name=name,
-                              resume=resume, init_from=from_, on_progress=on_progress)
+    trainer = SelfPlayTrainer(cfg, league_home, registry, name=name, resume=resume, init_from=from_,
+                              on_progress=on_progress)
     with bar:
         result = trainer.run()
     note = " (interrupted; final snapshot saved)" if result.interrupted else ""

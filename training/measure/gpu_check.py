@@ -97,7 +97,7 @@ def update_rates(device: torch.device, minibatches: tuple[int, ...], sets: list[
                       episode_starts=np.zeros((steps, slots), np.float32),
                       next_obs=rng.standard_normal((slots, 196), dtype=np.float32),
                       next_starts=np.zeros(slots, np.float32), version=0, tally=Tally(),
-                      teacher_actions=rng.integers(0, 90, (steps, slots)))
+                      teacher_probs=rng.dirichlet(np.ones(90), (steps, slots)).astype(np.float32))
         net = build_network(cfg.policy).to(device)
         learner = PpoLearner(net, cfg.ppo, 1, obs_dim=196, device=device, seed=0,
                              accel=make_accel(device, cfg.training.amp, cfg.training.pin_memory), teacher=True)

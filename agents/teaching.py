@@ -1,0 +1,52 @@
+"""What a teacher says about each state its student sees: its whole action distribution, in the
+student's action space (agents.action_spaces).
+
+    space = teacher_space(policy)                       # the space the teacher speaks
+    check_can_teach(policy, name, student_space)        # one sentence if the student cannot hold it
+    labels, state = teacher_labels(policy, game, obs, rows, state, starts, student_space)
+
+A community bot reads the game and answers each head's probabilities (Necto's five, Element's
+eight); a league network answers its own softmax; a scripted bot (rule, rule-pro, ...) answers its
+greedy action, one-hot in the table. A student speaking the teacher's space takes the labels as
+they are; a student speaking the table takes the teacher's joint distribution with each joint
+action's mass moved to the nearest table row.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents.action_spaces import SPACES, TABLE, ActionSpace, can_hold, one_hot, project
+from agents.actions import nearest_actions
+from agents.game_state import GameArrays
+from agents.policy import Policy, State
+from league.errors import LeagueError
+
+
+def teacher_space(policy: Policy) -> ActionSpace:
+    """The action space `policy`'s labels come in: its own heads, or the table."""
+    return getattr(policy, "space", None) or SPACES[TABLE]
+
+
+def check_can_teach(policy: Policy, name: str, student: ActionSpace) -> None:
+    """One sentence when a student speaking `student` cannot hold what `policy` (named `name`) says."""
+    space = teacher_space(policy)
+    if not can_hold(student, space):
+        raise LeagueError(
+            f"A student speaking {student.name} (policy.action_space={student.name}) cannot hold {name}'s actions, "
+            f"which are {space.doc}; give the student policy.action_space={space.name}, or table (the teacher's "
+            "distribution moved to the nearest rows of the 90-row table).")
+
+
+def teacher_labels(policy: Policy, game: GameArrays | None, obs: np.ndarray, rows: np.ndarray, state: State,
+                   starts: np.ndarray, student: ActionSpace) -> tuple[np.ndarray, State]:
+    """[R, student.logits] float32: the teacher's distribution over each head for every row, and its
+    new state (`game` and `rows` for a teacher that reads the game; `obs` [R, D] otherwise)."""
+    if policy.reads_game:
+        probs, state = policy.act_game_probs(game, rows, state, starts)
+    elif hasattr(policy, "probs"):
+        probs, state = policy.probs(obs, state, starts)
+    else:
+        actions, state = policy.act(obs, state, starts, deterministic=True)
+        probs = one_hot(nearest_actions(actions) if policy.speaks_controls else actions, SPACES[TABLE])
+    return project(np.asarray(probs), teacher_space(policy), student), state

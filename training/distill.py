@@ -1,0 +1,107 @@
+"""Copy, then surpass: the schedule of a run that distils a league member first (training.distill).
+
+The student plays (its own states, DAgger-style: Ross et al., 2011), the frozen teacher labels
+every state it sees with its whole action distribution (agents.teaching), and the update fits
+the student's policy to those labels with several epochs per batch while the critic learns the
+returns of the states it visits (ppo.PpoLearner.distilling). Before each batch is trained on,
+the student's agreement with the teacher on it is measured: those states are held out, so the
+figure is the student's on its own play, unseen. The phase ends at its budget
+(distill.steps, distill.minutes) or once held-out agreement has not passed its best for
+`patience` updates. Then PPO takes over from the distilled weights with a guide term towards the
+teacher (permanent and small, or decaying over guide_decay_steps) and the teacher as a share of
+the opponents until the student's score against it reaches pass_score.
+
+    phase = DistillPhase(cfg.training.distill, ended_at=None)
+    guide = phase.guide(steps)                   # Guide(weight, distilling) for the next update
+    phase.after_held_out(agreement, steps)       # may end the phase
+    share = phase.teacher_share(score, games)    # the teacher's share of league envs
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from agents.teaching import teacher_space
+from league.config import Config, DistillConfig
+from league.registry import Registry
+from training.budget import SECONDS_PER_MINUTE, Budget
+from training.opponents import agent_spec
+
+MIN_GAIN = 0.002  # held-out agreement must pass its best by this much to count as rising
+MIN_TEACHER_GAMES = 20  # games against the teacher before its share may drop
+
+
+@dataclass(frozen=True)
+class Guide:
+    """What the next update does with the teacher: the weight of the cross-entropy to its labels,
+    and whether the policy is fitted to them alone (the distillation phase) or beside PPO."""
+
+    weight: float
+    distilling: bool
+
+
+class DistillPhase:
+    def __init__(self, cfg: DistillConfig, ended_at: int | None, clock=time.perf_counter):
+        """`ended_at`: the agent steps at which an earlier call's phase ended (a resumed run), or None."""
+        self.cfg, self.ended_at, self.clock = cfg, ended_at, clock
+        self.budget = Budget(cfg.steps, cfg.minutes * SECONDS_PER_MINUTE)
+        self.started_at: int | None = None
+        self.started_time = 0.0
+        self.best = -1.0
+        self.stale = 0
+        self.reason = ""
+
+    @property
+    def active(self) -> bool:
+        return self.ended_at is None
+
+    def guide(self, steps: int) -> Guide:
+        """The teacher's part in the update after `steps` agent steps of the network's training."""
+        if self.active:
+            if self.started_at is None:
+                self.started_at, self.started_time = steps, self.clock()
+            return Guide(self.cfg.weight, True)
+        weight = self.cfg.guide_weight
+        if self.cfg.guide_decay_steps:
+            weight *= max(0.0, 1.0 - (steps - self.ended_at) / self.cfg.guide_decay_steps)
+        return Guide(weight, False)
+
+    def after_held_out(self, agreement: float, steps: int) -> None:
+        """Count a batch's held-out agreement (measured before training on it, after `steps`), and end
+        the phase at its budget or when agreement has stopped rising."""
+        if not self.active:
+            return
+        if agreement > self.best + MIN_GAIN:
+            self.best, self.stale = agreement, 0
+        else:
+            self.stale += 1
+        start = self.started_at if self.started_at is not None else steps
+        if self.budget.done(steps - start, self.clock() - self.started_time):
+            self._end(steps, "its budget is spent")
+        elif self.cfg.patience and self.stale >= self.cfg.patience:
+            self._end(steps, f"held-out agreement has not passed its best ({self.best:.1%}) for "
+                             f"{self.cfg.patience} updates")
+
+    def _end(self, steps: int, reason: str) -> None:
+        self.ended_at, self.reason = steps, reason
+
+    def teacher_share(self, score: float, games: int) -> float:
+        """The teacher's share of league envs after the phase: distill.teacher_share until the
+        student's score against it (`games` games) reaches pass_score, then 0."""
+        if self.active:
+            return 0.0
+        passed = games >= MIN_TEACHER_GAMES and score >= self.cfg.pass_score
+        return 0.0 if passed else self.cfg.teacher_share
+
+
+def with_teacher_space(cfg: Config, registry: Registry, home_root: Path) -> Config:
+    """`cfg` with a student that speaks its teacher's actions (policy.action_space): the heads of a
+    community bot, or the space of a league network; scripted teachers speak the table."""
+    name = cfg.training.distill.teacher
+    if name not in registry.agent_store.names():
+        return cfg  # the trainer says what is wrong with the name, in one sentence
+    space = teacher_space(agent_spec(registry, name, home_root).policy())
+    return dataclasses.replace(cfg, policy=dataclasses.replace(cfg.policy, action_space=space.name))
