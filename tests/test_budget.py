@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from league.config import MINUTES_MAX, STEPS_MAX, load_config
 from league.registry import Registry
-from training.budget import Budget, Clock, flag_overrides
+from training.budget import FIRST_ROUND_DIVISOR, Budget, Clock, clock_round, flag_overrides
 
 SECONDS_MAX = MINUTES_MAX * 60
 steps_limits = st.integers(0, STEPS_MAX)
@@ -160,3 +160,18 @@ def test_a_curriculum_whose_time_is_spent_trains_nothing_more(home, chunks):
     result = run_one_stage(home, 1e-9)
     assert result.status == "interrupted" and result.message.startswith("its time budget is spent")
     assert chunks == []
+
+
+# Issue 47, item 16: a round on a clock fits the time left.
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 65_536), st.integers(1, 4096), st.floats(0.0, 1e5), st.one_of(st.none(), st.floats(1.0, 1e7)),
+       st.integers(0, 10**8))
+def test_a_round_on_a_clock_fits_the_time_left_at_the_pace_so_far(full, slots, left, pace, ahead):
+    length = clock_round(full, slots, left, pace, ahead)
+    assert 0 <= length <= full
+    if pace is None:  # no round trained yet: a short one, to learn the pace
+        assert length == max(1, full // FIRST_ROUND_DIVISOR)
+    elif length:
+        assert length * slots <= pace * left - ahead and length >= max(1, full // FIRST_ROUND_DIVISOR)
+    else:  # less than a short round fits
+        assert (pace * left - ahead) // slots < max(1, full // FIRST_ROUND_DIVISOR)

@@ -22,6 +22,7 @@ from league.config import load_config
 from league.errors import ConfigError
 from league.registry import Registry
 from league.stores.roles import RoleCheck
+from training.budget import Budget
 from training.roles import RolesTrainer
 from training.roles_spec import load_roles, parse_roles
 from training.snapshots import run_versions
@@ -114,6 +115,26 @@ def test_the_role_furthest_behind_its_share_takes_the_next_turn_and_exploiters_w
     assert trainer.next_role().name == "exploiter"  # 0 s of a 1/3 share is further behind than 30 s of 2/3
     reg.role_store.add_seconds(spec.name, "exploiter", 16.0)
     assert trainer.next_role().name == "main"  # 30/(2/3) = 45 < 16/(1/3) = 48
+
+
+def test_a_command_shorter_than_a_turn_of_slices_gives_every_role_its_share(home, tmp_path):
+    """Issue 47, item 16: with 5-minute slices a 1-minute command gave the main agent all of it."""
+    spec, source = load_roles(roles_file(tmp_path, slice_minutes=5))
+    reg = Registry.open(home.db_path, load_config().ratings)
+    now, slices = [0.0], []
+
+    class Turns(RolesTrainer):  # each slice takes exactly its seconds, on a clock of the test's own
+        def train_slice(self, role, registry, seconds, workers=None):
+            slices.append((role.name, round(seconds, 3)))
+            now[0] += seconds
+            registry.role_store.add_seconds(spec.name, role.name, seconds)
+            if role.kind == "main":
+                registry.agent_store.add(f"tiny-main-v{len(slices)}", "mlp", 1)
+
+    trainer = Turns(spec, home, reg, source=source, minutes=1.0)
+    reg.role_store.start(spec.name, 1, spec.to_dict(), source, [(r.name, r.kind, spec.run_name(r)) for r in spec.roles])
+    trainer._run_in_turns(Budget(seconds=60.0).start(lambda: now[0]))
+    assert slices == [("main", 40.0), ("exploiter", 20.0)]  # shares 2:1 of the 60 s
 
 
 @pytest.mark.slow  # 16 s: two whole commands; the default suite keeps a slice of each role, its check and reset

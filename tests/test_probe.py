@@ -71,6 +71,7 @@ def test_a_probe_trains_against_its_target_alone_plays_it_and_is_recorded(script
 def test_bad_probes_are_one_sentence_and_exit_2(scripted_stage):
     home, reg = scripted_stage
     for args, words in ((["nobody"], "nobody"), (["randbot", "--games", "1"], "--games"),
+                        (["randbot", "--games", "3", "--minutes", "0.01"], "--games must be an even number of games"),
                         (["randbot", "--minutes", "0"], "--minutes"),
                         (["rule", "--stage", "4v4"], "4v4")):
         result = runner.invoke(app, ["probe", *args, "--home", str(home.root)])

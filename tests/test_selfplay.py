@@ -87,6 +87,19 @@ def test_same_seed_same_config_gives_the_same_first_update(tmp_path):
         assert (weights[0][key] == weights[1][key]).all(), key
 
 
+def test_a_clock_budget_is_kept_when_one_whole_round_would_take_longer(home):
+    """Issue 47, item 16: a run ended only after a whole round (league train --minutes 0.5 trained 0.7 minutes,
+    slices of 0.25 minutes ran 62 s); the rounds are now cut to the time left."""
+    minutes = 0.02  # 1.2 s, where one whole round of 4,096 steps per env takes several seconds
+    cfg = load_config(stage="1v1", sets=["runner.backend=in-process", "runner.workers=1", "runner.envs_per_worker=2",
+                                         "ppo.steps_per_env=4096", "ppo.minibatch_size=4096", "policy.actor_sizes=[32]",
+                                         "policy.critic_sizes=[32]", "training.kickstart.teacher=",
+                                         "training.eval_games=0", "training.steps=0", f"training.minutes={minutes}"])
+    result = SelfPlayTrainer(cfg, home, Registry.open(home.db_path, cfg.ratings)).run()
+    assert result.steps > 0 and result.versions
+    assert result.seconds < minutes * 60 + 3.0, result.seconds
+
+
 def test_cli_train_needs_a_budget(home):
     bad = CliRunner().invoke(app, ["train", "--home", str(home.root), "--steps", "0"])
     assert bad.exit_code == 2 and "budget" in bad.output

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     from league.config import TrainingConfig
 
 SECONDS_PER_MINUTE = 60.0
+# On a clock, a round before the pace is known (the first two) is this fraction of a whole one, and no
+# shorter round is started later: a whole round can take longer than a short budget (a slice of a league).
+FIRST_ROUND_DIVISOR = 8
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,18 @@ class Clock:
 
     def remaining(self, steps: int = 0) -> Budget | None:
         return self.budget.remaining(steps, self.elapsed())
+
+
+def clock_round(full: int, slots: int, seconds_left: float, pace: float | None, ahead: int) -> int:
+    """Decision steps per env slot of the next round of a call on a clock with `seconds_left`: a short round
+    (`full` // FIRST_ROUND_DIVISOR) while the pace (agent steps trained a second) is unknown; then what the time
+    left fits at that pace after the `ahead` steps already under way, at most `full`; 0 when less than a short
+    round fits (the call ends near its time instead of a whole round past it)."""
+    short = max(1, full // FIRST_ROUND_DIVISOR)
+    if pace is None:
+        return short
+    fits = int((pace * seconds_left - ahead) // slots)
+    return min(full, fits) if fits >= short else 0
 
 
 def flag_overrides(steps: int | None, minutes: float | None) -> dict[str, int | float | None]:

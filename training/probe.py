@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agents.loading import load_policy
-from league.config import Config, load_config, team_size_of
+from league.config import Config, even_games_problem, load_config, team_size_of
 from league.errors import LeagueError
 from league.home import LeagueHome
 from league.names import MAX_RUN_NAME_LENGTH, check_name, check_run_name, split_version
@@ -78,6 +78,8 @@ def check_probe(registry: Registry, target: str, games: int, stage: str | None =
     agent = registry.agent_store.get(check_name(target))
     if games < 2:
         raise LeagueError("A probe needs at least 2 games (half on each side); pass --games 2 or more.")
+    if problem := even_games_problem(games):  # half on each side
+        raise LeagueError(f"--games {problem}")
     sizes = agent.team_sizes
     team_size = team_size_of(stage) if stage else sizes[0] if sizes and len(sizes) == 1 else None
     if team_size is None:

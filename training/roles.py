@@ -173,10 +173,18 @@ class RolesTrainer:
         """One machine: the role furthest behind its share trains one slice, until the clock is spent."""
         while (left := clock.remaining()) is not None and not 0 < left.seconds < MIN_SLICE_SECONDS:
             role = self.next_role()
-            seconds = self.spec.slice_minutes * SECONDS_PER_MINUTE
-            if left.seconds:
-                seconds = min(seconds, left.seconds)
-            self.train_slice(role, self.registry, seconds)
+            self.train_slice(role, self.registry, self.slice_seconds(role, left.seconds))
+
+    def slice_seconds(self, role: RoleSpec, left: float) -> float:
+        """`role`'s next slice: slice_minutes; with `left` seconds of the command's clock (0: no clock), at most
+        what the role is owed of them, its share of all the time trained and left less what it has trained, so a
+        command shorter than a turn of slices still gives every role its share."""
+        seconds = self.spec.slice_minutes * SECONDS_PER_MINUTE
+        if not left:
+            return seconds
+        trained = {s.role: s.seconds for s in self.registry.role_store.roles(self.spec.name)}
+        owed = self.spec.share(role) * (sum(trained.values()) + left) - trained.get(role.name, 0.0)
+        return min(seconds, left, max(owed, MIN_SLICE_SECONDS))
 
     def next_role(self) -> RoleSpec:
         """The role whose trained seconds are furthest behind its share (the file's order breaks ties);

@@ -48,7 +48,7 @@ from league.names import check_name, check_run_name, split_version
 from league.provenance import teacher_record
 from league.registry import BASELINES, PayoffRecord, Registry
 from training.accel import learner_threads, make_accel, maybe_compile, torch_threads, update_threads
-from training.budget import Budget, Clock
+from training.budget import Budget, Clock, clock_round
 from training.collection import (
     Collection,
     LocalCollection,
@@ -128,6 +128,7 @@ class _Run:
     lost_steps: int = 0  # agent steps dead rollout workers took with them
     timing: dict[str, float] = field(default_factory=lambda: dict.fromkeys(TIMED_PARTS, 0.0))
     profile: Profile = field(default_factory=Profile)
+    paced_from: tuple[float, int] | None = None  # (time, steps) when the first round was trained on
 
     @contextmanager
     def timed(self, part: str, phase: str | None = None) -> Iterator[None]:
@@ -154,6 +155,14 @@ class _Run:
     def going_on(self, steps_ahead: int = 0) -> bool:
         """Whether to train on: the budget not spent (counting `steps_ahead` already under way)."""
         return not self.clock.done(self.steps + steps_ahead)
+
+    def pace(self) -> float | None:
+        """Agent steps trained a second since the first round was trained on (None before a second one is): the
+        start (workers starting, the first games built) is left out, or a short budget would read it as slowness."""
+        if self.paced_from is None or self.steps == self.paced_from[1]:
+            return None
+        since, steps = self.paced_from
+        return (self.steps - steps) / max(time.perf_counter() - since, 1e-6)
 
 
 class SelfPlayTrainer:
@@ -262,6 +271,9 @@ class SelfPlayTrainer:
             try:
                 under_way: deque[int] = deque()  # agent steps of the rounds submitted and not yet trained on
 
+                def fits() -> bool:  # the budget not spent, and on a clock a round fits the time it leaves
+                    return run.going_on(sum(under_way)) and self._round_length(run, sum(under_way)) > 0
+
                 def send() -> None:
                     if run.profile.started is None:
                         run.profile.started = time.perf_counter()
@@ -273,16 +285,18 @@ class SelfPlayTrainer:
                 send()
                 # Pipelined: a second round under way, so the next plays while one trains (with the
                 # weights of one update earlier: a policy lag of one) and no worker waits between rounds.
-                while len(under_way) < collection.depth and run.going_on(sum(under_way)):
+                while len(under_way) < collection.depth and fits():
                     send()
                 while under_way:
                     with run.timed("collection", "receiving"):
                         got = collection.result()
                     under_way.popleft()
                     self._learn(run, got)
+                    if run.paced_from is None:
+                        run.paced_from = (time.perf_counter(), run.steps)
                     if run.since_snapshot >= tcfg.snapshot_every_steps:
                         self._after_snapshot(run)
-                    if run.going_on(sum(under_way)):
+                    if fits():
                         send()
                 run.profile.ended = time.perf_counter()
             except KeyboardInterrupt:
@@ -371,11 +385,22 @@ class SelfPlayTrainer:
         else:
             run.teaching = run.teaching and steps < kickstart.steps
         weights = {k: v.detach().clone() for k, v in self.net.state_dict().items()}
-        length = self.cfg.ppo.steps_per_env
-        left = run.clock.budget.steps_left(run.steps + ahead)
-        if left is not None:  # the last round is cut to the budget
-            length = max(1, min(length, -(-left // run.collection.slots)))
+        length = max(1, self._round_length(run, ahead))  # the first round is always sent
         return Order(weights, run.learner.updates_done, length, scale, run.teaching)
+
+    def _round_length(self, run: _Run, ahead: int) -> int:
+        """Decision steps per env slot of the next round (`ahead`: steps under way): ppo.steps_per_env, the last
+        round cut to the steps the budget leaves; on a clock, cut to the time it leaves at the pace so far
+        (training.budget.clock_round: a short first round; 0 when not even a short one fits)."""
+        full, slots = self.cfg.ppo.steps_per_env, run.collection.slots
+        length = full
+        left = run.clock.budget.steps_left(run.steps + ahead)
+        if left is not None:
+            length = max(1, min(length, -(-left // slots)))
+        if run.clock.budget.seconds:
+            seconds_left = run.clock.budget.seconds - run.clock.elapsed()
+            length = min(length, clock_round(full, slots, seconds_left, run.pace(), ahead))
+        return length
 
     def _learn(self, run: _Run, got: Round) -> None:
         """A PPO update on a collected round, then its metrics row: logged, kept, reported."""

@@ -14,7 +14,8 @@ from league.errors import LeagueError
 def probe_command(
     name: Annotated[str, typer.Argument(help="The agent to probe (it is frozen: only the probe trains).")],
     minutes: Annotated[float, typer.Option("--minutes", help="How long the probe trains.")] = 10.0,
-    games: Annotated[int, typer.Option("--games", help="Games the probe then plays against NAME, half per side.")] = 100,
+    games: Annotated[int, typer.Option("--games", help="Games the probe then plays against NAME, half per side: an "
+                                                       "even number.")] = 100,
     stage: Annotated[Optional[str], typer.Option("--stage", help="1v1, 2v2 or 3v3: for an agent that plays several "
                                                                  "(a baseline, a community bot).", show_default=False)] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the probe's training and games.")] = 0,
