@@ -47,7 +47,7 @@ from league.files import already_exists, read_regular, write_file_atomic
 FORMAT_NAME = "rl-league-checkpoint"
 FORMAT_VERSION = 1
 # Architecture fields added after format 1 shipped, with the value that files written before them meant.
-ARCHITECTURE_ADDED_FIELDS = {"car_frame": False, "action_space": "table"}  # what older checkpoints mean
+ARCHITECTURE_ADDED_FIELDS = {"car_frame": False, "action_space": "table", "prev_controls": False}  # what older checkpoints mean
 WEIGHTS_SUFFIX = ".safetensors"
 META_SUFFIX = ".json"
 MODEL_PREFIX = "model/"

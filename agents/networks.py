@@ -29,6 +29,7 @@ from torch import nn
 
 from agents.action_spaces import ActionSpace, action_space, discrete_space
 from agents.features import CarFrame
+from agents.game_state import N_CONTROLS
 from agents.obs import OBS_DIM
 from league.config import PolicyConfig
 from league.errors import LeagueError
@@ -66,8 +67,28 @@ def layer_init(layer: nn.Linear, gain: float) -> nn.Linear:
     return layer
 
 
+def input_dim(config: PolicyConfig) -> int:
+    """The width of a game network's input: the observation, then its previous controls if it reads them."""
+    return OBS_DIM + (N_CONTROLS if config.prev_controls else 0)
+
+
+class WithPrevious(nn.Module):
+    """The observation's transform on its first columns; the previous controls after them, as they are."""
+
+    def __init__(self, inner: nn.Module, obs_dim: int):
+        super().__init__()
+        self.inner, self.obs_dim = inner, obs_dim
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.cat([self.inner(x[..., : self.obs_dim]), x[..., self.obs_dim:]], dim=-1)
+
+
 def input_layer(config: PolicyConfig, obs_dim: int) -> tuple[nn.Module, int]:
-    """The parameter-free input transform and the width it hands on: car-frame features or none."""
+    """The parameter-free input transform and the width it hands on: car-frame features or none, and
+    with prev_controls the last N_CONTROLS columns (the previous controls) passed on after them."""
+    if config.prev_controls:
+        inner, width = input_layer(dataclasses.replace(config, prev_controls=False), obs_dim - N_CONTROLS)
+        return WithPrevious(inner, obs_dim - N_CONTROLS), width + N_CONTROLS
     if not config.car_frame:
         return nn.Identity(), obs_dim
     if obs_dim != OBS_DIM:
@@ -98,8 +119,10 @@ class MlpActorCritic(nn.Module):
 
     recurrent = False
 
-    def __init__(self, config: PolicyConfig, obs_dim: int = OBS_DIM, n_actions: int | None = None):
+    def __init__(self, config: PolicyConfig, obs_dim: int | None = None, n_actions: int | None = None):
         super().__init__()
+        obs_dim = input_dim(config) if obs_dim is None else obs_dim
+        self.obs_dim = obs_dim
         self.space: ActionSpace = action_space(config.action_space) if n_actions is None else discrete_space(n_actions)
         n_actions = self.space.logits
         self.config = _own_copy(config, "mlp")
@@ -131,8 +154,10 @@ class LstmActorCritic(nn.Module):
 
     recurrent = True
 
-    def __init__(self, config: PolicyConfig, obs_dim: int = OBS_DIM, n_actions: int | None = None):
+    def __init__(self, config: PolicyConfig, obs_dim: int | None = None, n_actions: int | None = None):
         super().__init__()
+        obs_dim = input_dim(config) if obs_dim is None else obs_dim
+        self.obs_dim = obs_dim
         self.space: ActionSpace = action_space(config.action_space) if n_actions is None else discrete_space(n_actions)
         n_actions = self.space.logits
         self.config = _own_copy(config, "lstm")
@@ -194,10 +219,11 @@ class LstmActorCritic(nn.Module):
 ActorCritic = MlpActorCritic | LstmActorCritic
 
 
-def build_network(config: PolicyConfig, obs_dim: int = OBS_DIM, n_actions: int | None = None) -> ActorCritic:
+def build_network(config: PolicyConfig, obs_dim: int | None = None, n_actions: int | None = None) -> ActorCritic:
     """The actor-critic module PolicyConfig describes (freshly initialised).
 
-    `n_actions`: one plain head of that many actions instead of policy.action_space (a toy task's).
+    `obs_dim`: the input's width (default input_dim(config)); `n_actions`: one plain head of that many
+    actions instead of policy.action_space (a toy task's).
     Initialised on one CPU thread: the orthogonal initialisation's QR decomposition rounds
     differently with other thread counts, and the first weights must depend on the seed alone."""
     if config.kind not in ("mlp", "lstm"):

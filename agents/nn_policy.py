@@ -16,7 +16,8 @@ import numpy as np
 import torch
 
 from agents.action_spaces import SPACES, TABLE, ActionSpace
-from agents.networks import ActorCritic, LstmState
+from agents.game_state import N_CONTROLS
+from agents.networks import ActorCritic
 from agents.policy import Policy, State
 
 
@@ -27,13 +28,16 @@ def sample_actions(logits: torch.Tensor, generator: torch.Generator,
 
 
 class NetworkPolicy(Policy):
-    """A Policy backed by an actor-critic module from agents.networks."""
+    """A Policy backed by an actor-critic module from agents.networks. A network that reads its own
+    previous controls (policy.prev_controls) keeps them per row in its state, zeros where an episode
+    starts, and appends them to each observation."""
 
     def __init__(self, net: ActorCritic, device: torch.device | str = "cpu", name: str = "network"):
         self.device = torch.device(device)
         self.net = net.to(self.device).eval()
         self.name = name
-        self.recurrent = bool(net.recurrent)
+        self.with_prev = bool(net.config.prev_controls)
+        self.recurrent = bool(net.recurrent) or self.with_prev
         self.space = net.space
         self.speaks_controls = net.space.factorised  # heads answer controls; the table answers its rows
         self.generator = torch.Generator(device=self.device)
@@ -41,12 +45,32 @@ class NetworkPolicy(Policy):
     def seed(self, seed: int) -> None:
         self.generator.manual_seed(int(seed))
 
-    def initial_state(self, n: int) -> LstmState | None:
-        return self.net.initial_state(n, self.device)
+    def initial_state(self, n: int) -> State:
+        inner = self.net.initial_state(n, self.device)
+        return (inner, np.zeros((n, N_CONTROLS), np.float32)) if self.with_prev else inner
 
     def _tensor(self, array: np.ndarray, dtype: np.dtype) -> torch.Tensor:
         # from_numpy shares memory; ascontiguousarray only copies when it has to.
         return torch.from_numpy(np.ascontiguousarray(array, dtype=dtype)).to(self.device, non_blocking=True)
+
+    def _logits(self, obs: np.ndarray, state: State, episode_start: np.ndarray | None):
+        """(logits, the network's new state, the previous controls the rows read) for a batch."""
+        n = len(obs)
+        if state is None:
+            state = self.initial_state(n)
+        inner, prev = state if self.with_prev else (state, None)
+        if prev is not None:
+            if episode_start is not None:
+                prev = np.where(np.asarray(episode_start, bool)[:, None], 0.0, prev).astype(np.float32)
+            obs = np.concatenate([np.asarray(obs, np.float32), prev], axis=1)
+        x = self._tensor(obs, np.float32)
+        if self.net.recurrent:
+            starts = (torch.zeros(n, device=self.device) if episode_start is None
+                      else self._tensor(episode_start, np.float32))
+            logits, _, inner = self.net.step(x, inner, starts)
+        else:
+            logits = self.net.logits(x)  # the actor only: playing needs no value
+        return logits, inner, prev
 
     def act(
         self,
@@ -55,35 +79,23 @@ class NetworkPolicy(Policy):
         episode_start: np.ndarray | None = None,
         deterministic: bool = False,
     ) -> tuple[np.ndarray, State]:
-        n = len(obs)
         with torch.inference_mode():
-            x = self._tensor(obs, np.float32)
-            if self.recurrent:
-                if state is None:
-                    state = self.initial_state(n)
-                starts = (torch.zeros(n, device=self.device) if episode_start is None
-                          else self._tensor(episode_start, np.float32))
-                logits, _, state = self.net.step(x, state, starts)
-            else:
-                logits = self.net.logits(x)  # the actor only: playing needs no value
+            logits, inner, _ = self._logits(obs, state, episode_start)
             if deterministic:
                 actions = self.space.greedy(logits)
             else:
                 actions, _ = self.space.sample(logits, self.generator)
         actions = actions.to("cpu").numpy().astype(np.int64, copy=False)
-        return (self.space.controls[actions] if self.speaks_controls else actions), state
+        sent = self.space.controls[actions]
+        state = (inner, sent) if self.with_prev else inner
+        return (sent if self.speaks_controls else actions), state
 
     def probs(self, obs: np.ndarray, state: State = None,
               episode_start: np.ndarray | None = None) -> tuple[np.ndarray, State]:
-        """Each head's probabilities [N, space.logits] (a teacher's label) and the new state."""
-        n = len(obs)
+        """Each head's probabilities [N, space.logits] (a teacher's label) and the new state (a teacher
+        reading its previous controls is taken to have played its most likely action)."""
         with torch.inference_mode():
-            x = self._tensor(obs, np.float32)
-            if self.recurrent:
-                state = self.initial_state(n) if state is None else state
-                starts = (torch.zeros(n, device=self.device) if episode_start is None
-                          else self._tensor(episode_start, np.float32))
-                logits, _, state = self.net.step(x, state, starts)
-            else:
-                logits = self.net.logits(x)
-            return self.space.probs(logits).cpu().numpy(), state
+            logits, inner, _ = self._logits(obs, state, episode_start)
+            probs = self.space.probs(logits).cpu().numpy()
+            sent = self.space.controls[self.space.greedy(logits).cpu().numpy()]
+        return probs, ((inner, sent) if self.with_prev else inner)

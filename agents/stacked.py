@@ -25,7 +25,7 @@ from agents.policy import Policy, State
 def stackable(net: nn.Module) -> bool:
     """Whether `net` can join a stack: a feed-forward actor-critic (an LSTM keeps its own state)
     speaking the action table (a network with heads speaks controls, and plays on its own)."""
-    return isinstance(net, MlpActorCritic) and not net.space.factorised
+    return isinstance(net, MlpActorCritic) and not net.space.factorised and not net.config.prev_controls
 
 
 def architecture_key(net: MlpActorCritic) -> tuple:

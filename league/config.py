@@ -150,6 +150,10 @@ class PolicyConfig:
     lstm_hidden: int = param(256, "LSTM hidden size (lstm only).", min=1, max=WIDTH_MAX)
     car_frame: bool = param(True, "Append the ball, the car's motion and the goals rotated into the car's frame "
                                    "to the network's input (agents/features.py).")
+    prev_controls: bool = param(False, "Also read the agent's own previous controls (8 floats after the "
+                                       "observation, zeros when an episode starts), kept by the policy itself: what "
+                                       "Necto and Element read, so a student of theirs can tell a held jump from a new "
+                                       "one (league train --distill turns it on).")
     action_space: Literal["table", "necto", "element"] = param(
         "table", "What the actor speaks (agents/action_spaces.py): the 90-row action table, or factorised heads in "
                  "a community bot's own terms (necto: 5 heads; element: 8), which a student distilled from that bot "

@@ -107,7 +107,7 @@ def test_metadata_is_readable_json_with_versions(saved):
     assert meta["format"] == "rl-league-checkpoint" and meta["format_version"] == FORMAT_VERSION
     assert meta["architecture"] == {"kind": "mlp", "actor_sizes": [32, 16], "critic_sizes": [16],
                                     "activation": "elu", "lstm_hidden": 256, "car_frame": True,
-                                    "action_space": "table"}
+                                    "action_space": "table", "prev_controls": False}
     assert meta["obs_layout_version"] == OBS_LAYOUT_VERSION and meta["action_table_version"] == 1
     assert meta["steps"] == 1234 and meta["optimizer"]["class"] == "Adam"
 

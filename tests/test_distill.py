@@ -150,7 +150,7 @@ def test_distilling_necto_records_versions_with_the_teacher_and_its_licence(bots
     versions = [a for a in reg.agent_store.all() if a.name.startswith("student-v")]
     assert versions and all(a.config["distilled_from"]["teacher"] == "necto" for a in versions)
     last = versions[-1]
-    assert last.config["policy"]["action_space"] == "necto"
+    assert last.config["policy"]["action_space"] == "necto" and last.config["policy"]["prev_controls"]
     ckpt = load_checkpoint(bots.root / last.checkpoint_path, expected_sha256=last.checkpoint_sha256)
     assert ckpt.net.space.name == "necto" and ckpt.meta.training_config["distilled_from"]["teacher"] == "necto"
     controls, _ = NetworkPolicy(ckpt.net).act(np.zeros((3, OBS_DIM), np.float32), deterministic=True)
@@ -187,3 +187,20 @@ def test_a_retired_teacher_is_refused(bots):
     assert run("retire", "necto", "--home", bots.root).exit_code == 0
     done = train(bots, "--distill", "necto", "--steps", 512, "--name", "refused")
     assert done.exit_code == 2 and "retired" in done.output, done.output
+
+
+def test_a_student_reads_its_own_previous_controls_and_forgets_them_when_an_episode_starts():
+    net = build_network(PolicyConfig(kind="mlp", actor_sizes=[16], critic_sizes=[16], action_space="necto",
+                                     prev_controls=True))
+    assert net.obs_dim == OBS_DIM + 8
+    policy = NetworkPolicy(net)
+    obs = np.random.default_rng(0).standard_normal((4, OBS_DIM)).astype(np.float32)
+    state = policy.initial_state(4)
+    sent, state = policy.act(obs, state, np.zeros(4, bool), deterministic=True)
+    assert np.array_equal(state[1], sent)  # what it sent is what it reads next
+    _, _, read = policy._logits(obs, state, np.array([True, False, True, False]))
+    assert not read[[0, 2]].any() and np.array_equal(read[[1, 3]], sent[[1, 3]])
+    with torch.inference_mode():  # and the network really sees them: other previous controls, other logits
+        a, _, _ = policy._logits(obs, (None, np.zeros((4, 8), np.float32)), None)
+        b, _, _ = policy._logits(obs, (None, np.ones((4, 8), np.float32)), None)
+    assert not torch.allclose(a, b)

@@ -591,3 +591,37 @@ def test_orange_observation_is_mirrored(bots):
     opp_fwd = slice(LAYOUT["opp0"].start + C_FWD.start, LAYOUT["opp0"].start + C_FWD.stop)
     np.testing.assert_allclose(orange[self_fwd], blue[opp_fwd] * np.array([-1, -1, 1]), atol=1e-6)
     np.testing.assert_allclose(orange, obs[1], atol=OBS_TOL)
+
+
+def test_a_student_with_heads_and_previous_controls_plays_the_same_in_the_bot(tmp_path):
+    """A network speaking Necto's heads and reading its own previous controls (a distilled student):
+    over a run of real observations, the exported runner sends exactly the league policy's controls,
+    each step feeding back what it sent (zeros again after an episode starts)."""
+    torch.manual_seed(3)
+    net = build_network(PolicyConfig(kind="mlp", action_space="necto", prev_controls=True))
+    with torch.no_grad():
+        net.actor[-1].weight.mul_(HEAD_SCALE)
+    save_checkpoint(tmp_path / "student", net, steps=10, training_config={"stage": "1v1", "game": {"tick_skip": 8}})
+    ckpt = load_checkpoint(tmp_path / "student")
+    folder, manifest = export(ckpt, tmp_path / "student-bot")
+    assert manifest["action_space"] == "necto" and manifest["head_sizes"] == [3, 3, 2, 2, 2]
+    assert manifest["network"]["prev_controls"] and manifest["network"]["obs_dim"] == 204
+    runner = load_bot(folder)["league_runner"].LeaguePolicyRunner(folder)
+    policy = NetworkPolicy(ckpt.net)
+    state = policy.initial_state(1)
+    rng = np.random.default_rng(4)
+    with VecGame(GameSpec(team_size=1, random_start_share=1.0), workers=1, envs_per_worker=1,
+                 backend="serial", seed=4) as games:
+        obs = games.reset(seed=4).copy()
+        sent = set()
+        for step in range(60):
+            start = np.array([step == 30])  # an episode starts mid-way: both forget what they sent
+            if start[0]:
+                runner.reset()
+            ours, state = policy.act(obs[:1], state, start, deterministic=True)
+            theirs = runner._table[runner._choose(obs[0], commit=True)]
+            assert tuple(float(v) for v in ours[0]) == theirs, step
+            sent.add(theirs)
+            obs, *_ = games.step(rng.integers(0, 90, games.num_agents))
+            obs = obs.copy()
+    assert len(sent) > 3  # the choice is not a constant

@@ -65,6 +65,8 @@ class Collector:
         self.use_controls[rows] = self.space.factorised  # a learner with heads speaks controls
         self.obs = games.reset(seed=seed).copy()
         self.starts = games.info.episode_start.copy()
+        # The learner's previous controls, for a network that reads them (policy.prev_controls).
+        self.prev = np.zeros((len(rows), N_CONTROLS), np.float32) if net_config.prev_controls else None
 
     @property
     def slots(self) -> int:
@@ -89,6 +91,14 @@ class Collector:
         self.use_controls[self.layout.learner_rows] = self.space.factorised
         for actor in self.pool.actors:
             self.use_controls[actor.rows] = actor.policy.speaks_controls
+
+    def _inputs(self, obs: np.ndarray, starts: np.ndarray) -> np.ndarray:
+        """The learner rows' network input: their observations, then (policy.prev_controls) their previous
+        controls, zeros where an episode starts."""
+        if self.prev is None:
+            return obs
+        self.prev[starts.astype(bool)] = 0.0
+        return np.concatenate([obs, self.prev], axis=1)
 
     @torch.no_grad()
     def _learner_act(self, obs: np.ndarray, starts: np.ndarray):
@@ -129,7 +139,7 @@ class Collector:
         started = time.perf_counter()
         inference = 0.0
         rows, layout, games = self.layout.learner_rows, self.layout, self.games
-        S, D = self.slots, self.obs.shape[1]
+        S, D = self.slots, self.net.obs_dim
         seg = Segment(obs=np.empty((steps, S, D), np.float32), actions=np.empty((steps, S), np.int64),
                       logprobs=np.empty((steps, S), np.float32), values=np.empty((steps, S), np.float32),
                       rewards=np.empty((steps, S), np.float32), episode_starts=np.empty((steps, S), np.float32),
@@ -143,14 +153,16 @@ class Collector:
         for t in range(steps):
             t0 = time.perf_counter()
             obs, starts = self.obs[rows], self.starts[rows]
-            seg.obs[t], seg.episode_starts[t] = obs, starts
+            seg.obs[t], seg.episode_starts[t] = self._inputs(obs, starts), starts
             if seg.hidden is not None:
                 seg.hidden[t, 0], seg.hidden[t, 1] = self.state.h[0].cpu().numpy(), self.state.c[0].cpu().numpy()
             clock.mark("segment writes")
             if seg.teacher_probs is not None:
                 seg.teacher_probs[t] = self._teacher_labels(obs, starts)
                 clock.mark("teacher")
-            seg.actions[t], seg.logprobs[t], seg.values[t] = self._learner_act(obs, starts)
+            seg.actions[t], seg.logprobs[t], seg.values[t] = self._learner_act(seg.obs[t], starts)
+            if self.prev is not None:
+                self.prev[:] = self.space.controls[seg.actions[t]]
             if self.space.factorised:
                 self.controls[rows] = self.space.controls[seg.actions[t]]
             else:
@@ -170,7 +182,7 @@ class Collector:
             self.obs[:] = next_obs
             self.starts[:] = info.episode_start
             clock.mark("segment writes")
-        seg.next_obs[:], seg.next_starts[:] = self.obs[rows], self.starts[rows]
+        seg.next_obs[:], seg.next_starts[:] = self._inputs(self.obs[rows], self.starts[rows]), self.starts[rows]
         if self.recurrent:
             seg.next_hidden = torch.stack([self.state.h[0], self.state.c[0]]).cpu().numpy()
         seg.phases = [round_phases(clock.take(), games.take_phases())]

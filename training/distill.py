@@ -99,9 +99,13 @@ class DistillPhase:
 
 def with_teacher_space(cfg: Config, registry: Registry, home_root: Path) -> Config:
     """`cfg` with a student that speaks its teacher's actions (policy.action_space): the heads of a
-    community bot, or the space of a league network; scripted teachers speak the table."""
+    community bot, or the space of a league network; scripted teachers speak the table. A student of a
+    community bot also reads its own previous controls, as the bot does (policy.prev_controls)."""
     name = cfg.training.distill.teacher
     if name not in registry.agent_store.names():
         return cfg  # the trainer says what is wrong with the name, in one sentence
-    space = teacher_space(agent_spec(registry, name, home_root).policy())
-    return dataclasses.replace(cfg, policy=dataclasses.replace(cfg.policy, action_space=space.name))
+    teacher = agent_spec(registry, name, home_root).policy()
+    # A community bot reads its previous controls: the student reads its own too.
+    prev = cfg.policy.prev_controls or teacher.reads_game
+    return dataclasses.replace(cfg, policy=dataclasses.replace(cfg.policy, action_space=teacher_space(teacher).name,
+                                                               prev_controls=prev))

@@ -36,7 +36,6 @@ from agents.checkpoint import check_trainable, load_checkpoint
 from agents.teaching import check_can_teach
 from agents.networks import build_network
 from agents.nn_policy import NetworkPolicy
-from agents.obs import OBS_DIM
 from arena.engine.game import GamePlugins
 from arena.promotion import promote_after_evaluation
 from arena.engine.vector import VecGame
@@ -315,8 +314,9 @@ class SelfPlayTrainer:
         backend, pipelined = self.backend, self.pipelined
         teacher, distill = self.teacher_spec, cfg.training.distill
         if teacher is not None and distill.teacher:
-            self.on_progress(Note(f"distilling {distill.teacher} into {self.net.space.name} heads (held-out agreement "
-                                  f"ends the phase after {distill.patience} updates without a new best), then PPO "
+            ends = (f"held-out agreement ends the phase after {distill.patience} updates without a new best"
+                    if distill.patience else "the phase runs to its budget")
+            self.on_progress(Note(f"distilling {distill.teacher} into {self.net.space.name} heads ({ends}), then PPO "
                                   f"with a guide of {distill.guide_weight:g} towards it"))
         elif teacher is not None:
             self.on_progress(Note(f"kickstarting from {cfg.training.kickstart.teacher} until the network has trained "
@@ -350,7 +350,7 @@ class SelfPlayTrainer:
         """Build the learner, draw the first opponents; collection has reset its games."""
         cfg, tcfg = self.cfg, self.cfg.training
         accel = make_accel(self.device, tcfg.amp, tcfg.pin_memory)
-        model = maybe_compile(self.net, tcfg.compile, torch.zeros(2, OBS_DIM, device=self.device), accel.notes)
+        model = maybe_compile(self.net, tcfg.compile, torch.zeros(2, self.net.obs_dim, device=self.device), accel.notes)
         for note in accel.notes:
             self.on_progress(Note(note))
         if cfg.promotion.during_training and not (tcfg.eval_every_snapshots and tcfg.eval_games):
@@ -358,7 +358,7 @@ class SelfPlayTrainer:
                                   "eval_every_snapshots is 0): the promotion test follows an evaluation, so no "
                                   "snapshot will be tested"))
         teaching = self.teacher_spec is not None
-        learner = PpoLearner(model, cfg.ppo, 1, obs_dim=OBS_DIM, device=self.device, seed=cfg.seed,
+        learner = PpoLearner(model, cfg.ppo, 1, obs_dim=self.net.obs_dim, device=self.device, seed=cfg.seed,
                              accel=accel, teacher=teaching)
         distill = None
         if tcfg.distill.teacher:

@@ -21,6 +21,7 @@ from league_obs import (
     C_UP,
     C_VEL,
     LAYOUT,
+    OBS_DIM as OBS_COLUMNS,
     POS_COEF,
 )
 
@@ -95,6 +96,7 @@ class NumpyActor:
         self.kind = network["kind"]
         self.recurrent = self.kind == "lstm"
         self.car_frame = bool(network["car_frame"])
+        self.prev_controls = bool(network.get("prev_controls", False))  # 8 more columns after the observation
         self.activation = ACTIVATIONS[network["activation"]]
 
         def weight(name: str) -> np.ndarray:
@@ -118,7 +120,9 @@ class NumpyActor:
 
     def inputs(self, obs: np.ndarray) -> np.ndarray:
         obs = np.asarray(obs, dtype=F32)
-        return car_frame(obs) if self.car_frame else obs
+        prev = obs[:, OBS_COLUMNS:] if self.prev_controls else obs[:, :0]
+        obs = obs[:, :OBS_COLUMNS] if self.prev_controls else obs
+        return np.concatenate([car_frame(obs) if self.car_frame else obs, prev], axis=1)
 
     def lstm_step(self, x: np.ndarray, state):
         """One LSTM step (torch.nn.LSTM's gate order: input, forget, cell, output)."""

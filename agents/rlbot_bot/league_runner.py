@@ -94,6 +94,7 @@ class LeaguePolicyRunner:
     def reset(self) -> None:
         """A new league episode: fresh recurrent state, and the next packet chooses an action."""
         self.state = self.actor.initial_state(1)
+        self.prev = np.zeros(8, np.float32)  # the controls last sent, for a network that reads them
         self.next_frame: int | None = None
         self.action: int | None = None
         self.preview: int | None = None
@@ -122,6 +123,8 @@ class LeaguePolicyRunner:
 
     def _choose(self, obs: np.ndarray, commit: bool) -> int:
         """The joint action (a row of the table of controls): each head's choice, most significant first."""
+        if self.actor.prev_controls:
+            obs = np.concatenate([obs, self.prev])
         logits, state = self.actor.logits(obs[None], self.state)
         action = 0
         for size, head in zip(self._heads, np.split(logits[0], np.cumsum(self._heads)[:-1])):
@@ -134,6 +137,7 @@ class LeaguePolicyRunner:
             action = action * size + choice
         if commit:
             self.state = state
+            self.prev = np.asarray(self._table[action], np.float32)
             self.decisions += 1
         return action
 
