@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import data, ui
+from dashboard.distill_view import show_distillation
 from dashboard.training_runs import NAMESPACES, long_form, metric_sort_key
 from league.registry import BASELINES
 
@@ -33,7 +34,7 @@ def render(root: str) -> None:
         st.info("Choose one or more runs.")
         return
 
-    frames, rows = {}, []
+    frames, infos, rows = {}, {}, []
     for name in chosen:
         run = by_name[name]
         metrics = data.training_metrics(str(run.path), run.size, run.mtime)
@@ -47,11 +48,13 @@ def render(root: str) -> None:
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config={
         "updated": st.column_config.DatetimeColumn("Updated", format="YYYY-MM-DD HH:mm:ss")})
     for name in chosen:
-        info = data.run_info(str(by_name[name].path))
+        info = infos[name] = data.run_info(str(by_name[name].path))
         if info:
             with st.expander(f"{name}: run.json"):
                 st.json(info)
     show_climb(root, chosen)
+    axis = AXES[axis_label]
+    show_distillation(frames, infos, axis, axis_label)
 
     available = sorted({c for f in frames.values() for c in f.columns if c not in ("step", "time", "seconds")},
                        key=metric_sort_key)
@@ -64,7 +67,6 @@ def render(root: str) -> None:
                              help=f"Namespaced keys ({', '.join(p + '/' for p in NAMESPACES)}...).")
     if not metrics:
         return
-    axis = AXES[axis_label]
     long = long_form(frames, metrics, axis)
     cols = st.columns(2)
     for i, metric in enumerate(metrics):
@@ -76,7 +78,6 @@ def render(root: str) -> None:
                      alt.Tooltip("value:Q", format=".4g")])
             .properties(title=metric, height=220))
         cols[i % 2].altair_chart(chart, width="stretch")
-
 
 
 def show_climb(root: str, runs: list[str]) -> None:

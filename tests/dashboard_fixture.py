@@ -7,6 +7,7 @@
   three 3v3 matches with fixed results (`add_matches`: an SPRT that accepted H1 and promoted its
   agent, a fixed match, an interrupted SPRT with a half-recorded pair) and their promotions.
 - `build_empty_league(root)`: a freshly initialised league (only the baselines).
+- `write_distill_run(home)`: a run that distils a teacher, its metrics as training writes them.
 - `build_scaled_league(root, agents=200, games=20000)`: the size the dashboard must stay
   responsive at, written with bulk inserts in one transaction (same rating math as the registry).
 """
@@ -620,6 +621,38 @@ def write_training_runs(home: LeagueHome, records: int = 60) -> list[str]:
         (run_dir / "metrics.jsonl").write_text(text)
         names.append(name)
     return names
+
+
+def write_distill_run(home: LeagueHome, name: str = "student-1v1", teacher: str = "necto", updates: int = 40,
+                      distilling: int = 24, eval_every: int = 4, steps_per_update: int = 4096) -> list[dict]:
+    """A run that distils `teacher` (league train --distill), its metrics.jsonl rows as training.selfplay writes
+    them: `distilling` update rows with distill/phase 1 and the held-out figures, then PPO rows with phase 0 and
+    the guide weight; every `eval_every` updates an evaluation row against the ladder and the teacher. Its run.json
+    holds the config's training.distill section. The rows, as written."""
+    run_dir = home.runs / name
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "run.json").write_text(json.dumps({
+        "run": name, "stage": "1v1", "seed": 0,
+        "config": {"training": {"distill": {"teacher": teacher, "guide_weight": 0.05, "weight": 1.0}}}}))
+    t0, rows = START.timestamp() - 2 * 86400, []
+    for i in range(updates):
+        step, phase = (i + 1) * steps_per_update, float(i < distilling)
+        row = {"step": step, "time": t0 + i * 10.0, "charts/episode_reward": round(0.02 * i, 4),
+               "losses/value_loss": round(0.5 * math.exp(-i / 15), 5),
+               "losses/kickstart": round(2.5 * math.exp(-i / 10), 4),
+               "losses/teacher_agreement": round(min(0.95, 0.3 + 0.03 * i), 4),
+               "distill/phase": phase, "charts/guide_weight": 1.0 if phase else 0.05}
+        if phase:
+            row |= {"distill/held_out_agreement": round(min(0.9, 0.2 + 0.03 * i), 4),
+                    "distill/held_out_cross_entropy": round(2.0 * math.exp(-i / 12) + 0.4, 4)}
+        rows.append(row)
+        if (i + 1) % eval_every == 0:
+            rows.append({"step": step, "time": t0 + i * 10.0 + 5.0,
+                         "eval/win_rate/rule": round(min(1.0, 0.4 + i / 50), 3),
+                         f"eval/win_rate/{teacher}": round(min(0.6, 0.01 * i), 3), "eval/elo": 1500.0 + 10 * i})
+    (run_dir / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    os.utime(run_dir / "metrics.jsonl", (t0, t0))  # older than the other runs: never the page's default
+    return rows
 
 
 def build_empty_league(root: Path) -> LeagueHome:
