@@ -38,7 +38,7 @@ class GameService:
     """One worker's policies and runner of `arenas` games, built once, playing chunk after chunk."""
 
     def __init__(self, agents: dict[str, Agent], spec: GameSpec, home_root: str, replay_dir: str, arenas: int,
-                 meta: dict, write_replays: bool):
+                 meta: dict, write_replays: bool, deterministic: bool = True):
         import torch
 
         from agents.loading import load_policy
@@ -46,7 +46,7 @@ class GameService:
         torch.set_num_threads(1)  # one worker per core: tiny per-step batches gain nothing from more
         policies = {name: load_policy(agent, home_root=Path(home_root)) for name, agent in agents.items()}
         self.player = GamePlayer(spec, policies, Path(home_root), replay_dir, arenas, meta,
-                                 write_replays=write_replays)
+                                 write_replays=write_replays, deterministic=deterministic)
 
     def play(self, games: list[ScheduledGame]) -> list[GameOutcome]:
         return list(self.player.play(games))
@@ -57,15 +57,17 @@ class GameService:
 
 class GamePool:
     """`workers` workers of `backend` ("local" or "ray", at `address`), each playing up to `arenas`
-    games at once. `resume_hint` ends the sentence of a failure."""
+    games at once. `resume_hint` ends the sentence of a failure. `deterministic=False`: network
+    policies sample their actions (arena.tournament_play) instead of playing the most likely one."""
 
     def __init__(self, agents: dict[str, Agent], spec: GameSpec, home_root: Path, replay_dir: str, meta: dict,
-                 workers: int, arenas: int, resume_hint: str, backend: str = "local", address: str | None = None):
+                 workers: int, arenas: int, resume_hint: str, backend: str = "local", address: str | None = None,
+                 deterministic: bool = True):
         if backend not in BACKENDS:
             raise LeagueError(f"Unknown backend {backend!r}; expected {' or '.join(BACKENDS)}.")
         self.home_root, self.arenas, self.resume_hint = home_root, arenas, resume_hint
         here = BACKENDS[backend] == "processes"  # workers on this machine write their replays themselves
-        args = [(agents, spec, str(home_root), replay_dir, arenas, meta, here)] * max(1, workers)
+        args = [(agents, spec, str(home_root), replay_dir, arenas, meta, here, deterministic)] * max(1, workers)
         self._opened = open_pool(BACKENDS[backend], GameService, args, "Game worker", address)
         self._broken = False
         try:

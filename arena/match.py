@@ -80,6 +80,7 @@ class MatchOutcome:
     stats: MatchStats
     created: str
     finished: str | None
+    deterministic: bool = True  # network agents play their most likely action; False: they sample
 
     @property
     def bounds(self) -> tuple[float, float] | None:
@@ -128,7 +129,8 @@ def check_agents(registry: Registry, a: str, b: str, team_size: int, b_any_stage
 def match_outcome(registry: Registry, match_id: int) -> MatchOutcome:
     m = registry.match_store.get(match_id)
     return MatchOutcome(m.id, m.tournament_id, m.a, m.b, m.team_size, m.mode, m.params, m.max_games, m.batch_pairs,
-                        m.game_seconds, m.seed, m.status, m.decision, m.stats, m.created, m.finished)
+                        m.game_seconds, m.seed, m.status, m.decision, m.stats, m.created, m.finished,
+                        bool(m.deterministic))
 
 
 def claim_match(registry: Registry, home: LeagueHome, match_id: int) -> Ownership:
@@ -156,13 +158,15 @@ def start_or_resume_match(registry: Registry, home: LeagueHome, cfg: Config, a: 
                           b: str | None = None, *, params: SprtParams | None = None,
                           max_games: int = DEFAULT_MAX_GAMES, batch_pairs: int | None = None, workers: int = 1,
                           resume: int | None = None, max_arenas: int = MAX_ARENAS_PER_WORKER,
-                          b_any_stage: bool = False) -> MatchRun:
+                          b_any_stage: bool = False, deterministic: bool = True) -> MatchRun:
     """Match `resume`; else the match these settings describe (A, B, team size, SPRT parameters or
-    none, `max_games`, game clock and seed, the last three from `cfg`), resumed if unfinished and
-    returned as it ended if finished; else a new one. An unfinished match is claimed before this
-    returns. `params`: the SPRT (stops at a decision); None plays `max_games` games. `batch_pairs`
-    (default: PAIRS_PER_WORKER per worker) is kept by the match: a resumed one uses its own.
-    `b_any_stage`: B may be another team size's agent (see `check_agents`)."""
+    none, `max_games`, game clock and seed, the last three from `cfg`, and how network agents play),
+    resumed if unfinished and returned as it ended if finished; else a new one. An unfinished match
+    is claimed before this returns. `params`: the SPRT (stops at a decision); None plays `max_games`
+    games. `batch_pairs` (default: PAIRS_PER_WORKER per worker) is kept by the match: a resumed one
+    uses its own. `b_any_stage`: B may be another team size's agent (see `check_agents`).
+    `deterministic`: network agents play their most likely action (argmax, as tournaments and the
+    RLBot export play); False: they sample it (kept by the match, so a resumed one plays as it began)."""
     if workers < 1:
         raise LeagueError(f"--workers must be at least 1, not {workers}.")
     if resume is not None:
@@ -184,7 +188,7 @@ def start_or_resume_match(registry: Registry, home: LeagueHome, cfg: Config, a: 
         if not 1 <= batch_pairs <= MAX_BATCH_PAIRS:
             raise LeagueError(f"--batch-pairs must be between 1 and {MAX_BATCH_PAIRS:,}, not {batch_pairs:,}.")
         settings = MatchSettings(a, b, team_size, "sprt" if params else "fixed", params_json(params), max_games,
-                                 float(cfg.game.game_seconds), cfg.seed)
+                                 float(cfg.game.game_seconds), cfg.seed, deterministic)
         row, created = registry.match_store.open(settings, batch_pairs, cfg.to_dict())
         match_id, resumed = row.id, not created
     match = match_outcome(registry, match_id)
@@ -199,11 +203,12 @@ def start_or_resume_match(registry: Registry, home: LeagueHome, cfg: Config, a: 
 
 def play_match(home: LeagueHome, registry: Registry, cfg: Config, a: str, b: str, params: SprtParams | None,
                max_games: int = DEFAULT_MAX_GAMES, *, batch_pairs: int | None = None, workers: int = 1,
-               max_arenas: int = MAX_ARENAS_PER_WORKER, b_any_stage: bool = False) -> MatchOutcome:
+               max_arenas: int = MAX_ARENAS_PER_WORKER, b_any_stage: bool = False,
+               deterministic: bool = True) -> MatchOutcome:
     """Play (or resume, or look up) the match to its end; see `start_or_resume_match`."""
     run = start_or_resume_match(registry, home, cfg, a, b, params=params, max_games=max_games,
                                 batch_pairs=batch_pairs, workers=workers, max_arenas=max_arenas,
-                                b_any_stage=b_any_stage)
+                                b_any_stage=b_any_stage, deterministic=deterministic)
     for _ in run.batches:
         pass
     return match_outcome(registry, run.id)
@@ -256,7 +261,8 @@ def _play(registry: Registry, home: LeagueHome, match: MatchOutcome, tick_skip: 
                     arenas = min(max_arenas, math.ceil(2 * k / hands))
                     pool = GamePool({n: registry.agent_store.get(n) for n in member_names((match.a, match.b))}, spec, home.root,
                                       f"replays/tournament-{tid}", {"tournament_id": tid}, hands, arenas,
-                                      f"run the same command again to resume match {match.id}")
+                                      f"run the same command again to resume match {match.id}",
+                                      deterministic=match.deterministic)
                 for outcome in pool.play(missing):
                     record_outcome(registry, tid, outcome)
             stats = match_stats(registry.game_store.games(tournament_id=tid), match.a, hi, match.params)

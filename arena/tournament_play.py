@@ -9,6 +9,11 @@ from the arena states, and when the game clock runs out writes the replay (atomi
 yields the result. Network policies play their greedy action and the random bot draws from a
 counter-based generator keyed by the game's seed, so every game replays exactly, whatever
 other games share its batch: a resumed tournament reproduces an uninterrupted one.
+
+A player built with `deterministic=False` (a match played --sampled) has network policies draw
+their actions instead, each from its own generator seeded at every round by the round's game seeds:
+the same games in the same rounds replay exactly, but a game's draws depend on the games that
+share its round, so a resumed sampled match plays its missing games with draws of their own.
 """
 
 from __future__ import annotations
@@ -61,9 +66,11 @@ def car_drivers(batch: list[ScheduledGame], arenas: int, team_size: int) -> np.n
 
 class GamePlayer:
     def __init__(self, spec: GameSpec, policies: dict[str, Policy], home_root: Path, replay_dir: str,
-                 arenas: int, meta: dict | None = None, write_replays: bool = True):
-        """`write_replays=False` returns each replay encoded in its outcome instead of writing it."""
+                 arenas: int, meta: dict | None = None, write_replays: bool = True, deterministic: bool = True):
+        """`write_replays=False` returns each replay encoded in its outcome instead of writing it;
+        `deterministic=False`: network policies sample their actions (see the module's docstring)."""
         self.write_replays = write_replays
+        self.deterministic = deterministic
         self.spec = spec
         self.policies = policies
         self.home_root = home_root
@@ -90,9 +97,15 @@ class GamePlayer:
         obs = games.reset_games(seeds.tolist())
         names = car_drivers(batch, m, ts)
         drivers = []
-        for name in dict.fromkeys(names.tolist()):
+        order = list(dict.fromkeys(names.tolist()))
+        # Sampling: each policy's draws follow from the round's games alone, whichever worker plays them.
+        draws = None if self.deterministic else np.random.SeedSequence(seeds[:live].astype(np.uint64)).spawn(len(order))
+        for k, name in enumerate(order):
             rows = np.flatnonzero(names == name)
-            drivers.append(Driver(self.policies[name], rows, self.policies[name].initial_state(len(rows))))
+            policy = self.policies[name]
+            if draws is not None:
+                policy.seed(int(draws[k].generate_state(1)[0]))
+            drivers.append(Driver(policy, rows, policy.initial_state(len(rows))))
 
         steps = int(round(spec.game_seconds * TICKS_PER_SECOND / spec.tick_skip)) + 1
         ball = np.zeros((steps + 1, m, raw.BALL_RAW_DIM), np.float32)
@@ -100,8 +113,9 @@ class GamePlayer:
         events: list[list[tuple[int, int, int, int]]] = [[(0, EVENT_KINDS["kickoff"], -1, -1)] for _ in range(m)]
         last_toucher = np.full(m, -1)
         self._snapshot(ball, cars, 0)
-        # Network policies play their greedy action; the random bot is keyed by each game's seed.
-        for t, info in enumerate(play_steps(games, drivers, obs, deterministic=True, game_seeds=seeds), start=1):
+        # Network policies play their greedy action (or sample); the random bot is keyed by each game's seed.
+        for t, info in enumerate(play_steps(games, drivers, obs, deterministic=self.deterministic, game_seeds=seeds),
+                                 start=1):
             touched = info.touches > 0
             for e, c in zip(*np.nonzero(touched)):
                 events[e].append((t, EVENT_KINDS["touch"], int(c), int(c >= ts)))

@@ -432,6 +432,16 @@ def _league_roles(db: sqlite_utils.Database) -> None:
     )
 
 
+@migrations(name="0012_match_play")
+def _match_play(db: sqlite_utils.Database) -> None:
+    # `league match A B --sampled`: how a match's network agents choose their actions, part of what the
+    # match is (a resumed or finished one keeps it). 1: their most likely action (argmax), as every match
+    # played before this column was; 0: drawn from their policy. Community and scripted bots play as
+    # they always do.
+    db.execute("ALTER TABLE matches ADD COLUMN deterministic INTEGER NOT NULL DEFAULT 1 "
+               "CHECK (deterministic IN (0, 1))")
+
+
 def schema_version(db: sqlite_utils.Database) -> int:
     """Number of migrations applied to this database."""
     return len(migrations.applied(db))

@@ -10,20 +10,26 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from typer.testing import CliRunner
 
 from agents.checkpoint import save_checkpoint
+from agents.loading import load_policy
 from agents.networks import build_network
+from agents.policy import Policy
+from arena.engine.game import GameSpec
 from arena.match import match_outcome, play_match, start_or_resume_match
 from arena.replay import read_replay
 from arena.tournament import open_tournament
+from arena.tournament_play import GamePlayer
 from league.cli import app
 from league.config import PolicyConfig, load_config
 from league.home import LeagueHome
 from league.locks import claim
 from league.registry import Registry
+from league.schedule import ScheduledGame
 from league.sprt import SprtParams, pentanomial_counts, sprt_result
 
 GAME_SECONDS = 8
@@ -100,7 +106,7 @@ def test_a_fixed_match_records_rates_and_replays_every_game(league):
     assert (t.status, t.planned_games, t.finished_games) == ("finished", 4, 4)
     # The same command again plays nothing: it shows the finished match.
     again = match_cli(home, "net-a", "rule", "--max-games", "4", "--workers", "2", "--seed", "7")
-    assert again.exit_code == 0 and "Match 1 (net-a vs rule, fixed 4 games) already finished" in again.output
+    assert again.exit_code == 0 and "Match 1 (net-a vs rule, fixed 4 games, argmax) already finished" in again.output
     assert len(reg.game_store.games()) == 4
 
 
@@ -124,6 +130,85 @@ def test_an_sprt_match_stops_early_and_prints_the_recorded_games_llr(league):
     assert len(re.findall(r"^batch \d+/20: ", result.output, re.M)) == len(games) // 2  # a line per batch
     t = reg.tournament_store.get(m.tournament_id)
     assert (t.status, t.planned_games) == ("finished", len(games)) and "H1" in t.message
+
+
+def net_a_path(home: LeagueHome, game) -> np.ndarray:
+    """net-a's car positions over a game's replay [T, 3]."""
+    replay = read_replay(home.root / game.replay_path)
+    return replay.cars[:, 0 if game.blue == "net-a" else 1, :3]
+
+
+def test_a_sampled_match_draws_the_networks_actions_and_stays_sampled_when_resumed(league):
+    home, reg = league
+    cfg = load_config(overrides={"seed": 5, "game.game_seconds": GAME_SECONDS})
+    run = start_or_resume_match(reg, home, cfg, "net-a", "rule", max_games=4, batch_pairs=1, workers=1,
+                                deterministic=False)
+    next(run.batches)
+    run.batches.close()  # stopped after its first pair: interrupted, sampled
+    m = match_outcome(reg, run.id)
+    assert (m.status, m.deterministic, reg.match_store.get(m.id).deterministic) == ("interrupted", False, 0)
+    resumed = match_cli(home, "--resume", str(m.id), "--workers", "1")
+    assert resumed.exit_code == 0, resumed.output
+    assert "Resuming match 1 (tournament 1): net-a vs rule, 1v1, fixed 4 games, sampled," in resumed.output
+    assert match_outcome(reg, m.id).status == "finished"
+    args = ["net-a", "rule", "--max-games", "4", "--batch-pairs", "1", "--workers", "1", "--seed", "5"]
+    again = match_cli(home, *args, "--sampled")
+    assert again.exit_code == 0 and "Match 1 (net-a vs rule, fixed 4 games, sampled) already finished" in again.output
+    greedy = match_cli(home, *args)  # the same games played argmax: another match
+    assert greedy.exit_code == 0, greedy.output
+    assert "Starting match 2 (tournament 2): net-a vs rule, 1v1, fixed 4 games, argmax," in greedy.output
+    assert "sampled" in reg.tournament_store.get(m.tournament_id).name
+    # Same seeds, same start states, rule playing the same way: net-a's car goes its own way in every game
+    # where it sampled, the games played after the resume included.
+    sampled, argmax = ({g.schedule_index: g for g in reg.game_store.games(tournament_id=t)} for t in (1, 2))
+    assert sorted(sampled) == sorted(argmax) == [0, 1, 2, 3]
+    for i in range(4):
+        assert sampled[i].seed == argmax[i].seed
+        a, b = net_a_path(home, sampled[i]), net_a_path(home, argmax[i])
+        assert np.array_equal(a[0], b[0]) and not np.array_equal(a, b), i
+
+
+class Recorded(Policy):
+    """A policy that notes how each `act` was asked to choose, and passes it on."""
+
+    def __init__(self, inner: Policy):
+        self.inner, self.name, self.asked = inner, inner.name, []
+        self.recurrent, self.speaks_controls = inner.recurrent, inner.speaks_controls
+
+    def initial_state(self, n):
+        return self.inner.initial_state(n)
+
+    def seed(self, seed):
+        self.inner.seed(seed)
+
+    def act(self, obs, state=None, episode_start=None, deterministic=False):
+        self.asked.append(deterministic)
+        return self.inner.act(obs, state, episode_start, deterministic)
+
+
+def test_the_game_player_samples_only_when_asked_and_a_sampled_round_replays_exactly(league, tmp_path):
+    home, reg = league
+    spec = GameSpec(team_size=1, tick_skip=8, mode="timed", game_seconds=4.0)
+    games = [ScheduledGame(0, "net-a", "rule", 11), ScheduledGame(1, "rule", "net-a", 11)]
+
+    def play(deterministic: bool, folder: str) -> tuple[list[bool], list[np.ndarray]]:
+        net = Recorded(load_policy(reg.agent_store.get("net-a"), home_root=home.root))
+        player = GamePlayer(spec, {"net-a": net, "rule": load_policy("rule")}, tmp_path, folder, arenas=2,
+                            deterministic=deterministic)
+        try:
+            outcomes = list(player.play(games))
+        finally:
+            player.close()
+        paths = [read_replay(tmp_path / o.replay_path).cars[..., :3] for o in outcomes]
+        return net.asked, paths
+
+    asked, greedy = play(True, "argmax")
+    assert asked and set(asked) == {True}
+    asked, drawn = play(False, "sampled")
+    assert asked and set(asked) == {False}
+    _, again = play(False, "again")  # a round's draws follow from its games' seeds alone
+    assert all(np.array_equal(x, y) for x, y in zip(drawn, again))
+    assert not any(np.array_equal(x, y) for x, y in zip(drawn, greedy))
 
 
 def _wait_for_games(db: Path, n: int, proc: subprocess.Popen, timeout: float = 120.0) -> None:

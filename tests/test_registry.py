@@ -2,13 +2,14 @@
 
 import multiprocessing as mp
 import sqlite3
+from dataclasses import replace
 
 import pytest
 
 from league import schema
 from league.errors import LeagueError, NotFoundError
 from league.lineage import ancestors, descendants, line_to, lineage_of, roots
-from league.registry import BASELINES, GameRecord, Registry, connect
+from league.registry import BASELINES, GameRecord, MatchSettings, Registry, connect
 
 from conftest import play
 
@@ -175,20 +176,27 @@ def test_an_older_database_is_upgraded_on_open(tmp_path):
     assert schema.schema_version(ro.db) == schema.latest_version()
 
 
-def test_version_5_rebuilds_tournaments_keeping_ids_games_and_foreign_keys(tmp_path):
-    path = tmp_path / "v4.db"
+def older_league(path, stop_before: str, seed: int = 0) -> tuple[Registry, int]:
+    """A league database migrated up to (not including) `stop_before`, holding the baselines and a
+    tournament of rule and random (2 games per pair, its id returned), written as that version did."""
     db = connect(path)
-    schema.migrations.apply(db, stop_before="0005_tournament_abandon")
+    schema.migrations.apply(db, stop_before=stop_before)
     reg = Registry(db)
     with reg.transaction():
         for name in BASELINES:
             reg.agent_store.insert(name=name, kind=name, team_size=None)
     tid = reg.db.execute(
         """INSERT INTO tournaments (name, team_size, seed, games_per_pair, planned_games, entrants_json,
-               config_json, created) VALUES ('t', 1, 0, 2, 2, '["rule", "random"]', '{}', 'x')""").lastrowid
+               config_json, created) VALUES ('t', 1, ?, 2, 2, '["rule", "random"]', '{}', 'x')""", [seed]).lastrowid
     db.conn.commit()
+    return reg, tid
+
+
+def test_version_5_rebuilds_tournaments_keeping_ids_games_and_foreign_keys(tmp_path):
+    path = tmp_path / "v4.db"
+    reg, tid = older_league(path, "0005_tournament_abandon")
     play(reg, "rule", "random", 2, 0, tournament_id=tid, schedule_index=0, origin="tournament")
-    db.conn.close()
+    reg.db.conn.close()
     reg = Registry.open(path)
     assert schema.schema_version(reg.db) == schema.latest_version()
     assert reg.tournament_store.get(tid).finished_games == 1 and reg.tournament_store.get(tid).message == ""
@@ -198,6 +206,27 @@ def test_version_5_rebuilds_tournaments_keeping_ids_games_and_foreign_keys(tmp_p
         play(reg, "rule", "random", 1, 0, tournament_id=tid + 1, schedule_index=0, origin="tournament")
     reg.tournament_store.abandon(tid, "testing")
     assert reg.tournament_store.get(tid).status == "abandoned"
+
+
+def test_version_12_keeps_older_matches_argmax_and_tells_sampled_ones_apart(tmp_path):
+    path = tmp_path / "v11.db"
+    reg, tid = older_league(path, "0012_match_play", seed=3)
+    ids = [reg.agent_store.get(n).id for n in ("rule", "random")]
+    reg.db.execute("""INSERT INTO matches (tournament_id, a_agent_id, b_agent_id, team_size, mode, max_games,
+                          batch_pairs, game_seconds, created) VALUES (?, ?, ?, 1, 'fixed', 2, 1, 8.0, 'x')""",
+                   [tid, *ids])
+    reg.db.conn.commit()
+    reg.db.conn.close()
+    reg = Registry.open(path)
+    assert schema.schema_version(reg.db) == schema.latest_version() >= 12
+    old = reg.match_store.get(1)
+    assert old.deterministic == 1  # every match before version 12 played argmax
+    settings = MatchSettings("rule", "random", 1, "fixed", None, 2, 8.0, 3)
+    assert reg.match_store.open(settings, 1, {}) == (old, False)  # the same settings find it
+    sampled, created = reg.match_store.open(replace(settings, deterministic=False), 1, {})
+    assert created and sampled.id == 2 and sampled.deterministic == 0
+    with pytest.raises(sqlite3.IntegrityError):
+        reg.db.execute("UPDATE matches SET deterministic = 2 WHERE id = 2")
 
 
 def test_stores_share_one_transaction_and_return_typed_ratings(registry):

@@ -26,6 +26,7 @@ def match_command(
     seed: Annotated[Optional[int], typer.Option("--seed", help="Match seed (default from config).", show_default=False)] = None,
     workers: Annotated[Optional[int], typer.Option("--workers", help="Worker processes (default: one per core).", show_default=False)] = None,
     arenas: Annotated[int, typer.Option("--arenas", help="Most games a worker plays at once.")] = 64,
+    sampled: Annotated[bool, typer.Option("--sampled", help="Network agents draw each action from their policy instead of playing the most likely one (argmax, the default, as tournaments and the RLBot export play); community and scripted bots play as always. Kept by the match: --resume plays it the same way.")] = False,
     resume: Annotated[Optional[int], typer.Option("--resume", help="Finish an interrupted match by id.", show_default=False)] = None,
     abandon: Annotated[Optional[int], typer.Option("--abandon", help="End an unfinished match for good (its games are kept).", show_default=False)] = None,
     config: ConfigOpt = None,
@@ -39,13 +40,17 @@ def match_command(
     difference with its 95% interval, LOS and the LLR. Interrupted (Ctrl-C, kill -9)? Run the
     same command again, or --resume ID; the same command after the match finished shows its
     result (give another --seed for a new match). In 2v2 and 3v3 a side may be a mixed team:
-    one member per car joined by "+", each rated for the team's games.
+    one member per car joined by "+", each rated for the team's games. Network agents play their
+    most likely action; with --sampled they draw it from their policy, as in training (a match of
+    its own: the same command without --sampled is another match).
 
     Example: league match ppo-1v1-v13 ppo-1v1-v12 --sprt elo0=0,elo1=30 --max-games 400
 
     Example: league match "ppo-2v2-v4+necto" "rule+atba" --stage 2v2 --max-games 20
 
     Example: league match rule random --max-games 20 --game-seconds 60
+
+    Example: league match ppo-1v1-v13 necto --max-games 100 --sampled
     """
     from arena.match import abandon_match, start_or_resume_match
     from arena.engine.vector import default_workers
@@ -70,7 +75,7 @@ def match_command(
     started = time.perf_counter()
     run = start_or_resume_match(registry, league_home, cfg, a, b, params=params, max_games=max_games,
                                 batch_pairs=batch_pairs, workers=workers or default_workers(), resume=resume,
-                                max_arenas=arenas)
+                                max_arenas=arenas, deterministic=not sampled)
     m = run.match
     if run.already_finished:
         out.print(f"Match {m.id} ({m.a} vs {m.b}, {match_settings_text(m)}) already finished "
@@ -89,12 +94,14 @@ def match_command(
 
 
 def match_settings_text(m) -> str:
-    """What a match plays: "SPRT elo0=0 elo1=30 ... at most 400 games" or "fixed 20 games"."""
+    """What a match plays: "SPRT elo0=0 elo1=30 ... at most 400 games, argmax" or "fixed 20 games,
+    sampled" (how its network agents choose their actions)."""
+    play = "argmax" if m.deterministic else "sampled"
     if m.params is None:
-        return f"fixed {m.max_games} games"
+        return f"fixed {m.max_games} games, {play}"
     p = m.params
     return (f"SPRT elo0={p.elo0:g} elo1={p.elo1:g} alpha={p.alpha:g} beta={p.beta:g} ({p.model}), "
-            f"at most {m.max_games} games")
+            f"at most {m.max_games} games, {play}")
 
 
 def progress_line(p, max_games: int) -> str:

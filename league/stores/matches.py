@@ -37,6 +37,7 @@ class MatchSettings:
     max_games: int
     game_seconds: float
     seed: int
+    deterministic: bool = True  # network agents play their most likely action; False: they sample
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,7 @@ class Match:
     b: str
     seed: int
     message: str
+    deterministic: int = 1  # 1: network agents play their most likely action (argmax); 0: they sample
 
     @property
     def params(self) -> SprtParams | None:
@@ -115,22 +117,24 @@ class MatchStore(Store):
             rows = list(self.db.query(
                 f"""{_SELECT} WHERE m.a_agent_id = ? AND m.b_agent_id = ? AND m.team_size = ? AND m.mode = ?
                         AND m.params_json IS ? AND m.max_games = ? AND m.game_seconds = ? AND t.seed = ?
-                        AND json_extract(t.entrants_json, '$[0]') = ? AND json_extract(t.entrants_json, '$[1]') = ?
+                        AND m.deterministic = ? AND json_extract(t.entrants_json, '$[0]') = ? AND json_extract(t.entrants_json, '$[1]') = ?
                     ORDER BY m.id DESC LIMIT 1""",
-                [a_id, b_id, s.team_size, s.mode, s.params_json, s.max_games, s.game_seconds, s.seed, s.a, s.b]))
+                [a_id, b_id, s.team_size, s.mode, s.params_json, s.max_games, s.game_seconds, s.seed,
+                 int(s.deterministic), s.a, s.b]))
             if rows and rows[0]["status"] == "abandoned":
                 raise LeagueError(f"Match {rows[0]['id']} with these settings was abandoned; give another --seed "
                                   "to play a new one.")
             if rows:
                 return Match(**rows[0]), False
-            kind = "SPRT" if s.mode == "sprt" else f"{s.max_games} games"
+            kind = ("SPRT" if s.mode == "sprt" else f"{s.max_games} games") + ("" if s.deterministic else ", sampled")
             tid = self.tournaments.create(f"match {s.a} vs {s.b} ({kind})", s.team_size, s.seed, s.max_games,
                                           s.max_games, [s.a, s.b], config)
             cur = self.db.execute(
                 """INSERT INTO matches (tournament_id, a_agent_id, b_agent_id, team_size, mode, params_json,
-                       max_games, batch_pairs, game_seconds, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                       max_games, batch_pairs, game_seconds, deterministic, created)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                 [tid, a_id, b_id, s.team_size, s.mode, s.params_json, s.max_games, batch_pairs, s.game_seconds,
-                 utc_now()])
+                 int(s.deterministic), utc_now()])
             return self.get(int(cur.lastrowid)), True
 
     def get(self, match_id: int) -> Match:
