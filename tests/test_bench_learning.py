@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from league.home import LeagueHome
+from league.registry import Registry
 from training.measure.learning import OPPONENTS, UNTRAINED_OPPONENTS, bench_learning, report_json
 
 TINY = ["runner.workers=2", "runner.envs_per_worker=2", "ppo.steps_per_env=32", "ppo.minibatch_size=128",
@@ -22,6 +24,13 @@ def test_tiny_benchmark_reports_results_timing_and_curve(tmp_path):
     assert list(report["results"]) == ([f"{bench.trained} vs {o}" for o in OPPONENTS]
                                        + [f"untrained vs {o}" for o in UNTRAINED_OPPONENTS])
     assert all(r["games"] == 2 for r in report["results"].values())
+    # The trained agent again, taking its most likely actions (issue 48, item 7).
+    assert list(report["argmax"]) == [f"{bench.trained} vs {o}" for o in OPPONENTS]
+    assert all(r["games"] == 2 for r in report["argmax"].values())
+    assert [r.play for r in bench.results].count("argmax") == len(OPPONENTS)
+    registry = Registry.open(LeagueHome(bench.home).db_path)
+    played = [g for g in registry.game_store.games(1) if bench.trained in (g.blue, g.orange) and g.seed == 1000]
+    assert len(played) == 2 * 2 * len(OPPONENTS)  # both ways recorded, so both count in the ratings below
     # The curve: every evaluated version against every baseline of the ladder, two games each, by steps.
     curve = report["curve"]
     assert {p["opponent"] for p in curve} == set(OPPONENTS)

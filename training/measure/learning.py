@@ -2,7 +2,10 @@
 the baseline ladder (`random`, `atba`, `rule`, `rule-pro`) and the untrained network against
 `random` and `rule` (half the games on each side), and print win rates, scoring rates, where the
 training time went, the learning curve (the run's own evaluation games against each baseline,
-by version) and the ratings the league gives them.
+by version) and the ratings the league gives them. The trained agent plays its games twice, from
+the same seeds: drawing its actions (`results`, as training's evaluation plays) and taking its most
+likely one (`argmax`, as community bots, tournaments, matches and the RLBot export play), so a gain
+is not an artefact of sampling.
 
     python -m training.bench_learning --minutes 20 --games 50 [--home DIR] [--set KEY=VALUE ...] [--bots DIR]
 
@@ -53,6 +56,7 @@ class MatchResult:
     draw_rate: float
     goals_per_game: float
     conceded_per_game: float
+    play: str = "sampled"  # the agents' actions drawn from their policies, or "argmax": their most likely ones
 
 
 @dataclass(frozen=True)
@@ -73,7 +77,8 @@ class LearningBench:
     train_seconds: float
     kickstart_teacher: str | None  # None: pure self-play
     timing: dict[str, float]  # training seconds per part (training.selfplay.TIMED_PARTS)
-    results: list[MatchResult]  # trained against OPPONENTS (and the community bots), untrained against UNTRAINED_OPPONENTS
+    results: list[MatchResult]  # sampled: trained against OPPONENTS (and the community bots), untrained against
+    # UNTRAINED_OPPONENTS; then argmax: trained against the same opponents
     ratings: list[AgentRating]  # trained, untrained, rule, random
     curve: list[ClimbPoint]  # the run's own evaluation games against the baselines, over steps
 
@@ -88,17 +93,20 @@ def add_community(home: LeagueHome, registry: Registry, bots: Path) -> list[str]
     return [add_bot(home, registry, kind, Path(bots) / folder).name for kind, folder in COMMUNITY.items()]
 
 
-def evaluate(registry: Registry, home: LeagueHome, plan: list[tuple[str, str]], games: int, seed: int) -> list[MatchResult]:
+def evaluate(registry: Registry, home: LeagueHome, plan: list[tuple[str, str]], games: int, seed: int,
+             deterministic: bool = False) -> list[MatchResult]:
     """Play `games` one-minute games (half per side) of each (agent, opponent) of `plan`, all at
-    once, recorded; win, draw and goal rates per matchup."""
+    once, recorded; win, draw and goal rates per matchup. `deterministic`: every policy takes its
+    most likely action instead of drawing it."""
     policies = {name: load_policy(registry.agent_store.get(name), home_root=home.root)
                 for name in dict.fromkeys(sum(plan, ()))}
     matchups = [(Player(a, policies[a]), Player(o, policies[o])) for a, o in plan]
-    played = play_recorded(registry, matchups, games, 1, 60.0, seed)
+    played = play_recorded(registry, matchups, games, 1, 60.0, seed, deterministic=deterministic)
     return [MatchResult(a, o, games, win_rate=sum(x > y for x, y in goals) / games,
                         draw_rate=sum(x == y for x, y in goals) / games,
                         goals_per_game=sum(x for x, _ in goals) / games,
-                        conceded_per_game=sum(y for _, y in goals) / games)
+                        conceded_per_game=sum(y for _, y in goals) / games,
+                        play="argmax" if deterministic else "sampled")
             for (a, o), goals in zip(plan, played)]
 
 
@@ -130,9 +138,10 @@ def bench_learning(minutes: float = 20.0, games: int = 50, root: Path | None = N
     curve = climb(registry.db, "learner")  # the run's own evaluation games, before the benchmark's
     if bots is not None and not asked:
         community = add_community(home, registry, bots)
-    plan = [(trained, opponent) for opponent in (*OPPONENTS, *community)]
-    plan += [("untrained", o) for o in UNTRAINED_OPPONENTS]
+    trained_plan = [(trained, opponent) for opponent in (*OPPONENTS, *community)]
+    plan = trained_plan + [("untrained", o) for o in UNTRAINED_OPPONENTS]
     results = evaluate(registry, home, plan, games, seed=1000)
+    results += evaluate(registry, home, trained_plan, games, seed=1000, deterministic=True)  # from the same seed
     fit = registry.mle(1)
     stored = {name: registry.game_store.rating(name, 1) for name in (trained, "untrained", "rule", "random")}
     ratings = [AgentRating(name, r.elo, r.mu, r.sigma, fit.rating(name), fit.interval(name))
@@ -142,13 +151,17 @@ def bench_learning(minutes: float = 20.0, games: int = 50, root: Path | None = N
 
 
 def report_json(bench: LearningBench) -> dict:
-    """The JSON the benchmark prints (its keys are the documented output)."""
+    """The JSON the benchmark prints (its keys are the documented output): `results` sampled, `argmax`
+    the trained agent's same games with its most likely actions."""
+    def rates(play: str) -> dict:
+        return {f"{r.agent} vs {r.opponent}": {
+            "games": r.games, "win_rate": r.win_rate, "draw_rate": r.draw_rate, "goals_per_game": r.goals_per_game,
+            "conceded_per_game": r.conceded_per_game} for r in bench.results if r.play == play}
+
     return {"trained": bench.trained, "steps": bench.steps, "train_seconds": bench.train_seconds,
             "kickstart_teacher": bench.kickstart_teacher,
             "timing": {part: round(seconds, 1) for part, seconds in bench.timing.items()},
-            "results": {f"{r.agent} vs {r.opponent}": {
-                "games": r.games, "win_rate": r.win_rate, "draw_rate": r.draw_rate,
-                "goals_per_game": r.goals_per_game, "conceded_per_game": r.conceded_per_game} for r in bench.results},
+            "results": rates("sampled"), "argmax": rates("argmax"),
             "curve": [{"version": p.version, "steps": p.steps, "opponent": p.baseline, "wins": p.wins,
                        "draws": p.draws, "losses": p.losses} for p in bench.curve],
             "ratings": {r.name: {"elo": r.elo, "mu": r.mu, "sigma": r.sigma, "mle": r.mle, "mle_95": r.mle_95}
