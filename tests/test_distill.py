@@ -204,3 +204,20 @@ def test_a_student_reads_its_own_previous_controls_and_forgets_them_when_an_epis
         a, _, _ = policy._logits(obs, (None, np.zeros((4, 8), np.float32)), None)
         b, _, _ = policy._logits(obs, (None, np.ones((4, 8), np.float32)), None)
     assert not torch.allclose(a, b)
+
+
+def test_an_own_mlp_agent_is_distilled_into_an_lstm(trained_home):
+    """A new network from an old agent: the student speaks its teacher's table and carries no licence."""
+    home, result = trained_home
+    teacher = result.versions[-1]
+    done = train(home, "--policy", "lstm", "--distill", teacher, "--steps", 512, "--name", "lstm-student",
+                 "--set", "policy.lstm_hidden=32")
+    assert done.exit_code == 0, done.output
+    reg = Registry.open(home.db_path)
+    student = [a for a in reg.agent_store.all() if a.name.startswith("lstm-student-v")][-1]
+    assert student.kind == "lstm" and student.config["policy"]["action_space"] == "table"
+    assert not student.config["policy"]["prev_controls"]  # a league network reads none: nor does its student
+    assert student.config["distilled_from"] == {"teacher": teacher, "kind": "mlp", "sources": [],
+                                                "sha256": reg.agent_store.get(teacher).checkpoint_sha256}
+    refused = train(home, "--distill", teacher, "--action-space", "necto", "--steps", 512, "--name", "refused")
+    assert refused.exit_code == 2 and "cannot hold" in refused.output, refused.output

@@ -16,7 +16,8 @@ the seed documents'): over a 20-minute budget the shorter horizon learned to rea
 sooner. The learner is kickstarted from `rule-pro` over its first 4M steps, as every fresh
 learner is by default (training.kickstart); `--set training.kickstart.teacher=` measures pure
 self-play. The report names the teacher, so the two figures are never mixed up. `--set`
-overrides come after BENCH_SETS.
+overrides come after BENCH_SETS. `--set training.distill.teacher=necto --bots DIR` distils Necto
+first (docs/distill.md): the bots then join before training, and the student speaks Necto's heads.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from agents.loading import load_policy
 from agents.networks import build_network
 from league.climb import ClimbPoint, climb
 from league.config import load_config
+from training.distill import with_teacher_space
 from training.launch import cuda_available
 from league.home import LeagueHome
 from league.registry import Registry
@@ -75,7 +77,7 @@ class LearningBench:
     trained: str  # the last version the run snapshotted
     steps: int
     train_seconds: float
-    kickstart_teacher: str | None  # None: pure self-play
+    kickstart_teacher: str | None  # the teacher (distilled or kickstarted from); None: pure self-play
     timing: dict[str, float]  # training seconds per part (training.selfplay.TIMED_PARTS)
     results: list[MatchResult]  # sampled: trained against OPPONENTS (and the community bots), untrained against
     # UNTRAINED_OPPONENTS; then argmax: trained against the same opponents
@@ -116,23 +118,26 @@ def bench_learning(minutes: float = 20.0, games: int = 50, root: Path | None = N
 
     `bots`: a folder holding Necto/ and Element/ from the RLBot botpack: the trained agent also plays
     both. They join the league after training, so the run trains as without them, unless the run
-    asks for them (a community kickstart teacher, or a community share of the opponent mix)."""
+    asks for them (a community teacher to kickstart from or distil, or a community share of the
+    opponent mix)."""
     root = root or Path(tempfile.mkdtemp(prefix="learning-bench-"))
     home = LeagueHome(root)
     home.create_dirs()
     registry = Registry.create(home.db_path)
     cfg = load_config(stage="1v1", sets=[f"training.minutes={minutes}", "training.steps=0",
                                         f"seed={seed}", *BENCH_SETS, *(sets or [])], gpu=cuda_available)
+    community: list[str] = []
+    teacher = cfg.training.distill.teacher or cfg.training.kickstart.teacher
+    asked = teacher in COMMUNITY or cfg.training.opponents.community > 0
+    if bots is not None and asked:
+        community = add_community(home, registry, bots)
+    if cfg.training.distill.teacher:  # the student speaks its teacher's actions, as league train --distill gives it
+        cfg = with_teacher_space(cfg, registry, home.root)
     # The untrained network of the same architecture, for the comparison.
     torch.manual_seed(seed)
     rel = Path("checkpoints") / "untrained.safetensors"
     sha = save_checkpoint(root / rel, build_network(cfg.policy))
     registry.agent_store.add("untrained", cfg.policy.kind, 1, checkpoint_path=str(rel), checkpoint_sha256=sha)
-
-    community: list[str] = []
-    asked = cfg.training.kickstart.teacher in COMMUNITY or cfg.training.opponents.community > 0
-    if bots is not None and asked:
-        community = add_community(home, registry, bots)
     result = SelfPlayTrainer(cfg, home, registry, name="learner").run()
     trained = result.versions[-1]
     curve = climb(registry.db, "learner")  # the run's own evaluation games, before the benchmark's
@@ -146,7 +151,7 @@ def bench_learning(minutes: float = 20.0, games: int = 50, root: Path | None = N
     stored = {name: registry.game_store.rating(name, 1) for name in (trained, "untrained", "rule", "random")}
     ratings = [AgentRating(name, r.elo, r.mu, r.sigma, fit.rating(name), fit.interval(name))
                for name, r in stored.items()]
-    return LearningBench(root, trained, result.steps, result.seconds, cfg.training.kickstart.teacher or None,
+    return LearningBench(root, trained, result.steps, result.seconds, teacher or None,
                          result.timing, results, ratings, curve)
 
 
