@@ -5,7 +5,7 @@ network speaking the 90-row table), or controls [N, 8] (a network with factorise
 agents.action_spaces: it speaks controls, as community bots do);
 this wrapper does the torch side: no autograd (inference_mode), no copy on the way in when
 the observations are already contiguous float32 on a CPU device, sampling (Gumbel-max,
-`sample_actions`) through the policy's own torch.Generator so a seeded game is reproducible,
+`ActionSpace.sample`) through the policy's own torch.Generator so a seeded game is reproducible,
 argmax when deterministic.
 The recurrent state of an LSTM policy stays a torch LstmState on the policy's device.
 """
@@ -15,16 +15,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from agents.action_spaces import SPACES, TABLE, ActionSpace
 from agents.game_state import N_CONTROLS
 from agents.networks import ActorCritic
 from agents.policy import Policy, State
-
-
-def sample_actions(logits: torch.Tensor, generator: torch.Generator,
-                   space: ActionSpace = SPACES[TABLE]) -> tuple[torch.Tensor, torch.Tensor]:
-    """Actions drawn from the logits (ActionSpace.sample: Gumbel-max, head by head) and their log-probabilities."""
-    return space.sample(logits, generator)
 
 
 class NetworkPolicy(Policy):

@@ -18,7 +18,7 @@ import torch
 from torch import nn
 
 from agents.networks import ACTIVATIONS, MlpActorCritic
-from agents.nn_policy import sample_actions
+from agents.action_spaces import SPACES, TABLE
 from agents.policy import Policy, State
 
 
@@ -88,5 +88,5 @@ class StackedActors(Policy):
         with torch.inference_mode():
             x = torch.from_numpy(np.ascontiguousarray(obs, dtype=np.float32)).to(self.device, non_blocking=True)
             logits = self.logits(x)
-            actions = logits.argmax(dim=-1) if deterministic else sample_actions(logits, self.generator)[0]
+            actions = logits.argmax(dim=-1) if deterministic else SPACES[TABLE].sample(logits, self.generator)[0]
         return actions.cpu().numpy().astype(np.int64, copy=False), None
