@@ -35,9 +35,10 @@ TINY = {"runner": {"backend": "in-process", "workers": 1, "envs_per_worker": 2},
         "training": {"snapshot_every_steps": 256, "eval_games": 0, "kickstart": {"teacher": ""}}}
 
 
-def roles_file(tmp_path: Path, name: str = "tiny", slice_minutes: float = 0.03, **exploiter) -> Path:
+def roles_file(tmp_path: Path, name: str = "tiny", slice_minutes: float = 0.03, main_config: dict | None = None,
+               **exploiter) -> Path:
     spec = {"name": name, "stage": "1v1", "slice_minutes": slice_minutes, "config": TINY,
-            "roles": [{"name": "main", "kind": "main", "share": 2},
+            "roles": [{"name": "main", "kind": "main", "share": 2, **({"config": main_config} if main_config else {})},
                       {"name": "exploiter", "kind": "main_exploiter", "share": 1, "check_games": 4, **exploiter}]}
     path = tmp_path / f"{name}.yaml"
     path.write_text(yaml.safe_dump(spec))
@@ -139,7 +140,11 @@ def test_a_command_shorter_than_a_turn_of_slices_gives_every_role_its_share(home
 
 @pytest.mark.slow  # 16 s: two whole commands; the default suite keeps a slice of each role, its check and reset
 def test_a_league_trains_its_roles_in_turns_and_the_main_agent_plays_the_exploiters_snapshots(home, tmp_path):
-    path = roles_file(tmp_path, reset_win_rate=0.0)  # every check resets: each exploiter slice is a new restart
+    # Every check resets (each exploiter slice is a new restart); the main agent's league games all draw
+    # from its past pool (its own and the exploiters' snapshots), so the second run must meet an exploiter:
+    # with the default mix's one-in-ten `past` share a short run met none on a busy CI host.
+    past_only = {"training": {"opponents": {"latest": 0.0, "past": 1.0, "pfsp": 0.0, "rule": 0.0, "random": 0.0}}}
+    path = roles_file(tmp_path, main_config=past_only, reset_win_rate=0.0)
     first = runner.invoke(app, ["train", "--league", str(path), "--minutes", "0.15", "--home", str(home.root)])
     assert first.exit_code == 0, first.output
     assert "League tiny stopped: its time budget is spent" in first.output
