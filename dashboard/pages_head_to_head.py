@@ -56,10 +56,14 @@ def render(root: str) -> None:
 
 
 def heatmap(cells: pd.DataFrame, names: list[str]) -> alt.LayerChart:
+    """Score rates between agents, each cell at least 28 px square. Every label is drawn: Vega-Lite hides
+    overlapping labels by default (every other one, on a nominal axis, once slanted labels' boxes touch),
+    so the column labels stand upright (-90 degrees) where each has its cell's width, and overlap is off."""
     size = max(28, min(48, 720 // max(len(names), 1)))
     base = alt.Chart(cells).encode(
-        x=alt.X("opponent:N", sort=names, title="opponent", axis=alt.Axis(labelAngle=-40)),
-        y=alt.Y("agent:N", sort=names, title="agent"))
+        x=alt.X("opponent:N", sort=names, title="opponent",
+                axis=alt.Axis(labelAngle=-90, labelOverlap=False, labelLimit=220, orient="top")),
+        y=alt.Y("agent:N", sort=names, title="agent", axis=alt.Axis(labelOverlap=False, labelLimit=220)))
     rects = base.mark_rect().encode(
         color=alt.Color("score_rate:Q", title="score rate", scale=alt.Scale(domain=[0, 1], scheme="redblue")),
         tooltip=["agent:N", "opponent:N", "games:Q", "wins:Q", "draws:Q", "losses:Q",

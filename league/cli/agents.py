@@ -345,9 +345,14 @@ def prune(
 @handles_errors
 def leaderboard(
     home: HomeOpt = None,
-    stage: Annotated[str, typer.Option("--stage", help="Team size: 1v1, 2v2 or 3v3.")] = "1v1",
+    stage: Annotated[Optional[str], typer.Option(
+        "--stage", help="Team size: 1v1, 2v2 or 3v3 (default 1v1; with --tournament, the tournament's).",
+        show_default=False)] = None,
     by: Annotated[str, typer.Option(
         "--by", help="Order by elo, trueskill (mu - 3 sigma), mle or nash (the Nash-averaged score).")] = "elo",
+    tournament: Annotated[Optional[int], typer.Option(
+        "--tournament", metavar="ID", show_default=False,
+        help="With --by nash: weigh one tournament's entrants over its games alone.")] = None,
     all_: Annotated[bool, typer.Option("--all", help="Include retired agents.")] = False,
     anchor: Annotated[Optional[str], typer.Option(
         "--anchor", metavar="NAME[=ELO]", show_default=False,
@@ -359,7 +364,9 @@ def leaderboard(
     --by nash lists the agents with games among the listed ones by their Nash-averaged score (the
     expected score against the maximum-entropy Nash mixture, minus 1/2; 0 for the agents the mixture
     plays) with their Nash weight: a ranking that many near-copies of one strategy do not inflate
-    (docs/league-roles.md). Pairs that never met count as even; the caption says how many.
+    (docs/league-roles.md). Pairs that never met count as even; the caption says how full the payoff
+    matrix is and, when most pairs never met, names the tournaments whose games form a full round
+    robin: `--tournament ID` computes over one tournament's games alone.
 
     Lists the stage's agents and the baselines, and any other agent with games in that team
     size; an agent with no game to fit has no MLE interval and ranks last by mle. --anchor
@@ -368,19 +375,25 @@ def leaderboard(
     counts each agent's games in which a side was a team of several members.
 
     Example: league leaderboard --stage 1v1 --by mle --anchor necto=2000
+             league leaderboard --by nash --tournament 3
     """
-    from league.config import team_size_of
+    from league.config import stage_of, team_size_of
     from league.standings import parse_anchor, read_standings
 
     if by not in RANKINGS:
         raise LeagueError(f"Unknown ranking {by!r}; expected elo, trueskill, mle or nash.")
-    team_size = team_size_of(stage)
+    if tournament is not None and by != "nash":
+        raise LeagueError(f"--tournament goes with --by nash (a tournament's table by points is "
+                          f"`league tournament show {tournament}`).")
+    team_size = team_size_of(stage) if stage is not None else None
     _, reg = open_league(home, readonly=True)
     mle_cfg = reg.ratings_cfg.mle
     pinned = parse_anchor(anchor, mle_cfg.anchor_rating) if anchor is not None else None
     if by == "nash":
-        _print_nash_leaderboard(reg, stage, team_size, all_, pinned)
+        _print_nash_leaderboard(reg, team_size, all_, pinned, tournament)
         return
+    team_size = team_size or 1
+    stage = stage_of(team_size)
     board = read_standings(reg.db, team_size, reg.ratings_cfg, by=by, include_retired=all_, anchor=pinned)
     fit = board.fit
     caption = (f"MLE anchored: {fit.anchor} = {fit.rating(fit.anchor):g}" if fit.anchor is not None else
@@ -402,37 +415,45 @@ def leaderboard(
     out.print(table)
 
 
-def _print_nash_leaderboard(reg, stage: str, team_size: int, include_retired: bool,
-                            anchor: tuple[str, float] | None) -> None:
-    """`league leaderboard --by nash`: each listed agent's Nash weight and Nash-averaged score (league.nash)."""
-    from league.nash import nash_average
-    from league.standings import read_pair_records, read_standings
+def _print_nash_leaderboard(reg, team_size: int | None, include_retired: bool, anchor: tuple[str, float] | None,
+                            tournament: int | None) -> None:
+    """`league leaderboard --by nash`: each member's Nash weight and Nash-averaged score (league.nash_standings)."""
+    from league.nash_standings import SPARSE_BELOW, read_nash, round_robins
 
-    board = read_standings(reg.db, team_size, reg.ratings_cfg, include_retired=include_retired, anchor=anchor)
-    nash = nash_average([r.name for r in board.rows], read_pair_records(reg.db, team_size))
+    board = read_nash(reg.db, team_size if team_size or tournament is not None else 1, reg.ratings_cfg,
+                      include_retired=include_retired, tournament_id=tournament, anchor=anchor)
+    nash = board.nash
     if not nash.members:
-        out.print(f"No games between the listed agents in {stage} yet: nothing to average.", highlight=False)
+        out.print(f"No games between the listed agents in {board.where} yet: nothing to average.", highlight=False)
         return
-    ranking = nash.ranking()
-    support = [nash.members[i] for i in ranking if nash.weights[i] > 0]
+    support = board.support
     more = f" and {len(support) - NASH_SUPPORT_NAMED} more" if len(support) > NASH_SUPPORT_NAMED else ""
     notes = [f"Nash support: {', '.join(support[:NASH_SUPPORT_NAMED])}{more}",
-             "nash score: expected score against the Nash mixture, minus 1/2 (0 on the support)"]
-    unplayed = len(nash.unplayed_pairs)
+             "nash score: expected score against the Nash mixture, minus 1/2 (0 on the support)",
+             f"payoff matrix {board.fill:.0%} full: {board.met_pairs} of {board.pairs} pairs met"]
+    unplayed = board.pairs - board.met_pairs
     if unplayed:
         notes.append(f"{unplayed} pair{'s' if unplayed != 1 else ''} of agents never met and count as even")
     if nash.left_out:
         notes.append(f"Left out (no game against a listed agent): {', '.join(nash.left_out)}")
-    table = Table(title=f"Leaderboard {stage} (by nash)", caption=escape("\n".join(notes)))
+    table = Table(title=f"Leaderboard {board.where} (by nash)", caption=escape("\n".join(notes)))
     for col in ("#", "agent", "status", "nash weight", "nash score", "elo", "mle", "games", "W-D-L"):
         table.add_column(col, justify="left" if col in ("agent", "status") else "right")
-    rows = {r.name: r for r in board.rows}
-    for rank, i in enumerate(ranking, 1):
-        r, weight = rows[nash.members[i]], nash.weights[i]
-        table.add_row(str(rank), r.name, r.status, "<0.001" if 0 < weight < 0.0005 else f"{weight:.3f}",
-                      f"{round(nash.scores[i], 3) or 0.0:+.3f}", f"{r.elo:.0f}", f"{r.mle:.0f}", str(r.games),
-                      f"{r.wins}-{r.draws}-{r.losses}")
+    for row in board.rows():
+        r, weight = row.standing, row.weight
+        table.add_row(str(row.rank), row.name, r.status if r else "team",
+                      "<0.001" if 0 < weight < 0.0005 else f"{weight:.3f}", f"{round(row.score, 3) or 0.0:+.3f}",
+                      f"{r.elo:.0f}" if r else "-", f"{r.mle:.0f}" if r else "-", str(row.games),
+                      f"{row.wins}-{row.draws}-{row.losses}")
     out.print(table)
+    if board.too_sparse:
+        full = round_robins(reg.db, board.team_size)
+        offer = ("; over one tournament's games instead: " + ", ".join(
+            f"`--tournament {t.id}` ({t.name}, {t.entrants} entrants, {t.games} games)" for t in full[:5])
+                 if full else "; play a round robin first (`league tournament --games 10`) and weigh it with "
+                              "`--tournament ID`")
+        out.print(f"Too sparse to mean much: fewer than {SPARSE_BELOW:.0%} of the pairs met, so most of the "
+                  f"matrix is pairs that never met counted as even{offer}.", highlight=False)
 
 
 @handles_errors
