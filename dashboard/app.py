@@ -25,6 +25,7 @@ from dashboard import (
     pages_matches,
     pages_nash,
     pages_replays,
+    pages_roles,
     pages_tournaments,
     pages_training,
     ui,
@@ -43,6 +44,7 @@ PAGES: dict[str, tuple[str, Callable[[str], None]]] = {
     "replays": ("Replays", pages_replays.render),
     "training": ("Training", pages_training.render),
     "curriculum": ("Curriculum", pages_curriculum.render),
+    "roles": ("League roles", pages_roles.render),
     "community": ("Community", pages_community.render),
 }
 PAGE_KEY = "page"

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import pandas as pd
 import streamlit as st
 
-from dashboard import match_queries, queries
+from dashboard import match_queries, queries, roles_queries
 from dashboard.replay_view import ball_timeline, events_table, player_payload
 from dashboard.training_runs import Metrics, RunFile, list_runs, read_metrics, read_run_info
 from league.config import RatingsConfig, load_config
@@ -248,6 +248,27 @@ def baseline_win_rates(root: str, run: str, opponents: tuple[str, ...] | None = 
     if opponents is None:
         return league.run(queries.baseline_win_rates, run)
     return league.run(queries.baseline_win_rates, run, opponents)
+
+
+# --------------------------------------------------------------------------- leagues of roles and probes
+
+
+@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
+def role_leagues(root: str) -> list[str]:
+    """The leagues of roles, most recently started last (roles_queries.role_leagues)."""
+    return open_league(root).run(roles_queries.role_leagues)
+
+
+@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
+def roles_view(root: str, name: str) -> roles_queries.RolesView:
+    """One league of roles: its roles, runs and exploiter checks (roles_queries.roles_view)."""
+    return open_league(root).run(roles_queries.roles_view, name)
+
+
+@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
+def probes(root: str, runs: tuple[str, ...] | None = None) -> pd.DataFrame:
+    """Exploitability probes (of the snapshots of `runs`, or all of them; roles_queries.probes)."""
+    return open_league(root).run(roles_queries.probes, runs)
 
 
 # --------------------------------------------------------------------------- community bots

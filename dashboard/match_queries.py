@@ -1,4 +1,6 @@
-"""The dashboard's reading of matches (`league match A B`) and promotions: read-only SQL, no Streamlit.
+"""The dashboard's reading of matches (`league match A B`) and promotions: read-only, no Streamlit.
+Matches are read through the match store (league.stores.matches), whose sides are the tournament's
+entrants: an agent, or a mixed team "A+necto".
 
 A match is a two-entrant tournament plus a `matches` row (docs/match.md, docs/schema.md): pair p
 is the games with schedule_index 2p (A on blue) and 2p + 1 (B on blue). Its statistics after each
@@ -13,6 +15,7 @@ Both tables are newer than some league homes (matches: schema version 7; promoti
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Sequence
@@ -22,6 +25,10 @@ import pandas as pd
 import sqlite_utils
 
 from league.errors import LeagueError
+from league.stores.agents import AgentStore
+from league.stores.database import Database
+from league.stores.matches import MatchStore
+from league.stores.tournaments import TournamentStore
 from league.sprt import SprtParams, elo_estimate, pair_score, sprt_result
 
 PAIR_LABELS = ("LL", "LD", "WL+DD", "WD", "WW")  # A's pentanomial classes: the pair's mean score 0, 1/4 .. 1
@@ -47,23 +54,22 @@ def _frame(db: sqlite_utils.Database, sql: str, params: Sequence[Any] = ()) -> p
 
 # --------------------------------------------------------------------------- matches
 
-_MATCHES_SQL = """
-        SELECT m.id, m.tournament_id, a.name AS a, b.name AS b, m.team_size, m.mode, m.status, m.decision, m.games,
-               m.max_games, m.batch_pairs, m.game_seconds, m.llr, m.elo, m.elo_lo, m.elo_hi, m.nelo, m.nelo_lo,
-               m.nelo_hi, m.los, m.counts_json, m.params_json, t.seed, t.message, m.created, m.finished
-        FROM matches m JOIN agents a ON a.id = m.a_agent_id JOIN agents b ON b.id = m.b_agent_id
-        JOIN tournaments t ON t.id = m.tournament_id"""
+def _store(db: sqlite_utils.Database) -> MatchStore:
+    database = Database(db)
+    return MatchStore(database, AgentStore(database), TournamentStore(database))
 
 
 def matches(db: sqlite_utils.Database) -> pd.DataFrame:
-    """Every match, newest first: id, tournament_id, a, b (the agents' names), team_size, mode
-    (sprt, fixed), status, decision (H1, H0, inconclusive; None unfinished or fixed), games,
-    max_games, batch_pairs, game_seconds, the statistics as the runner last saved them (llr,
-    elo, elo_lo, elo_hi, nelo, nelo_lo, nelo_hi, los), counts_json, params_json, seed, message (the
+    """Every match, newest first, as the match store reads it (league.stores.matches.Match): id,
+    tournament_id, a, b (the sides as its tournament names them: an agent, or a mixed team "A+necto"),
+    team_size, mode (sprt, fixed), status, decision (H1, H0, inconclusive; None unfinished or fixed),
+    games, max_games, batch_pairs, game_seconds, the statistics as the runner last saved them (llr, elo,
+    elo_lo, elo_hi, nelo, nelo_lo, nelo_hi, los), counts_json, params_json, seed, message (the
     tournament's: how it ended), created, finished. Empty in a home without matches."""
     if not has_table(db, "matches"):
         return pd.DataFrame(columns=MATCH_COLUMNS)
-    return _frame(db, _MATCHES_SQL + " ORDER BY m.id DESC")
+    rows = [dataclasses.asdict(m) for m in reversed(_store(db).all())]
+    return pd.DataFrame(rows, columns=[*MATCH_COLUMNS, *(["deterministic"] if rows else [])])[MATCH_COLUMNS]
 
 
 def match(db: sqlite_utils.Database, match_id: int) -> dict[str, Any] | None:
@@ -71,10 +77,11 @@ def match(db: sqlite_utils.Database, match_id: int) -> dict[str, Any] | None:
     unreadable parameters) and `counts` (the saved pentanomial counts); None if there is no such match."""
     if not has_table(db, "matches"):
         return None
-    rows = _frame(db, _MATCHES_SQL + " WHERE m.id = ?", [int(match_id)])
-    if rows.empty:
+    try:
+        found = _store(db).get(int(match_id))
+    except LeagueError:
         return None
-    row = {k: (None if _missing(v) else v) for k, v in rows.iloc[0].to_dict().items()}
+    row = {k: getattr(found, k) for k in MATCH_COLUMNS}
     row["params"] = match_params(row["params_json"])
     try:
         counts = json.loads(row["counts_json"])
@@ -82,10 +89,6 @@ def match(db: sqlite_utils.Database, match_id: int) -> dict[str, Any] | None:
     except (TypeError, ValueError):
         row["counts"] = [0] * 5
     return row
-
-
-def _missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
 
 
 def match_params(text: str | None) -> SprtParams | None:
@@ -115,17 +118,17 @@ def match_pairs(db: sqlite_utils.Database, match_id: int) -> pd.DataFrame:
     m = match(db, match_id)
     if m is None:
         return pd.DataFrame(columns=PAIR_COLUMNS)
-    rows = db.query("""SELECT g.id, g.schedule_index, b.name AS blue, g.blue_goals, g.orange_goals, g.replay_path
-                       FROM games g JOIN agents b ON b.id = g.blue_agent_id
-                       WHERE g.tournament_id = ? AND g.schedule_index IS NOT NULL ORDER BY g.schedule_index""",
-                    [int(m["tournament_id"])])
+    rows = db.query("""SELECT g.id, g.schedule_index, g.blue_goals, g.orange_goals, g.replay_path
+                       FROM games g WHERE g.tournament_id = ? AND g.schedule_index IS NOT NULL
+                       ORDER BY g.schedule_index""", [int(m["tournament_id"])])
     pairs: dict[int, dict[str, Any]] = {}
     for g in rows:
         p, second = divmod(int(g["schedule_index"]), 2)
         slot = "second" if second else "first"
         pair = pairs.setdefault(p, {"pair": p})
-        a_goals, b_goals = ((g["blue_goals"], g["orange_goals"]) if g["blue"] == m["a"]
-                            else (g["orange_goals"], g["blue_goals"]))
+        # A is on blue in a pair's first game (by the schedule, so a mixed team's side needs no name)
+        a_goals, b_goals = ((g["orange_goals"], g["blue_goals"]) if second
+                            else (g["blue_goals"], g["orange_goals"]))
         pair.update({f"{slot}_game": int(g["id"]), f"{slot}_blue_goals": g["blue_goals"],
                      f"{slot}_orange_goals": g["orange_goals"], f"{slot}_replay": g["replay_path"],
                      f"a_{slot}": game_score(a_goals, b_goals)})

@@ -9,6 +9,8 @@ import streamlit as st
 from dashboard import data, queries, ui
 
 DEFAULT_AGENTS = 12
+GAMES_SHOWN = 50
+GAME_LINK_TEXT = r"game=(\d+)$"  # a link ?page=replays&game=ID shows as ID
 
 
 def render(root: str) -> None:
@@ -27,8 +29,11 @@ def render(root: str) -> None:
     if len(names) >= 2:
         cells = queries.score_matrix(pairs, names)
         st.altair_chart(heatmap(cells, names), width="stretch")
+        mixed = int(pairs["mixed"].sum()) // 2
         st.caption("Each cell is the row agent's score rate against the column agent (win 1, draw 1/2); "
-                   "the number is the games they played.")
+                   "the number is the games they played."
+                   + (" A mixed-team game counts for every member against every member of the other side."
+                      if mixed else ""))
     else:
         st.info("Choose at least two agents for the matrix.")
 
@@ -53,6 +58,18 @@ def render(root: str) -> None:
         m3.metric(f"{a} vs {b} (W-D-L)", f"{int(r.wins)}-{int(r.draws)}-{int(r.losses)}",
                   help=f"score rate {r.score_rate:.2f} over {int(r.games)} games, goals {int(r.goals_for)}-"
                        f"{int(r.goals_against)}")
+        show_games(root, team_size, a, b)
+
+
+def show_games(root: str, team_size: int, a: str, b: str) -> None:
+    """The games between A and B (on opposite sides, alone or in mixed teams, whose whole teams are shown)."""
+    games = data.games(root, agent=a, versus=b, team_size=team_size, limit=GAMES_SHOWN)
+    if games.empty:
+        return
+    table = queries.games_listing(games)
+    st.caption(f"Their games, newest first (at most {GAMES_SHOWN}); a mixed team is shown with all its members.")
+    st.dataframe(table, hide_index=True, width="stretch", column_config={
+        "game": st.column_config.LinkColumn("Game", display_text=GAME_LINK_TEXT, help="Watch it on the Replays page.")})
 
 
 def heatmap(cells: pd.DataFrame, names: list[str]) -> alt.LayerChart:

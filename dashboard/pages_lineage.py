@@ -8,7 +8,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from dashboard import data, ui
+from dashboard import data, queries, ui
 
 STATUS_SHAPES = {"champion": "diamond", "active": "circle", "retired": "cross"}
 LABELS_UP_TO = 80  # above this many nodes the names are left to the tooltips
@@ -128,3 +128,16 @@ def show_details(root: str, name: str) -> None:
                      "elo": st.column_config.NumberColumn("Elo", format="%.0f"),
                      "mu": st.column_config.NumberColumn("TS mu", format="%.2f"),
                      "sigma": st.column_config.NumberColumn("TS sigma", format="%.2f")})
+    recent_games(root, name)
+
+
+RECENT_GAMES = 20
+
+
+def recent_games(root: str, name: str) -> None:
+    """The agent's latest games, in any car of either side (a mixed team is shown with all its members)."""
+    games = data.games(root, agent=name, limit=RECENT_GAMES)
+    with st.expander(f"Latest games ({len(games)}{'+' if len(games) == RECENT_GAMES else ''})"):
+        st.dataframe(queries.games_listing(games), hide_index=True, width="stretch", column_config={
+            "game": st.column_config.LinkColumn("Game", display_text=r"game=(\d+)$",
+                                                help="Watch it on the Replays page.")})

@@ -22,9 +22,10 @@ from league.lineage import build_lineage
 from league.ratings import MleRatings, conservative
 from league.registry import BASELINES, Agent
 from league.sprt import Z95, elo_estimate
-from league.standings import read_standings, read_tournament_standings
-
-SCORE_SQL = "CASE result WHEN '{win}' THEN 1.0 WHEN 'draw' THEN 0.5 ELSE 0.0 END"
+from league.standings import read_pair_records, read_standings, read_tournament_standings
+from league.stores.games import read_team_sides
+from league.teams import is_team
+from league.teams import members as team_members
 
 
 def _frame(db: sqlite_utils.Database, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> pd.DataFrame:
@@ -91,22 +92,32 @@ def mle(db: sqlite_utils.Database, team_size: int, cfg: RatingsConfig) -> MleRat
 # --------------------------------------------------------------------------- head-to-head and MLE
 
 
+PAIR_COLUMNS = ["agent", "opponent", "games", "wins", "draws", "losses", "score", "goals_for", "goals_against",
+                "mixed", "score_rate"]
+
+
 def pair_results(db: sqlite_utils.Database, team_size: int) -> pd.DataFrame:
-    """Results of every ordered pair that met: agent, opponent, games, wins, draws, losses,
-    score (wins + draws / 2), score_rate, goals_for, goals_against. Mirror matches are left out."""
-    frame = _frame(db, f"""
-        WITH sides AS (
-            SELECT blue_agent_id AS a, orange_agent_id AS b, {SCORE_SQL.format(win='blue')} AS s,
-                   blue_goals AS gf, orange_goals AS ga
-            FROM games WHERE team_size = :ts AND blue_agent_id != orange_agent_id
-            UNION ALL
-            SELECT orange_agent_id, blue_agent_id, {SCORE_SQL.format(win='orange')}, orange_goals, blue_goals
-            FROM games WHERE team_size = :ts AND blue_agent_id != orange_agent_id)
-        SELECT an.name AS agent, bn.name AS opponent, COUNT(*) AS games,
-               SUM(s = 1.0) AS wins, SUM(s = 0.5) AS draws, SUM(s = 0.0) AS losses, SUM(s) AS score,
-               SUM(gf) AS goals_for, SUM(ga) AS goals_against
-        FROM sides JOIN agents an ON an.id = sides.a JOIN agents bn ON bn.id = sides.b
-        GROUP BY sides.a, sides.b""", {"ts": team_size})
+    """Results of every ordered pair of agents that met, from the standings' read model
+    (league.standings.read_pair_records): agent, opponent, games, wins, draws, losses, score (wins +
+    draws / 2), goals_for, goals_against, mixed (how many of the games were mixed), score_rate.
+
+    A mixed game ("A+necto" against "B+C") counts for every pair of members on opposite sides (A
+    against B, A against C, necto against B, ...), as the standings count it for every member; mirror
+    matches are left out."""
+    rows: dict[tuple[str, str], list[int]] = {}
+    for r in read_pair_records(db, team_size):
+        mixed = r.games if is_team(r.agent) or is_team(r.opponent) else 0
+        for a in team_members(r.agent):
+            for b in team_members(r.opponent):
+                if a == b:
+                    continue
+                for key, values in (((a, b), (r.wins, r.draws, r.losses, r.goals_for, r.goals_against)),
+                                    ((b, a), (r.losses, r.draws, r.wins, r.goals_against, r.goals_for))):
+                    t = rows.setdefault(key, [0] * 6)
+                    for i, v in enumerate((*values, mixed)):
+                        t[i] += v
+    frame = pd.DataFrame([(a, b, w + d + l, w, d, l, w + d / 2, gf, ga, m)
+                          for (a, b), (w, d, l, gf, ga, m) in rows.items()], columns=PAIR_COLUMNS[:-1])
     frame["score_rate"] = frame["score"] / frame["games"]
     return frame
 
@@ -228,36 +239,72 @@ def tournament_standings(db: sqlite_utils.Database, tournament_id: int, cfg: Rat
 RESULT_FILTERS = ("any", "win", "draw", "loss", "blue", "orange")
 
 
+def has_members(db: sqlite_utils.Database) -> bool:
+    """Whether the home records mixed teams' cars (game_members, schema version 9; the dashboard never migrates)."""
+    return "game_members" in db.table_names()
+
+
+def _on_side(side: str, param: str, members: bool) -> str:
+    """SQL: the agent of id :param drove a car of `side` in game g (a mixed game's later members included)."""
+    first = f"g.{side}_agent_id = :{param}"
+    if not members:
+        return first
+    return (f"({first} OR (g.mixed = 1 AND EXISTS (SELECT 1 FROM game_members m WHERE m.game_id = g.id "
+            f"AND m.side = '{side}' AND m.agent_id = :{param})))")
+
+
+def with_teams(db: sqlite_utils.Database, frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame`'s blue and orange (games by id) named as the stores name a side: a mixed game's whole team,
+    its members joined by "+" in car order (league.stores.games.read_team_sides), not its first members."""
+    if frame.empty or not has_members(db):
+        return frame
+    ids = [int(i) for i in frame["id"]]
+    sides = read_team_sides(db, f"g.mixed = 1 AND g.id IN ({_marks(ids)})", ids)
+    if sides:
+        frame = frame.copy()
+        for side in ("blue", "orange"):
+            frame[side] = [sides.get((int(i), side), name) for i, name in zip(frame["id"], frame[side])]
+    return frame
+
+
 def games(db: sqlite_utils.Database, tournament_id: int | None = None, outside_tournaments: bool = False,
           agent: str | None = None, result: str = "any", with_replay: bool = False,
-          limit: int = 1000, versus: str | None = None, no_mirror: bool = False) -> pd.DataFrame:
-    """Games newest first, filtered in SQL.
+          limit: int = 1000, versus: str | None = None, no_mirror: bool = False,
+          team_size: int | None = None) -> pd.DataFrame:
+    """Games newest first, filtered in SQL; a mixed game's sides are its whole teams ("A+necto", with_teams).
 
     `result` is `any`, `blue`, `orange` or `draw` for the game itself, or `win`, `loss` (and
-    `draw`) seen from `agent`. `versus` (with `agent`) keeps the games `agent` played against it;
+    `draw`) seen from `agent`. `agent` keeps the games in which it drove any car (a mixed team's
+    members included); `versus` (with `agent`) keeps those where it drove a car of the other side;
     `no_mirror` leaves out the games an agent played against itself.
     """
     if result not in RESULT_FILTERS:
         raise ValueError(f"unknown result filter {result!r}")
-    where, params = [], []
+    members = has_members(db)
+    where, params = [], {}
     if tournament_id is not None:
-        where.append("g.tournament_id = ?")
-        params.append(tournament_id)
+        where.append("g.tournament_id = :t")
+        params["t"] = tournament_id
     elif outside_tournaments:
         where.append("g.tournament_id IS NULL")
-    if agent and versus:
-        where.append("((b.name = ? AND o.name = ?) OR (o.name = ? AND b.name = ?))")
-        params += [agent, versus, agent, versus]
-    elif agent:
-        where.append("(b.name = ? OR o.name = ?)")
-        params += [agent, agent]
+    if team_size is not None:
+        where.append("g.team_size = :ts")
+        params["ts"] = team_size
+    if agent:
+        params["a"] = _agent_id(db, agent)
+        blue, orange = _on_side("blue", "a", members), _on_side("orange", "a", members)
+        if versus:
+            params["v"] = _agent_id(db, versus)
+            where.append(f"(({blue} AND {_on_side('orange', 'v', members)}) OR "
+                         f"({orange} AND {_on_side('blue', 'v', members)}))")
+        else:
+            where.append(f"({blue} OR {orange})")
+        if result in ("win", "loss"):
+            good, bad = ("blue", "orange") if result == "win" else ("orange", "blue")
+            where.append(f"(({blue} AND g.result = '{good}') OR ({orange} AND g.result = '{bad}'))")
     if result in ("blue", "orange", "draw"):
-        where.append("g.result = ?")
-        params.append(result)
-    elif result in ("win", "loss") and agent:
-        good, bad = ("blue", "orange") if result == "win" else ("orange", "blue")
-        where.append("((b.name = ? AND g.result = ?) OR (o.name = ? AND g.result = ?))")
-        params += [agent, good, agent, bad]
+        where.append("g.result = :r")
+        params["r"] = result
     if with_replay:
         where.append("g.replay_path IS NOT NULL")
     if no_mirror:
@@ -267,27 +314,50 @@ def games(db: sqlite_utils.Database, tournament_id: int | None = None, outside_t
              FROM games g JOIN agents b ON b.id = g.blue_agent_id JOIN agents o ON o.id = g.orange_agent_id"""
     if where:
         sql += " WHERE " + " AND ".join(where)
-    return _frame(db, sql + " ORDER BY g.id DESC LIMIT ?", [*params, limit])
+    params["limit"] = limit
+    return with_teams(db, _frame(db, sql + " ORDER BY g.id DESC LIMIT :limit", params))
+
+
+def games_listing(games: pd.DataFrame) -> pd.DataFrame:
+    """Rows of `games` as the pages list them: game (a link to it on the Replays page), blue, score,
+    orange (whole teams for a mixed game), origin, played (YYYY-MM-DD HH:MM)."""
+    return pd.DataFrame({
+        "game": [f"?page=replays&game={int(i)}" for i in games["id"]], "blue": games["blue"],
+        "score": [f"{bg}-{og}" for bg, og in zip(games["blue_goals"], games["orange_goals"])],
+        "orange": games["orange"], "origin": games["origin"],
+        "played": [str(p)[:16].replace("T", " ") if p else "" for p in games["played"]]},
+        columns=["game", "blue", "score", "orange", "origin", "played"])
 
 
 def agents_in_games(db: sqlite_utils.Database, tournament_id: int | None = None,
                     outside_tournaments: bool = False) -> list[str]:
-    """Names of the agents that played in the chosen set of games."""
+    """Names of the agents that played in the chosen set of games (every member of a mixed team)."""
     where = ("WHERE g.tournament_id = ?" if tournament_id is not None
              else "WHERE g.tournament_id IS NULL" if outside_tournaments else "")
     params = [tournament_id] if tournament_id is not None else []
+    cars = (f" UNION SELECT m.agent_id FROM game_members m JOIN games g ON g.id = m.game_id {where}"
+            if has_members(db) else "")
     rows = db.query(f"""SELECT a.name FROM agents a WHERE a.id IN (
-                            SELECT blue_agent_id FROM games g {where} UNION SELECT orange_agent_id FROM games g {where})
-                        ORDER BY a.name""", params * 2)
+                            SELECT blue_agent_id FROM games g {where} UNION SELECT orange_agent_id FROM games g {where}
+                            {cars})
+                        ORDER BY a.name""", params * (3 if cars else 2))
     return [r["name"] for r in rows]
 
 
 def game(db: sqlite_utils.Database, game_id: int) -> dict[str, Any] | None:
+    """One game's row with its sides' names (a mixed game's whole teams) and its tournament's name."""
     rows = list(db.query("""SELECT g.*, b.name AS blue, o.name AS orange, t.name AS tournament
                             FROM games g JOIN agents b ON b.id = g.blue_agent_id
                             JOIN agents o ON o.id = g.orange_agent_id
                             LEFT JOIN tournaments t ON t.id = g.tournament_id WHERE g.id = ?""", [game_id]))
-    return rows[0] if rows else None
+    if not rows:
+        return None
+    row = rows[0]
+    if row.get("mixed"):
+        sides = read_team_sides(db, "g.id = ?", [game_id])
+        row["blue"], row["orange"] = sides.get((game_id, "blue"), row["blue"]), sides.get((game_id, "orange"),
+                                                                                          row["orange"])
+    return row
 
 
 # --------------------------------------------------------------------------- training runs against the baselines
