@@ -89,3 +89,51 @@ def test_nash_page_with_retired_agents_and_on_a_stage_without_games(monkeypatch,
     assert table["name"].iloc[0] == "old" and table["weight"].iloc[0] == pytest.approx(0.5)
     at.selectbox(key="stage").select(2).run()  # a stage the league has agents in but no games
     assert "No games between different agents in 2v2 yet" in " ".join(i.value for i in ok(at).info)
+
+
+# --------------------------------------------------------------------------- one tournament's games, a sparse matrix
+
+
+@pytest.fixture(scope="module")
+def sparse(tmp_path_factory):
+    from dashboard_leagues import build_sparse_league
+
+    return build_sparse_league(tmp_path_factory.mktemp("sparse") / "league")
+
+
+def test_a_sparse_matrix_says_so_and_offers_the_full_round_robin(monkeypatch, sparse):
+    at = nash_page(monkeypatch, sparse.home)
+    (warning,) = at.warning
+    # the 8 agents' chain (7 pairs), the round robin's ac, ad, bd and the partial tournament's ae: 11 of 28 met
+    assert "Payoff matrix 39% full: 11 of 28 pairs of agents met in 1v1." in warning.value
+    assert "Too sparse to mean anything" in warning.value
+    buttons = [b for b in at.button if b.key and b.key.startswith("nash_rr_")]
+    assert [b.key for b in buttons] == [f"nash_rr_{sparse.round_robin}"]  # not the partial one
+    buttons[0].click().run()
+    ok(at)
+    assert at.selectbox(key="nash_scope").value == sparse.round_robin
+    assert not at.warning and "Payoff matrix 100% full: 6 of 6 pairs of agents met in tournament" in " ".join(
+        c.value for c in at.caption)
+    table = at.dataframe[0].value
+    assert table["name"].tolist() == ["a", "b", "c", "d"]  # a beat everyone: it alone is the support
+    assert table["weight"].tolist() == pytest.approx([1.0, 0, 0, 0])
+    assert at.query_params["tournament"] == str(sparse.round_robin)
+
+
+def test_the_nash_page_takes_a_tournament_from_the_url_and_draws_every_label(monkeypatch, sparse):
+    import json
+
+    monkeypatch.setenv("LEAGUE_HOME", str(sparse.home.root))
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.query_params["page"] = "nash"
+    at.query_params["tournament"] = str(sparse.partial)
+    ok(at.run())
+    assert at.selectbox(key="nash_scope").value == sparse.partial
+    assert at.checkbox(key="show_retired").disabled
+    assert "Payoff matrix 67% full: 2 of 3 pairs" in " ".join(c.value for c in at.caption)
+    (chart,) = at.get("vega_lite_chart")
+    spec = json.loads(chart.proto.spec)
+    encoding = spec["layer"][0]["encoding"] if "layer" in spec else spec["encoding"]
+    for axis in ("x", "y"):  # Vega-Lite hides every other overlapping label unless told not to
+        assert encoding[axis]["axis"]["labelOverlap"] is False
+    assert encoding["x"]["axis"]["labelAngle"] == -90
