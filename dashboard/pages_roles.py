@@ -72,7 +72,7 @@ def show_shares(roles: pd.DataFrame) -> None:
                         scale=alt.Scale(range=["#8a8f98", "#4c78a8"])),
         tooltip=["role:N", "kind:N", "which:N", alt.Tooltip("value:Q", format=".1%"),
                  alt.Tooltip("minutes:Q", format=".1f", title="minutes trained")],
-    ).properties(height=max(90, 48 * len(roles)), title="wanted (the roles file's shares) and had")
+    ).properties(height=alt.Step(18), title="wanted (the roles file's shares) and had")
     st.altair_chart(chart, width="stretch")
     table = roles.assign(kind=[KIND_LABELS.get(k, k) for k in roles["kind"]])
     st.dataframe(table[["role", "kind", "share", "had", "minutes", "run", "restarts", "resets_won", "resets_steps"]],

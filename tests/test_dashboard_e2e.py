@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from dashboard_fixture import build_fixture_league
+from dashboard_leagues import build_mixed_league, build_roles_league, build_sparse_league
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = [
@@ -135,8 +136,14 @@ class Browser:
         except AssertionError:
             raise AssertionError(f"no table with column {header!r}; tables: {seen['tables']}") from None
 
-    def screenshot(self, path: Path) -> Path:
-        data = self.call("Page.captureScreenshot", format="png")["data"]
+    def screenshot(self, path: Path, scale: float = 1.0) -> Path:
+        """The viewport as a PNG (at `scale`: 0.5 halves each side, for a small picture in the docs)."""
+        if scale == 1.0:
+            data = self.call("Page.captureScreenshot", format="png")["data"]
+        else:
+            size = self.evaluate("[window.innerWidth, window.innerHeight]")
+            data = self.call("Page.captureScreenshot", format="png", clip={
+                "x": 0, "y": 0, "width": size[0], "height": size[1], "scale": scale})["data"]
         path.write_bytes(base64.b64decode(data))
         return path
 
@@ -150,16 +157,15 @@ class Browser:
             os.killpg(self.proc.pid, signal.SIGKILL)
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    """`league dashboard` on a fixture league and a free port; yields (base url, league)."""
-    league = build_fixture_league(tmp_path_factory.mktemp("e2e") / "league")
+@contextlib.contextmanager
+def serving(root: Path, log_dir: Path):
+    """`league dashboard` on the league at `root` and a free port; yields its base url."""
     port = free_port()
     script = Path(sys.executable).with_name("league")
     command = [str(script)] if script.exists() else [sys.executable, "-m", "league.cli"]
-    log = tmp_path_factory.mktemp("e2e-log") / "dashboard.log"
+    log = log_dir / "dashboard.log"
     with open(log, "wb") as out:
-        proc = subprocess.Popen([*command, "dashboard", "--home", str(league.home.root), "--port", str(port)],
+        proc = subprocess.Popen([*command, "dashboard", "--home", str(root), "--port", str(port)],
                                 stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
 
@@ -171,7 +177,7 @@ def served(tmp_path_factory):
 
     try:
         wait_until(healthy, START_TIMEOUT, "the dashboard to serve")
-        yield base, league
+        yield base
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGTERM)
@@ -179,6 +185,27 @@ def served(tmp_path_factory):
             proc.wait(15)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """`league dashboard` on a fixture league and a free port; yields (base url, league)."""
+    league = build_fixture_league(tmp_path_factory.mktemp("e2e") / "league")
+    with serving(league.home.root, tmp_path_factory.mktemp("e2e-log")) as base:
+        yield base, league
+
+
+@pytest.fixture(scope="module")
+def served_roles(tmp_path_factory):
+    """`league dashboard` on one home holding a league of roles with probes, mixed-team games and a
+    match, and a sparse 1v1 stage with a full round robin (tests/dashboard_leagues.py); yields
+    (base url, the mixed league's ids, the sparse league's ids)."""
+    root = tmp_path_factory.mktemp("e2e-roles") / "league"
+    build_roles_league(root)
+    mixed = build_mixed_league(root)
+    sparse = build_sparse_league(root)
+    with serving(root, tmp_path_factory.mktemp("e2e-roles-log")) as base:
+        yield base, mixed, sparse
 
 
 @pytest.fixture(scope="module")
@@ -358,3 +385,41 @@ def test_running_tournament_refreshes_while_games_are_recorded(served, browser, 
     assert links[str(league.missing_replay_game)].endswith(f"game={league.missing_replay_game}&show=watch")
     assert links[str(new_game)].endswith("&show=details")  # the game just recorded has no replay
     browser.screenshot(shots / "tournaments.png")
+
+
+# --------------------------------------------------------------------------- roles, mixed teams, Nash by tournament
+
+
+def test_roles_page_in_the_browser(served_roles, browser, shots):
+    base, _, _ = served_roles
+    browser.goto(f"{base}/?page=roles")
+    text = browser.wait_for_text(["League roles", "Share of the clock", "Runs and restarts", "Exploiter checks",
+                                  "Exploitability probes"])
+    assert "Traceback" not in text
+    shares = browser.wait_for_table("Share wanted")
+    assert [r["Role"] for r in shares] == ["main", "exploiter", "scout"]
+    assert [r["Current run"] for r in shares] == ["roles-main", "roles-exploiter-r2", "roles-scout-r1"]
+    runs = browser.wait_for_table("Snapshots")
+    assert [(r["run"], r["Ended"]) for r in runs if r["role"] == "exploiter"] == [
+        ("roles-exploiter-r1", "reset (won)"), ("roles-exploiter-r2", "current")]
+    checks = browser.wait_for_table("W-D-L")
+    assert [r["W-D-L"] for r in checks] == ["3-5-12", "15-3-2", "10-2-8", "8-4-8"]  # newest first
+    time.sleep(1.5)  # let the charts finish drawing
+    # the README's picture of the page (docs/dashboard-roles.png is this file, committed)
+    assert browser.screenshot(shots / "roles.png", scale=0.6).stat().st_size > 10_000
+
+
+def test_mixed_teams_and_nash_by_tournament_in_the_browser(served_roles, browser, shots):
+    base, mixed, sparse = served_roles
+    browser.goto(f"{base}/?page=replays&game={mixed.replay_game}")
+    text = browser.wait_for_text(["ppo-2v2-v1+necto", "rule+atba", f"Game #{mixed.replay_game}"])
+    assert "names its teams" not in text  # no false warning: the replay names the teams as the league does
+    browser.goto(f"{base}/?page=nash&tournament={sparse.round_robin}")
+    text = browser.wait_for_text(["Nash averaging", "Payoff matrix 100% full: 6 of 6 pairs"])
+    assert "Too sparse" not in text and "Traceback" not in text
+    time.sleep(1.0)
+    browser.screenshot(shots / "nash-tournament.png")
+    browser.goto(f"{base}/?page=nash")
+    text = browser.wait_for_text(["Too sparse to mean anything", f"#{sparse.round_robin} four: 4 entrants"])
+    time.sleep(1.0)
+    browser.screenshot(shots / "nash-sparse.png")
