@@ -14,7 +14,7 @@ function createView(canvas, env) {
   const G = env.G, D = env.D;
   const note = document.getElementById("viewnote");
   const stage = canvas.parentElement;
-  const gl = canvas.getContext("webgl", { antialias: true, preserveDrawingBuffer: true });
+  const gl = canvas.getContext("webgl", { antialias: true });
   if (!gl) {
     note.style.display = "flex";
     note.textContent = "This browser cannot draw WebGL, so the 3D view is off; choose the 2D view above the player.";
@@ -194,7 +194,7 @@ function createView(canvas, env) {
   const TEAM_DARK = TEAM.map((c) => [c[0] * 0.35, c[1] * 0.35, c[2] * 0.35, 1]);
   const COLORS = {
     floor: [[0.16, 0.30, 0.21, 1], [0.20, 0.31, 0.19, 1]], lines: [1, 1, 1, 0.55], wall: [0.72, 0.80, 0.92, 0.10],
-    wallEdge: [0.85, 0.9, 1, 0.35], padUp: [1, 0.78, 0.1, 1], padUpSmall: [1, 0.86, 0.4, 1], padDown: [0.22, 0.24, 0.22, 1],
+    wallEdge: [0.85, 0.9, 1, 0.35], padUp: [1, 0.78, 0.1, 1], padUpSmall: [1, 0.86, 0.4, 1], padDown: [0.13, 0.14, 0.13, 1],
     ball: [0.93, 0.93, 0.93, 1], shadow: [0, 0, 0, 0.38], wheel: [0.08, 0.08, 0.08, 1], flame: [1, 0.55, 0.1, 1],
     nose: [0.95, 0.95, 0.95, 1],
   };
@@ -202,7 +202,7 @@ function createView(canvas, env) {
   // ------------------------------------------------------------------ camera
   // "stadium": orbit the field; "ball": orbit the ball; a car's index: behind that car, facing the
   // ball (the "ball cam" players use). Drag turns an orbit, the wheel zooms it, a double click resets.
-  const ORBIT_DEFAULT = { yaw: Math.PI, pitch: 0.62, stadium: 10500, ball: 3000 };
+  const ORBIT_DEFAULT = { yaw: Math.PI, pitch: 0.62, stadium: 10500, ball: 2200 };
   const cam = { mode: "stadium", yaw: ORBIT_DEFAULT.yaw, pitch: ORBIT_DEFAULT.pitch, dist: ORBIT_DEFAULT.stadium };
   const select = document.getElementById("camera");
   const choices = [["stadium", "Camera: stadium"], ["ball", "Camera: follow the ball"]];

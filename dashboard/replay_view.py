@@ -361,6 +361,8 @@ document.addEventListener("keydown", (e) => {
 window.addEventListener("resize", layout);
 layout();
 if (/*AUTOPLAY*/) setPlaying(true);
+// For the page's owner (and the browser tests): where the player is, and a way to move it.
+window.player = { seek: seek, frame: () => frame, cars: C, ball: ball, car: car, padUp: padUp, view: view };
 </script>
 </body></html>
 """
