@@ -155,3 +155,20 @@ def test_fixture_replays_keep_pads_with_their_own_rule():
     replay = synthetic_replay(4, "a", "b", 1, 1, 1, 60.0)
     assert all(PAD_IS_BIG[pad] for _, _, pad in pickups(replay))
 
+
+
+def test_the_replays_page_shows_3d_first_and_2d_on_request(monkeypatch, tmp_path):
+    from arena.replay import write_replay
+    from test_dashboard import league_with_game, page
+
+    home = league_with_game(tmp_path, "replays/one.replay")
+    write_replay(home.replays / "one.replay", synthetic_replay(1, "rule", "random", 1, 1, 0, 20.0))
+    at = page(monkeypatch, home.root, "replays", game=1)
+    assert not at.exception and not at.error
+    assert at.radio(key="replay_view").value == "3d" and "view" not in at.query_params
+    assert 'data-view="3d"' in at.get("iframe")[0].proto.srcdoc
+    at.radio(key="replay_view").set_value("2d").run()
+    assert 'data-view="2d"' in at.get("iframe")[0].proto.srcdoc and at.query_params["view"] == "2d"
+    # a link with the view opens it
+    at = page(monkeypatch, home.root, "replays", game=1, view="2d")
+    assert at.radio(key="replay_view").value == "2d" and 'data-view="2d"' in at.get("iframe")[0].proto.srcdoc
