@@ -133,6 +133,7 @@ def test_both_views_are_one_page_apart_from_the_view():
     for html in (three, two):
         assert html.count("function createView(") == 1 and 'id="scrub"' in html and 'id="timeline"' in html
         assert not re.search(r"/\*[A-Z_]+\*/", html)  # every slot filled
+        assert not re.search(r"https?:|src=|href=|import\(", html)  # nothing to fetch: it plays offline
     with pytest.raises(ValueError):
         player_html(payload, view="4d")
 

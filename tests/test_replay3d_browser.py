@@ -219,6 +219,22 @@ def test_the_timeline_marks_the_goals_with_the_score(page):
     b.evaluate("document.getElementById('play').click()")
 
 
+def test_without_webgl_the_3d_view_says_so_and_the_player_still_runs(tmp_path):
+    """Chromium with its 3D APIs turned off, as some locked-down browsers are: one sentence in the
+    view's place, and the rest of the player (score, clock, cars, lists) drawn as usual."""
+    import subprocess
+
+    path = tmp_path / "player.html"
+    path.write_text(player_html(player_payload(synthetic_replay(3, "blue-bot", "orange-bot", 1, 1, 0, 20.0)),
+                                view="3d"), encoding="utf-8")
+    dom = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-3d-apis",
+                          f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", path.as_uri()],
+                         capture_output=True, text=True, timeout=120).stdout
+    assert "cannot draw WebGL, so the 3D view is off; choose the 2D view" in dom
+    assert 'id="viewnote" style="display: flex;"' in dom
+    assert "blue-bot 0" in dom and "step 0 / " in dom and "B1" in dom
+
+
 PLAYER = "document.querySelector('iframe[title^=\"Replay of game\"]')"
 
 
