@@ -8,10 +8,10 @@ path crossed during that step (the nearest such pad that is up and could have gi
 boost). A taken pad is down for its cooldown (4 s small, 10 s big) or until the next kick-off,
 which puts every pad back up.
 
-Measured against RocketSim's own pad states on a real league game (tests/test_replay3d.py), the
-inferred state agrees at more than 99% of (step, pad) cells. What it cannot see: a pickup by a
-car whose boost was already full (no rise; RocketSim does not take the pad then either) and a
-pickup whose rise is hidden by boost spent in the same step.
+Against RocketSim's own pad states on four 5-minute league games (1v1 to 3v3), the inferred
+states agreed at 99.997% or more of the (step, pad) cells and found every pickup within a step
+(tests/test_replay3d.py checks a shorter game). What it cannot see is a pickup whose rise is
+hidden, as by boost spent in the same step; a car with a full tank takes no pad in RocketSim.
 """
 
 from __future__ import annotations
