@@ -1,4 +1,4 @@
-"""The soccar field seen from above, to scale, and the canvas code that draws it.
+"""The soccar field, to scale: its geometry for both replay views, and the canvas code of the 2D one.
 
 Geometry is in Unreal units (uu), the same frame as replay files: blue defends y < 0, orange
 y > 0, z is up. The arena's values come from league/game_values.py (RocketSim's standard soccar
@@ -22,6 +22,7 @@ from league.game_values import (
     CEILING_Z,
     CORNER_CUT,
     GOAL_HALF_WIDTH,
+    GOAL_HEIGHT,
     SIDE_WALL_X,
 )
 from league.game_values import BOOST_PADS as PAD_POSITIONS
@@ -29,6 +30,8 @@ from league.game_values import BOOST_PADS as PAD_POSITIONS
 GOAL_DEPTH = BACK_NET_Y - BACK_WALL_Y  # 880 uu of net behind each goal line
 CAR_LENGTH = 118.01  # Octane hitbox
 CAR_WIDTH = 84.2
+CAR_HEIGHT = 36.16
+CAR_HITBOX_OFFSET = (13.88, 0.0, 20.75)  # hitbox centre from the car's origin, in the car's frame
 CENTER_CIRCLE_RADIUS = 1000.0  # kickoff circle as painted on the floor (approximate)
 BIG_PAD_RADIUS = 208.0  # pickup radius
 SMALL_PAD_RADIUS = 144.0
@@ -74,11 +77,22 @@ def geometry() -> dict:
         "minBallPx": MIN_BALL_PX,
         "ceiling": CEILING_Z,
         "teamColors": list(TEAM_COLORS),
+        # the 3D view's extras (the 2D view's car sizes above are scaled up to stay visible)
+        "sideWallX": SIDE_WALL_X,
+        "backWallY": BACK_WALL_Y,
+        "cornerCut": CORNER_CUT,
+        "goalHalfWidth": GOAL_HALF_WIDTH,
+        "goalHeight": GOAL_HEIGHT,
+        "goalDepth": GOAL_DEPTH,
+        "padZ": [z for _, _, z in PAD_POSITIONS],
+        "carHitbox": [CAR_LENGTH, CAR_WIDTH, CAR_HEIGHT],
+        "carHitboxOffset": list(CAR_HITBOX_OFFSET),
     }
 
 
 # Browser side: a View maps field (x, y) to canvas pixels; drawField paints the static field
-# once (into an offscreen canvas), drawBall/drawCar paint one frame's objects over it.
+# once (into an offscreen canvas), drawBall/drawCar paint one frame's objects over it, and
+# createView is the player's view contract (dashboard/replay_view.py): layout(width), draw(frame).
 FIELD_JS = r"""
 function makeView(G, width) {
   const margin = 150;  // uu around the field
@@ -181,5 +195,32 @@ function drawCar(ctx, G, V, car) {
   ctx.restore();
   ctx.fillStyle = "#fff"; ctx.font = "11px sans-serif"; ctx.textAlign = "center";
   ctx.fillText(car.label, px, py - L * 0.95 - 2);
+}
+
+function createView(canvas, env) {
+  const G = env.G, ctx = canvas.getContext("2d");
+  let V = null, background = null;
+  function layout(width) {
+    V = makeView(G, width);
+    const ratio = window.devicePixelRatio || 1;
+    canvas.width = Math.round(V.width * ratio); canvas.height = Math.round(V.height * ratio);
+    canvas.style.height = V.height + "px";
+    background = document.createElement("canvas");
+    background.width = canvas.width; background.height = canvas.height;
+    const bctx = background.getContext("2d"); bctx.scale(ratio, ratio);
+    drawField(bctx, G, V);
+  }
+  function draw(f) {
+    const ratio = window.devicePixelRatio || 1;
+    ctx.setTransform(1, 0, 0, 1, 0, 0);
+    ctx.drawImage(background, 0, 0);
+    ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+    const trail = [];
+    for (let k = Math.max(0, f - Math.round(1.5 / env.D.dt)); k <= f; k++) { const b = env.ball(k); trail.push([b.x, b.y]); }
+    for (let i = 0; i < env.D.cars; i++) drawCar(ctx, G, V, env.car(i, f));
+    const b = env.ball(f);
+    drawBall(ctx, G, V, b.x, b.y, b.z, trail);
+  }
+  return { layout: layout, draw: draw };
 }
 """

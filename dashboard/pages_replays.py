@@ -1,6 +1,8 @@
 """Replays page: choose a tournament and a game (filtered by agent and result) and watch it.
 
-The URL carries the choice (`?page=replays&game=ID`), so a game can be linked to directly.
+The URL carries the choice (`?page=replays&game=ID`, and `&view=2d` for the top-down view), so a
+game can be linked to directly. The player shows the game in 3D by default; the 2D view stays for
+a quick look.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import data, ui
-from dashboard.replay_view import GOAL_LEAD_SECONDS, format_clock, player_html
+from dashboard.replay_view import GOAL_LEAD_SECONDS, VIEWS, format_clock, player_html
 from league.errors import LeagueError
 
 OUTSIDE = -1  # the "games outside tournaments" choice
@@ -18,6 +20,8 @@ GAME_LIST_LIMIT = 1000
 ANY_AGENT = "(any agent)"
 RESULTS_FOR_AGENT = {"any": "any result", "win": "won", "draw": "drawn", "loss": "lost"}
 RESULTS_FOR_GAME = {"any": "any result", "blue": "blue won", "orange": "orange won", "draw": "draw"}
+VIEW_KEY = "replay_view"
+VIEW_LABELS = {"3d": "3D", "2d": "2D (top-down)"}
 
 
 def _query_game() -> int | None:
@@ -127,9 +131,11 @@ def show_game(root: str, game_id: int) -> None:
     key = f"replay_start_{game_id}"
     if st.session_state.get(key) not in starts:
         st.session_state[key] = 0
-    start = st.selectbox("Start at", list(starts), key=key, format_func=starts.get,
+    c1, c2 = st.columns([3, 1])
+    start = c1.selectbox("Start at", list(starts), key=key, format_func=starts.get,
                          help="The player's own lists of goals and touches jump too.")
-    st.iframe(player_html(view.payload, start, autoplay=start > 0), height="content",
+    shown = choose_view(c2)
+    st.iframe(player_html(view.payload, start, autoplay=start > 0, view=shown), height="content",
               alt=f"Replay of game {game_id}")
 
     c1, c2 = st.columns(2)
@@ -148,6 +154,21 @@ def show_game(root: str, game_id: int) -> None:
             st.dataframe(touches[["time", "team", "car", "step"]], hide_index=True, width="stretch", height=230)
     st.subheader("Ball")
     st.altair_chart(ball_chart(view.timeline, goals, view.seconds_per_step), width="stretch")
+
+
+def choose_view(where) -> str:
+    """3D or 2D, from the URL's `view` at first, then the user's choice (kept in the URL)."""
+    if st.session_state.get(VIEW_KEY) not in VIEWS:
+        asked = st.query_params.get("view")
+        st.session_state[VIEW_KEY] = asked if asked in VIEWS else VIEWS[0]
+    shown = where.radio("View", list(VIEW_LABELS), key=VIEW_KEY, format_func=VIEW_LABELS.get, horizontal=True,
+                        help="3D: drag to turn the stadium, the wheel zooms, and the camera can follow the ball or "
+                             "ride behind a car. 2D: the field from above.")
+    if shown == VIEWS[0]:
+        st.query_params.pop("view", None)
+    else:
+        st.query_params["view"] = shown
+    return shown
 
 
 def note_other_names(game_id: int, game: dict, meta: dict) -> None:

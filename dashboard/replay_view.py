@@ -1,25 +1,36 @@
 """What the Replays page shows of one replay: the browser player, its events and a ball timeline.
 
 Pure functions over `arena.replay.Replay` (no Streamlit), so they are tested directly. The
-player is one self-contained HTML page (canvas + controls) embedded in an iframe: positions go
+player is one self-contained HTML page (a view + controls) embedded in an iframe: positions go
 to the browser once, as base64 int16 arrays, and the browser animates them on its own, so
-play, pause, speed and scrubbing never wait on the server.
+play, pause, speed and scrubbing never wait on the server. The page is one shell (score, clock,
+controls, a timeline with the goals, the cars' boost, goal and touch lists) around one of two
+views of the field: 3D (WebGL, dashboard/player3d.js; no library, so it works offline) or the
+2D top-down canvas (dashboard/field.py), which stays for a quick look.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from arena.replay import Replay
+from dashboard.boost_pads import pad_downtimes
 from dashboard.field import FIELD_JS, TEAM_NAMES, geometry
 
 GOAL_LEAD_SECONDS = 3.0  # jumping to a goal starts this long before it, to see the build-up
-CAR_FIELDS = ("x", "y", "yaw_mrad", "boost", "flags", "speed")
+# Per car and step: position (uu), the forward and up unit vectors (times UNIT_SCALE), boost,
+# flags (1 on ground, 2 demolished) and speed (uu/s).
+CAR_FIELDS = ("x", "y", "z", "fx", "fy", "fz", "ux", "uy", "uz", "boost", "flags", "speed")
 BALL_FIELDS = ("x", "y", "z", "speed")
+UNIT_SCALE = 10000
+VIEWS = ("3d", "2d")
+PLAYER3D_JS = (Path(__file__).parent / "player3d.js").read_text(encoding="utf-8")
 
 
 def format_clock(seconds: float) -> str:
@@ -70,19 +81,34 @@ def events_table(replay: Replay) -> pd.DataFrame:
     return table
 
 
+def car_axes(angles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Forward and up unit vectors [..., 3] of cars turned by (pitch, yaw, roll) [..., 3]: RLGym's
+    `euler_to_rotation`, whose inverse (arena.tournament_play) wrote the angles into the replay."""
+    cp, cy, cr = (np.cos(angles[..., k].astype(np.float64)) for k in range(3))
+    sp, sy, sr = (np.sin(angles[..., k].astype(np.float64)) for k in range(3))
+    forward = np.stack([cp * cy, cp * sy, sp], axis=-1)
+    up = np.stack([-cr * cy * sp - sr * sy, -cr * sy * sp + sr * cy, cp * cr], axis=-1)
+    return forward, up
+
+
 def player_payload(replay: Replay) -> dict:
-    """The replay as the browser player reads it (compact: int16 arrays in base64)."""
+    """The replay as the browser player reads it (compact: int16 arrays in base64), for either view."""
     ball_speed = np.linalg.norm(replay.ball[:, 3:6], axis=1)
     ball = np.column_stack([replay.ball[:, 0:3], ball_speed])
     cars = replay.cars
     flags = replay.on_ground.astype(np.int16) + 2 * replay.demolished.astype(np.int16)
     car_speed = np.linalg.norm(cars[:, :, 6:9], axis=2)
-    car_block = np.stack([cars[:, :, 0], cars[:, :, 1], cars[:, :, 4] * 1000.0, replay.boost, flags, car_speed],
-                         axis=2)
+    forward, up = car_axes(cars[:, :, 3:6])
+    car_block = np.concatenate([cars[:, :, 0:3], forward * UNIT_SCALE, up * UNIT_SCALE,
+                                np.stack([replay.boost, flags, car_speed], axis=2)], axis=2)
     meta = replay.meta
     labels = car_labels(replay)
     names = [meta.get(TEAM_NAMES[t], TEAM_NAMES[t]) for t in replay.teams]
-    goals = [dict(g, label=labels[g["scorer"]] if 0 <= g["scorer"] < len(labels) else "") for g in replay.goals()]
+    goals, score = [], [0, 0]
+    for g in replay.goals():
+        score[g["team"]] += 1
+        goals.append(dict(g, label=labels[g["scorer"]] if 0 <= g["scorer"] < len(labels) else "",
+                          score=f"{score[0]}-{score[1]}"))
     touches = [dict(t, label=labels[t["car"]] if 0 <= t["car"] < len(labels) else "",
                     team=replay.teams[t["car"]] if 0 <= t["car"] < len(labels) else t["team"])
                for t in replay.events_of("touch")]
@@ -99,6 +125,8 @@ def player_payload(replay: Replay) -> dict:
         "ball": _b64_int16(ball),
         "carData": _b64_int16(car_block),
         "carFields": len(CAR_FIELDS),
+        "unitScale": UNIT_SCALE,
+        "padDowns": pad_downtimes(replay),
         "goals": goals,
         "touches": touches,
         "goalLead": GOAL_LEAD_SECONDS,
@@ -110,15 +138,22 @@ def _script_json(value) -> str:
     return json.dumps(value).replace("</", "<\\/")
 
 
-def player_html(payload: dict, start_step: int = 0, autoplay: bool = False) -> str:
-    """A self-contained HTML page that plays the replay: field, controls, event lists."""
+def player_html(payload: dict, start_step: int = 0, autoplay: bool = False, view: str = "3d") -> str:
+    """A self-contained HTML page that plays the replay in `view` ("3d" or "2d"): field, controls, events."""
+    if view not in VIEWS:
+        raise ValueError(f"view must be one of {VIEWS}, not {view!r}")
     start = int(min(max(start_step, 0), max(payload["steps"] - 1, 0)))
-    return (_PLAYER_TEMPLATE
-            .replace("/*GEOMETRY*/", _script_json(geometry()))
-            .replace("/*PAYLOAD*/", _script_json(payload))
-            .replace("/*START*/", str(start))
-            .replace("/*AUTOPLAY*/", "true" if autoplay else "false")
-            .replace("/*FIELD_JS*/", FIELD_JS))
+    slots = {
+        "VIEW_CONTROLS": _CAMERA_CONTROL if view == "3d" else "",
+        "GEOMETRY": _script_json(geometry()),
+        "PAYLOAD": _script_json(payload),
+        "START": str(start),
+        "AUTOPLAY": "true" if autoplay else "false",
+        "VIEW_NAME": view,
+        "VIEW_JS": PLAYER3D_JS if view == "3d" else FIELD_JS,
+    }
+    # One pass, so nothing substituted (the replay's names among it) is read again as a slot.
+    return re.sub(r"/\*([A-Z_]+)\*/", lambda m: slots.get(m.group(1), m.group(0)), _PLAYER_TEMPLATE)
 
 
 def ball_timeline(replay: Replay, max_points: int = 1500) -> pd.DataFrame:
@@ -133,6 +168,8 @@ def ball_timeline(replay: Replay, max_points: int = 1500) -> pd.DataFrame:
     })
 
 
+_CAMERA_CONTROL = '<select id="camera" title="Camera: the whole stadium (drag to turn, wheel to zoom), the ball, or behind a car"></select>'
+
 _PLAYER_TEMPLATE = r"""<!DOCTYPE html>
 <html><head><meta charset="utf-8">
 <style>
@@ -144,13 +181,16 @@ _PLAYER_TEMPLATE = r"""<!DOCTYPE html>
   #score { font-size: 22px; font-weight: 700; }
   .blue { color: #5b9dff; } .orange { color: #ff9d45; }
   #clock { font-size: 20px; font-variant-numeric: tabular-nums; }
+  #stage { position: relative; overflow: hidden; border-radius: 6px; }
   canvas { display: block; width: 100%; border-radius: 6px; }
   #controls { display: flex; gap: 8px; align-items: center; padding: 6px 0; }
   #controls button, #controls select { background: #262730; color: #eee; border: 1px solid #555;
     border-radius: 4px; padding: 3px 9px; font-size: 14px; cursor: pointer; }
   #scrub { flex: 1; }
-  #timeline { position: relative; height: 10px; margin: 0 2px; }
-  .tick { position: absolute; top: 0; width: 3px; height: 10px; border-radius: 1px; }
+  #timeline { position: relative; height: 24px; margin: 0 2px; }
+  .tick { position: absolute; top: 0; width: 3px; height: 10px; border-radius: 1px; cursor: pointer; }
+  .tickscore { position: absolute; top: 10px; font-size: 11px; transform: translateX(-50%); white-space: nowrap;
+    cursor: pointer; }
   h4 { margin: 8px 0 4px; font-size: 14px; }
   .list { max-height: 150px; overflow-y: auto; border: 1px solid #333; border-radius: 4px; }
   .list div { padding: 2px 6px; cursor: pointer; white-space: nowrap; }
@@ -159,15 +199,20 @@ _PLAYER_TEMPLATE = r"""<!DOCTYPE html>
   .bar { flex: 1; min-width: 60px; height: 8px; background: #333; border-radius: 3px; overflow: hidden; }
   .bar > div { height: 100%; background: #ffd000; }
   .muted { color: #999; }
+  .carlabel { position: absolute; transform: translate(-50%, -100%); font-size: 11px; line-height: 12px;
+    text-align: center; pointer-events: none; text-shadow: 0 0 3px #000, 0 0 2px #000; white-space: nowrap; }
+  .carlabel .bar { width: 34px; min-width: 34px; height: 4px; margin: 1px auto 0; }
+  #viewnote { position: absolute; inset: 0; display: none; align-items: center; justify-content: center;
+    padding: 24px; text-align: center; color: #ccc; background: #1b2a1f; }
 </style></head>
-<body>
+<body data-view="/*VIEW_NAME*/">
 <div id="wrap">
   <div id="left">
     <div id="hud">
       <span id="score"></span>
       <span id="clock"></span>
     </div>
-    <canvas id="field"></canvas>
+    <div id="stage"><canvas id="field"></canvas><div id="viewnote"></div></div>
     <div id="controls">
       <button id="play" title="Play / pause (space)">&#9654; Play</button>
       <button id="back" title="One step back">&#9664;</button>
@@ -176,10 +221,11 @@ _PLAYER_TEMPLATE = r"""<!DOCTYPE html>
         <option value="0.25">0.25x</option><option value="0.5">0.5x</option><option value="1" selected>1x</option>
         <option value="2">2x</option><option value="4">4x</option><option value="8">8x</option>
       </select>
+      /*VIEW_CONTROLS*/
       <input id="scrub" type="range" min="0" value="0" step="1" title="Scrub through the game">
       <span id="stepinfo" class="muted"></span>
     </div>
-    <div id="timeline"></div>
+    <div id="timeline" title="Goals, with the score after each"></div>
   </div>
   <div id="right">
     <h4>Cars</h4><div id="cars"></div>
@@ -190,57 +236,53 @@ _PLAYER_TEMPLATE = r"""<!DOCTYPE html>
 <script>
 const G = /*GEOMETRY*/;
 const D = /*PAYLOAD*/;
-/*FIELD_JS*/
+/*VIEW_JS*/
 function decode(b64) {
   const bin = atob(b64); const bytes = new Uint8Array(bin.length);
   for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
   return new Int16Array(bytes.buffer);
 }
-const BALL = decode(D.ball), CARS = decode(D.carData), NF = D.carFields, T = D.steps, C = D.cars;
-const canvas = document.getElementById("field"), ctx = canvas.getContext("2d");
+const BALL = decode(D.ball), CARS = decode(D.carData), NF = D.carFields, T = D.steps, C = D.cars, U = D.unitScale;
+const canvas = document.getElementById("field");
 const scrub = document.getElementById("scrub"), playBtn = document.getElementById("play");
 const speedSel = document.getElementById("speed");
 scrub.max = Math.max(T - 1, 0);
-let V = null, background = null, frame = /*START*/, pos = frame, playing = false, last = null;
+let frame = /*START*/, pos = frame, playing = false, last = null;
 
 function clock(sec) { sec = Math.max(0, sec); const m = Math.floor(sec / 60), s = Math.floor(sec % 60);
   return m + ":" + String(s).padStart(2, "0"); }
 function stepTime(step) { return step * D.dt; }
+function ball(f) { const o = f * 4; return { x: BALL[o], y: BALL[o + 1], z: BALL[o + 2], speed: BALL[o + 3] }; }
+function car(i, f) {
+  const o = (f * C + i) * NF;
+  return { x: CARS[o], y: CARS[o + 1], z: CARS[o + 2],
+           fwd: [CARS[o + 3] / U, CARS[o + 4] / U, CARS[o + 5] / U], up: [CARS[o + 6] / U, CARS[o + 7] / U, CARS[o + 8] / U],
+           yaw: Math.atan2(CARS[o + 4], CARS[o + 3]), boost: CARS[o + 9],
+           onGround: (CARS[o + 10] & 1) > 0, demolished: (CARS[o + 10] & 2) > 0, speed: CARS[o + 11],
+           boosting: f > 0 && CARS[o + 9] < CARS[o + 9 - C * NF] && !(CARS[o + 10] & 2),
+           team: D.teams[i], label: D.labels[i], name: D.names[i] };
+}
+// A pad is up at frame f unless f falls in one of its [from, to) down intervals.
+function padUp(p, f) {
+  const downs = D.padDowns[p];
+  let lo = 0, hi = downs.length;
+  while (lo < hi) { const mid = (lo + hi) >> 1; if (downs[mid][1] <= f) lo = mid + 1; else hi = mid; }
+  return !(lo < downs.length && downs[lo][0] <= f);
+}
+function scoreAt(f) { let b = 0, o = 0; for (const g of D.goals) if (g.step <= f) { if (g.team === 0) b++; else o++; } return [b, o]; }
+const env = { G: G, D: D, ball: ball, car: car, padUp: padUp, scoreAt: scoreAt, redraw: () => view.draw(frame) };
+const view = createView(canvas, env);
 
 function layout() {
-  const w = Math.max(320, document.getElementById("left").clientWidth);
-  V = makeView(G, w);
-  const ratio = window.devicePixelRatio || 1;
-  canvas.width = Math.round(V.width * ratio); canvas.height = Math.round(V.height * ratio);
-  canvas.style.height = V.height + "px";
-  background = document.createElement("canvas");
-  background.width = canvas.width; background.height = canvas.height;
-  const bctx = background.getContext("2d"); bctx.scale(ratio, ratio);
-  drawField(bctx, G, V);
+  view.layout(Math.max(320, document.getElementById("left").clientWidth));
   buildTimeline();
   draw();
 }
 
-function car(i, f) {
-  const o = (f * C + i) * NF;
-  return { x: CARS[o], y: CARS[o + 1], yaw: CARS[o + 2] / 1000, boost: CARS[o + 3],
-           onGround: (CARS[o + 4] & 1) > 0, demolished: (CARS[o + 4] & 2) > 0, speed: CARS[o + 5],
-           team: D.teams[i], label: D.labels[i] };
-}
-
 function draw() {
-  const ratio = window.devicePixelRatio || 1;
-  ctx.setTransform(1, 0, 0, 1, 0, 0);
-  ctx.drawImage(background, 0, 0);
-  ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
-  const f = frame, trail = [];
-  const trailSteps = Math.round(1.5 / D.dt);
-  for (let k = Math.max(0, f - trailSteps); k <= f; k++) trail.push([BALL[k * 4], BALL[k * 4 + 1]]);
-  for (let i = 0; i < C; i++) drawCar(ctx, G, V, car(i, f));
-  drawBall(ctx, G, V, BALL[f * 4], BALL[f * 4 + 1], BALL[f * 4 + 2], trail);
-  // HUD
-  let b = 0, o = 0;
-  for (const g of D.goals) if (g.step <= f) { if (g.team === 0) b++; else o++; }
+  const f = frame;
+  view.draw(f);
+  const [b, o] = scoreAt(f);
   document.getElementById("score").innerHTML =
     '<span class="blue">' + esc(D.blue) + " " + b + '</span> &ndash; <span class="orange">' + o + " " + esc(D.orange) + "</span>";
   const t = stepTime(f);
@@ -257,7 +299,8 @@ function draw() {
       '</span><div class="bar" title="boost ' + c.boost + '"><div style="width:' + c.boost + '%"></div></div>' +
       '<span class="muted" style="flex:0 0 auto;text-align:right;font-size:12px">' + c.speed + " uu/s " + state + "</span></div>";
   }
-  document.getElementById("cars").innerHTML = rows + '<div class="muted">ball ' + BALL[f * 4 + 3] + " uu/s, z " + BALL[f * 4 + 2] + "</div>";
+  const bl = ball(f);
+  document.getElementById("cars").innerHTML = rows + '<div class="muted">ball ' + bl.speed + " uu/s, z " + bl.z + "</div>";
 }
 
 function esc(s) { return String(s).replace(/[&<>"]/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}[c])); }
@@ -286,10 +329,13 @@ function tick(now) {
 function buildTimeline() {
   const tl = document.getElementById("timeline"); tl.innerHTML = "";
   for (const g of D.goals) {
+    const left = (100 * g.step / Math.max(T - 1, 1)) + "%", jump = () => seek(g.step - D.goalLead / D.dt, true);
     const d = document.createElement("div"); d.className = "tick";
-    d.style.left = (100 * g.step / Math.max(T - 1, 1)) + "%"; d.style.background = G.teamColors[g.team];
-    d.title = "goal " + clock(stepTime(g.step)); d.onclick = () => seek(g.step - D.goalLead / D.dt, true);
-    tl.appendChild(d);
+    d.style.left = left; d.style.background = G.teamColors[g.team];
+    d.title = ["Blue", "Orange"][g.team] + " goal at " + clock(stepTime(g.step)) + ": " + g.score; d.onclick = jump;
+    const s = document.createElement("span"); s.className = "tickscore " + ["blue", "orange"][g.team];
+    s.style.left = left; s.textContent = g.score; s.onclick = jump;
+    tl.appendChild(d); tl.appendChild(s);
   }
 }
 
@@ -301,7 +347,7 @@ function fillList(id, items, text, onPick) {
   }
 }
 fillList("goals", D.goals, (g) => clock(stepTime(g.step)) + ' <span class="' + ["blue", "orange"][g.team] + '">' +
-  ["Blue", "Orange"][g.team] + "</span> goal" + (g.label ? " (" + g.label + ")" : ""),
+  ["Blue", "Orange"][g.team] + "</span> goal" + (g.label ? " (" + g.label + ")" : "") + " " + g.score,
   (g) => seek(g.step - D.goalLead / D.dt, true));
 fillList("touches", D.touches, (t) => clock(stepTime(t.step)) + ' <span class="' + ["blue", "orange"][t.team] + '">' +
   t.label + "</span> touch", (t) => seek(t.step, false));
@@ -310,10 +356,13 @@ playBtn.onclick = () => { if (frame >= T - 1) { frame = 0; pos = 0; } setPlaying
 document.getElementById("back").onclick = () => seek(frame - 1, false);
 document.getElementById("fwd").onclick = () => seek(frame + 1, false);
 scrub.oninput = () => seek(parseInt(scrub.value), false);
-document.addEventListener("keydown", (e) => { if (e.code === "Space") { e.preventDefault(); playBtn.click(); } });
+document.addEventListener("keydown", (e) => {
+  if (e.code === "Space" && e.target.tagName !== "SELECT") { e.preventDefault(); playBtn.click(); } });
 window.addEventListener("resize", layout);
 layout();
 if (/*AUTOPLAY*/) setPlaying(true);
+// For the page's owner (and the browser tests): where the player is, and a way to move it.
+window.player = { seek: seek, frame: () => frame, cars: C, ball: ball, car: car, padUp: padUp, view: view };
 </script>
 </body></html>
 """

@@ -16,7 +16,7 @@ from league.registry import BASELINES
 
 STAGE_KEY = "stage"  # one stage choice shared by the rating pages
 # Widget values that survive visiting a page without that widget (see app.keep_widget_state).
-PERSISTENT_KEYS = (STAGE_KEY, "rank_by", "show_retired")
+PERSISTENT_KEYS = (STAGE_KEY, "rank_by", "show_retired", "replay_view")
 # One colour per baseline whatever subset a chart shows, so rule is the same colour everywhere.
 BASELINE_COLOURS = dict(zip(BASELINES, ("#8a8f98", "#e45756", "#f58518", "#4c78a8", "#54a24b", "#b279a2")))
 # Other opponents (community bots, say) take one of these, chosen by their name (opponent_colours):

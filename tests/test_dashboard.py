@@ -20,7 +20,15 @@ from typer.testing import CliRunner  # noqa: E402
 
 from arena.replay import write_replay  # noqa: E402
 from dashboard import field, queries  # noqa: E402
-from dashboard.replay_view import GOAL_LEAD_SECONDS, car_labels, events_table, format_clock, player_html, player_payload  # noqa: E402
+from dashboard.replay_view import (  # noqa: E402
+    CAR_FIELDS,
+    GOAL_LEAD_SECONDS,
+    car_labels,
+    events_table,
+    format_clock,
+    player_html,
+    player_payload,
+)
 from dashboard.training_runs import list_runs, long_form, read_metrics  # noqa: E402
 from league import game_values  # noqa: E402
 from league.ratings import conservative  # noqa: E402
@@ -675,10 +683,12 @@ def test_player_payload_round_trips_positions():
     assert payload["cars"] == 4 and payload["labels"] == car_labels(replay) == ["B1", "B2", "O1", "O2"]
     ball = np.frombuffer(base64.b64decode(payload["ball"]), "<i2").reshape(replay.steps, 4)
     assert np.abs(ball[:, :3] - replay.ball[:, :3]).max() <= 0.5
-    cars = np.frombuffer(base64.b64decode(payload["carData"]), "<i2").reshape(replay.steps, 4, 6)
-    assert np.abs(cars[:, :, 0] - replay.cars[:, :, 0]).max() <= 0.5
-    assert np.abs(cars[:, :, 2] / 1000 - replay.cars[:, :, 4]).max() <= 0.001
-    assert (cars[:, :, 3] == np.rint(replay.boost)).all()
+    cars = np.frombuffer(base64.b64decode(payload["carData"]), "<i2").reshape(replay.steps, 4, len(CAR_FIELDS))
+    assert np.abs(cars[:, :, 0:3] - replay.cars[:, :, 0:3]).max() <= 0.5
+    # the 2D view turns the forward vector back into the yaw it draws
+    yaw = np.arctan2(cars[:, :, 4], cars[:, :, 3])
+    assert np.abs(np.angle(np.exp(1j * (yaw - replay.cars[:, :, 4])))).max() <= 0.001
+    assert (cars[:, :, CAR_FIELDS.index("boost")] == np.rint(replay.boost)).all()
     assert [g["team"] for g in payload["goals"]].count(0) == 2
     events = events_table(replay)
     assert list(events[events["kind"] == "goal"]["score"])[-1] == "2-1"
