@@ -207,6 +207,21 @@ def test_watch_plays_a_live_game_to_rocketsimvis_and_the_dashboard(home):
         assert f"goal for {'blue' if g['team'] == 0 else 'orange'}" in result.output
 
 
+def test_watch_a_mixed_team_game(home):
+    """2v2 with mixed teams (one member per car, league.teams): four cars in every packet, blue first."""
+    listener = Listener()
+    result = cli("watch", "rule+atba", "random+rule-pro", "--stage", "2v2", "--speed", 0, "--game-seconds", 3,
+                 "--viewer", "rocketsimvis", "--viewer-port", listener.port, "--home", home.root)
+    packets = listener.finish()
+    assert result.exit_code == 0, result.output
+    assert "rule+atba (blue) vs random+rule-pro (orange), 2v2" in " ".join(result.output.split())
+    (live,) = list(home.live.iterdir())
+    replay = read_replay(live)
+    assert (replay.meta["blue"], replay.meta["orange"], replay.meta["team_size"]) == ("rule+atba", "random+rule-pro", 2)
+    assert len(packets) == replay.steps == 3 * 15
+    assert {tuple(c["team_num"] for c in json.loads(p)["cars"]) for p in packets} == {(0, 0, 1, 1)}
+
+
 def test_watch_paces_to_the_game_clock_and_rewrites_the_live_file(home):
     """At 4x a 4 s game takes about a second, and the live file is readable while the game plays."""
     seen = []
