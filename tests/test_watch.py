@@ -254,35 +254,59 @@ def test_watch_paces_to_the_game_clock_and_rewrites_the_live_file(home):
     assert final.meta["live"] is False and final.steps >= max(live_steps) and final.steps == 4 * 15
 
 
-def test_training_sends_one_evaluation_game_when_a_viewer_listens(home):
+def test_training_sends_its_game_in_the_background_when_a_viewer_listens(home, monkeypatch):
     import torch
 
     from agents.loading import load_policy
     from arena.engine.game import GameSpec
     from arena.watch import VIEWER_THREAD, send_game_in_background
     from league.registry import Registry
-    from training.evaluation import evaluate_snapshot
 
     torch.set_num_threads(1)
     reg = Registry.open(home.db_path)
     policies = {n: load_policy(reg.agent_store.get(n)) for n in ("rule", "atba")}
     spec = GameSpec(team_size=1, tick_skip=8, mode="timed", game_seconds=1.0)
-    with pytest.MonkeyPatch.context() as mp:
-        port = free_udp_port()
-        mp.setattr("arena.viewers.rocketsimvis.DEFAULT_PORT", port)
-        started = time.monotonic()
-        assert send_game_in_background("rocketsimvis", spec, policies, "rule", "atba", 3) is None  # nobody listens
-        assert time.monotonic() - started < 0.5
-        # Through evaluation as training calls it (training.eval_viewer): recorded games, plus one to the viewer.
-        listener = Listener(port)
-        rates = evaluate_snapshot(reg, "rule", policies["rule"], 1, 1, 1.0, 0, home.root, workers=1,
-                                  viewer="rocketsimvis")
-        (thread,) = [t for t in threading.enumerate() if t.name == VIEWER_THREAD]
-        thread.join(timeout=10)
-        packets = listener.finish()
+    port = free_udp_port()
+    monkeypatch.setattr("arena.viewers.rocketsimvis.DEFAULT_PORT", port)
+    started = time.monotonic()
+    assert send_game_in_background("rocketsimvis", spec, policies, "rule", "atba", 3) is None  # nobody listens
+    assert time.monotonic() - started < 0.5  # one port check: no game played
+    listener = Listener(port)
+    started = time.monotonic()
+    thread = send_game_in_background("rocketsimvis", spec, policies, "rule", "atba", 3)
+    returned = time.monotonic() - started
+    assert thread is not None and thread.name == VIEWER_THREAD and thread.daemon
+    assert send_game_in_background("rocketsimvis", spec, policies, "rule", "atba", 3) is None  # one at a time
+    thread.join(timeout=10)
+    sent = time.monotonic() - started
+    packets = listener.finish()
+    assert len(packets) == 15  # 1 s of game at 15 frames a second
+    assert sent >= 14 / 15 * 0.9 and returned < sent  # sent at real time, after the call returned
+    assert {tuple(c["team_num"] for c in json.loads(p)["cars"]) for p in packets} == {(0, 1)}
+
+
+@pytest.mark.slow  # the evaluation's own games run on worker processes
+def test_training_evaluation_sends_one_more_game_to_the_viewer(home, monkeypatch):
+    import torch
+
+    from agents.loading import load_policy
+    from arena.watch import VIEWER_THREAD
+    from league.registry import Registry
+    from training.evaluation import evaluate_snapshot
+
+    torch.set_num_threads(1)
+    reg = Registry.open(home.db_path)
+    port = free_udp_port()
+    monkeypatch.setattr("arena.viewers.rocketsimvis.DEFAULT_PORT", port)
+    listener = Listener(port)
+    rates = evaluate_snapshot(reg, "rule", load_policy(reg.agent_store.get("rule")), 1, 1, 1.0, 0, home.root,
+                              workers=1, viewer="rocketsimvis")
+    (thread,) = [t for t in threading.enumerate() if t.name == VIEWER_THREAD]
+    thread.join(timeout=10)
+    packets = listener.finish()
     assert set(rates) == {"random", "atba", "rule", "rule-pro"}  # the recorded evaluation games, as before
-    assert len(packets) == 15  # and one more game, 1 s at 15 frames a second, sent at real time
-    assert {json.dumps([c["team_num"] for c in json.loads(p)["cars"]]) for p in packets} == {"[0, 1]"}
+    assert len(reg.game_store.games()) == 4  # one per opponent; the viewer's game is not recorded
+    assert len(packets) == 15  # and one more game, 1 s at 15 frames a second
 
 
 def test_the_eval_viewer_key_is_off_by_default_and_checked():
@@ -321,18 +345,18 @@ def league_subprocess(args, cwd: Path) -> subprocess.CompletedProcess:
                           timeout=120, env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
 
 
-def test_rlviser_not_running_is_one_sentence(replay_file, tmp_path):
+def test_rlviser_not_running_is_one_sentence(replay_file):
     if not ports_free(RLVISER_PORT):
         pytest.skip("something listens on RLViser's port here")
-    result = league_subprocess(["replay", "play", replay_file, "--viewer", "rlviser"], tmp_path)
-    assert result.returncode == 2, result.stderr
+    result = cli("replay", "play", replay_file, "--viewer", "rlviser")  # refused before rlviser-py opens its socket
+    assert result.exit_code == 2, result.output
     try:
         import rlviser_py  # noqa: F401
         expected = f"Error: RLViser is not running: nothing listens on 127.0.0.1:{RLVISER_PORT} (start RLViser, then run this command again)."
     except ImportError:
         expected = ("Error: --viewer rlviser needs the optional package rlviser-py: pip install 'rl-league[rlviser]' "
                     "(or pip install rlviser-py).")
-    assert result.stderr.strip() == expected
+    assert result.output.strip() == expected
 
 
 def test_replay_play_sends_rlviser_py_packets(replay_file, tmp_path):
