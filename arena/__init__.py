@@ -12,5 +12,7 @@ The contests are built on it here: `play` (the one loop of N games between polic
 `pairings` (evaluation pairings, kept as results), `tournament` (round robins: schedule,
 recording, resuming; `tournament_play` plays and records a game, `game_pool` plays scheduled
 games on the worker pool), `match` (a head-to-head match, fixed or
-SPRT) and `promotion` (testing and promoting a candidate).
+SPRT), `promotion` (testing and promoting a candidate) and `watch` (a game played at the speed of
+its clock for watching, a replay sent to an external viewer); `viewers` turns a moment of a game
+into each external 3D viewer's packets (RocketSimVis, RLViser).
 """

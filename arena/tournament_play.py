@@ -18,7 +18,7 @@ share its round, so a resumed sampled match plays its missing games with draws o
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -66,9 +66,14 @@ def car_drivers(batch: list[ScheduledGame], arenas: int, team_size: int) -> np.n
 
 class GamePlayer:
     def __init__(self, spec: GameSpec, policies: dict[str, Policy], home_root: Path, replay_dir: str,
-                 arenas: int, meta: dict | None = None, write_replays: bool = True, deterministic: bool = True):
+                 arenas: int, meta: dict | None = None, write_replays: bool = True, deterministic: bool = True,
+                 observer: Callable[[int, np.ndarray, np.ndarray, list], None] | None = None):
         """`write_replays=False` returns each replay encoded in its outcome instead of writing it;
-        `deterministic=False`: network policies sample their actions (see the module's docstring)."""
+        `deterministic=False`: network policies sample their actions (see the module's docstring).
+        `observer(t, ball, cars, events)`, when given, sees each step's frame as it is recorded (a watched
+        game: arena.watch): the round's buffers [steps + 1, arenas, ...] filled up to step t, and each
+        arena's events so far."""
+        self.observer = observer
         self.write_replays = write_replays
         self.deterministic = deterministic
         self.spec = spec
@@ -113,6 +118,8 @@ class GamePlayer:
         events: list[list[tuple[int, int, int, int]]] = [[(0, EVENT_KINDS["kickoff"], -1, -1)] for _ in range(m)]
         last_toucher = np.full(m, -1)
         self._snapshot(ball, cars, 0)
+        if self.observer is not None:
+            self.observer(0, ball, cars, events)
         # Network policies play their greedy action (or sample); the random bot is keyed by each game's seed.
         for t, info in enumerate(play_steps(games, drivers, obs, deterministic=self.deterministic, game_seeds=seeds),
                                  start=1):
@@ -128,6 +135,8 @@ class GamePlayer:
             if info.done.all() or t >= steps:
                 break
             self._snapshot(ball, cars, t)
+            if self.observer is not None:
+                self.observer(t, ball, cars, events)
         final_score = info.episode_score.copy()
         length = info.episode_seconds.copy()
         for e in range(live):
@@ -140,7 +149,8 @@ class GamePlayer:
         ball[t] = arrays.ball
         cars[t] = arrays.cars
 
-    def _finish(self, game: ScheduledGame, ball, cars, events, score, length) -> GameOutcome:
+    def replay_of(self, game: ScheduledGame, ball, cars, events, score, length) -> Replay:
+        """Game `game` as a replay, from one arena's raw frames (ball [T, 9], cars [T, C, 18]) and events."""
         ev = np.array([(s, k, c) for s, k, c, _ in events], dtype=np.int32).reshape(-1, 3)
         teams = np.array([tm for *_, tm in events], dtype=np.int8)
         physics = np.concatenate([cars[..., raw.CAR_POS], _euler(cars[..., raw.CAR_FWD], cars[..., raw.CAR_UP]),
@@ -149,8 +159,11 @@ class GamePlayer:
                     score=[int(score[0]), int(score[1])], length_seconds=length, tick_skip=self.spec.tick_skip,
                     game_seconds=self.spec.game_seconds, schedule_index=game.index,
                     car_teams=[0] * self.spec.team_size + [1] * self.spec.team_size)
-        replay = Replay(meta, ball, physics, cars[..., raw.CAR_BOOST], cars[..., raw.CAR_ON_GROUND] > 0.5,
-                        cars[..., raw.CAR_DEMOED] > 0.5, ev, teams)
+        return Replay(meta, ball, physics, cars[..., raw.CAR_BOOST], cars[..., raw.CAR_ON_GROUND] > 0.5,
+                      cars[..., raw.CAR_DEMOED] > 0.5, ev, teams)
+
+    def _finish(self, game: ScheduledGame, ball, cars, events, score, length) -> GameOutcome:
+        replay = self.replay_of(game, ball, cars, events, score, length)
         rel = f"{self.replay_dir}/{game.index:05d}-{game.blue}-vs-{game.orange}.replay"
         if not self.write_replays:
             return GameOutcome(game, int(score[0]), int(score[1]), length, rel, encode(replay))

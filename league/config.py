@@ -274,6 +274,10 @@ class TrainingConfig:
     eval_games: int = param(6, "Evaluation games against each baseline (random, atba, rule, rule-pro) and the "
                                "champion.", min=0, max=GAMES_MAX)
     eval_game_seconds: float = param(60.0, "Game clock of an evaluation game.", min=1, max=SECONDS_MAX)
+    eval_viewer: Literal["", "rocketsimvis", "rlviser"] = param(
+        "", "At each evaluation, play one more game of the snapshot against its last evaluation opponent and send it "
+            "to this external viewer at real time, from a background thread (nothing when the viewer is not running); "
+            "empty: none.")
     opponents: OpponentMix = section(OpponentMix, "Where self-play opponents come from.")
     kickstart: KickstartConfig = section(KickstartConfig, "Kickstarting: distil a teacher agent's actions early on.")
     distill: DistillConfig = section(DistillConfig, "Distillation: copy a league member first, then train past it.")

@@ -39,6 +39,11 @@ class LeagueHome:
     def runs(self) -> Path:
         return self.root / "runs"
 
+    @property
+    def live(self) -> Path:
+        """Games being watched (`league watch`), each rewritten as a replay while it plays."""
+        return self.root / "live"
+
     def exists(self) -> bool:
         return self.db_path.is_file()
 

@@ -14,7 +14,7 @@ if [ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]; then
     LOG="$(mktemp)"
     # The CPU build of torch first: an unpinned torch would pull a multi-GB CUDA build.
     if ! { python -c "import torch" 2>/dev/null || pip install --quiet torch==2.13.0; } >"$LOG" 2>&1 \
-        || ! pip install --quiet -e ".[dev,dashboard,ray]" >>"$LOG" 2>&1; then
+        || ! pip install --quiet -e ".[dev,dashboard,ray,rlviser]" >>"$LOG" 2>&1; then
         cat "$LOG" >&2
         echo "Installing rl-league failed; the pip output is above." >&2
         exit 1

@@ -57,11 +57,13 @@ def score_rate(goals: list[tuple[int, int]]) -> float:
 
 def evaluate_snapshot(
     registry: Registry, name: str, policy: Policy, team_size: int, n_games: int, game_seconds: float,
-    seed: int, home_root: Path, tick_skip: int = 8, workers: int | None = None,
+    seed: int, home_root: Path, tick_skip: int = 8, workers: int | None = None, viewer: str = "",
 ) -> dict[str, float]:
     """Play `n_games` against each active baseline and the champion (half on each side); score rates.
 
     `seed`: this evaluation's: the runner's and the policies' (arena.pairings.play_pairings).
+    `viewer` (training.eval_viewer): one more game against the last opponent goes to that external
+    viewer when it is running (arena.watch.send_game_in_background); nothing happens when it is not.
     """
     opponents = list(BASELINES)
     opponents += [a.name for a in registry.agent_store.all(team_size) if a.kind == "community" and a.plays(team_size)]
@@ -73,4 +75,11 @@ def evaluate_snapshot(
     me = Player(name, policy)
     matchups = [(me, Player(o, load_policy(registry.agent_store.get(o), home_root=home_root))) for o in opponents]
     goals = play_recorded(registry, matchups, n_games, team_size, game_seconds, seed, tick_skip, workers)
+    if viewer and matchups:
+        from arena.engine.game import GameSpec
+        from arena.watch import send_game_in_background
+
+        them = matchups[-1][1]
+        send_game_in_background(viewer, GameSpec(team_size, tick_skip, "timed", game_seconds),
+                                {name: policy, them.name: them.policy}, name, them.name, seed)
     return {o: score_rate(g) for o, g in zip(opponents, goals)}

@@ -503,7 +503,8 @@ class SelfPlayTrainer:
         tcfg = self.cfg.training
         policy = NetworkPolicy(self.net, device=self.device, name=name)
         rates = evaluate_snapshot(self.registry, name, policy, self.team_size, tcfg.eval_games, tcfg.eval_game_seconds,
-                                  seed, self.home.root, self.cfg.game.tick_skip, workers=self.workers)
+                                  seed, self.home.root, self.cfg.game.tick_skip, workers=self.workers,
+                                  viewer=tcfg.eval_viewer)
         self.net.train()  # NetworkPolicy put the shared network in eval mode
         return rates
 

@@ -14,6 +14,8 @@
     bench.py       bench env, bench tournament, bench train
     diagnose.py    diagnose
     dashboard.py   dashboard
+    watch.py       watch (a game played at the speed of its clock, shown live)
+    replay.py      replay play (a replay sent to an external viewer)
 
 A command parses its options, opens the league, calls one library function, and formats what
 it returns; its LeagueError becomes one sentence on stderr and exit code 2. This package is
@@ -28,7 +30,7 @@ import sys
 
 import typer
 
-from league.cli import agents, bench, bot, curriculum, dashboard, diagnose, io, match, probe, ratings, roles, tournament, train
+from league.cli import agents, bench, bot, curriculum, dashboard, diagnose, io, match, probe, ratings, replay, roles, tournament, train, watch
 
 app = typer.Typer(
     name="league",
@@ -57,11 +59,13 @@ app.command("export")(io.export_agent)
 app.command("diagnose")(diagnose.diagnose_command)
 app.command("probe")(probe.probe_command)
 app.command("roles")(roles.roles_command)
+app.command("watch")(watch.watch_command)
 app.command("league-status", hidden=True)(roles.roles_command)  # the name for `league roles`
 app.add_typer(bench.app, name="bench")
 app.add_typer(bot.app, name="bot")
 app.add_typer(curriculum.app, name="curriculum")
 app.add_typer(ratings.app, name="ratings")
+app.add_typer(replay.app, name="replay")
 
 
 def main() -> None:
