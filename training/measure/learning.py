@@ -36,7 +36,7 @@ from agents.networks import build_network
 from league.climb import ClimbPoint, climb
 from league.config import load_config
 from training.distill import with_teacher_space
-from training.launch import cuda_available
+from training.accel import cuda_available
 from league.home import LeagueHome
 from league.registry import Registry
 from training.evaluation import Player, play_recorded
