@@ -6,7 +6,8 @@ from hypothesis import strategies as st
 
 from league.config import MINUTES_MAX, STEPS_MAX, load_config
 from league.registry import Registry
-from training.budget import FIRST_ROUND_DIVISOR, Budget, Clock, clock_round, flag_overrides
+from league.errors import LeagueError
+from training.budget import FIRST_ROUND_DIVISOR, Budget, Clock, clock_round
 
 SECONDS_MAX = MINUTES_MAX * 60
 steps_limits = st.integers(0, STEPS_MAX)
@@ -87,21 +88,21 @@ def test_a_clock_reads_its_seconds_from_the_time_source():
 @settings(max_examples=40, deadline=None)
 @given(st.one_of(st.none(), st.integers(0, STEPS_MAX)), st.one_of(st.none(), st.floats(0.0, MINUTES_MAX)))
 def test_a_flag_given_alone_replaces_the_configs_other_limit(steps, minutes):
-    configured = {"training.steps": 777, "training.minutes": 3.0}  # what the config files say
-    flags = {k: v for k, v in flag_overrides(steps, minutes).items() if v is not None}
-    budget = Budget.from_config(load_config(stage="1v1", overrides={**configured, **flags}).training)
+    configured = Budget.from_config(load_config(stage="1v1", overrides={"training.steps": 777,
+                                                                         "training.minutes": 3.0}).training)
+    budget = Budget.from_flags(steps, minutes, configured)
     if steps is None and minutes is None:
         assert budget == Budget(777, 180.0)
     else:
         assert budget.steps == (steps or 0) and budget.minutes == pytest.approx(minutes or 0.0)
 
 
-@settings(max_examples=40, deadline=None)
-@given(budgets)
-def test_a_budget_goes_through_the_config_keys_and_back(budget):
-    cfg = load_config(stage="1v1", overrides=budget.overrides())
-    again = Budget.from_config(cfg.training)
-    assert again.steps == budget.steps and again.seconds == pytest.approx(budget.seconds)
+@pytest.mark.parametrize("steps, minutes, flag", [(-1, None, "--steps"), (STEPS_MAX + 1, None, "--steps"),
+                                                  (None, -0.5, "--minutes"), (None, float("nan"), "--minutes"),
+                                                  (10, MINUTES_MAX * 2, "--minutes")])
+def test_a_budget_flag_out_of_range_is_one_sentence_naming_it(steps, minutes, flag):
+    with pytest.raises(LeagueError, match=f"^{flag} must be between 0 and"):
+        Budget.from_flags(steps, minutes, Budget(5))
 
 
 # ---------------------------------------------------------------- the budget's readers
@@ -111,10 +112,10 @@ def test_a_budget_goes_through_the_config_keys_and_back(budget):
                                                            (Budget(seconds=60.0), 5000, 30.0, 0.5),
                                                            (Budget(1000, 60.0), 900, 30.0, 0.9)])
 def test_the_train_progress_bar_fills_with_the_share_spent_and_shows_the_steps(budget, steps, elapsed, share):
-    from league.cli.train import _progress_bar
+    from league.cli.progress import budget_bar
     from training.progress import UpdateDone
 
-    bar, on_progress = _progress_bar(budget)
+    bar, on_progress = budget_bar(budget)
     on_progress(UpdateDone(steps, budget.steps or None, elapsed, {"charts/steps_per_second": 10.0}))
     (task,) = bar.tasks
     assert task.completed == pytest.approx(share) and task.total == 1.0 and task.fields["steps"] == steps
@@ -122,19 +123,20 @@ def test_the_train_progress_bar_fills_with_the_share_spent_and_shows_the_steps(b
 
 @pytest.fixture
 def chunks(monkeypatch):
-    """The configs the curriculum hands its self-play trainer, which here stops at once as Ctrl-C would."""
-    from training import curriculum
+    """The budgets the curriculum hands its self-play trainer, which here stops at once as Ctrl-C would."""
+    from training import selfplay
 
     given = []
 
     class Chunk:
         def __init__(self, cfg, *args, **kwargs):
-            given.append(cfg)
+            pass
 
-        def run(self):
+        def run(self, budget, **kwargs):
+            given.append(budget)
             return type("Result", (), {"interrupted": True})()
 
-    monkeypatch.setattr(curriculum, "SelfPlayTrainer", Chunk)
+    monkeypatch.setattr(selfplay, "SelfPlayTrainer", Chunk)
     return given
 
 
@@ -151,9 +153,9 @@ def run_one_stage(home, minutes):
 def test_a_curriculum_chunk_gets_the_time_its_run_has_left(home, chunks, minutes):
     result = run_one_stage(home, minutes)
     assert result.status == "interrupted" and result.message.startswith("interrupted (final snapshot saved)")
-    (cfg,) = chunks
-    assert cfg.training.steps == 100
-    assert (0.0 < cfg.training.minutes < minutes) if minutes else cfg.training.minutes == 0.0
+    (budget,) = chunks  # handed over as a value, never through the config
+    assert budget.steps == 100
+    assert (0.0 < budget.minutes < minutes) if minutes else budget.seconds == 0.0
 
 
 def test_a_curriculum_whose_time_is_spent_trains_nothing_more(home, chunks):

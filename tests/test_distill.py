@@ -20,6 +20,7 @@ from league.cli import app
 from league.config import DistillConfig, PolicyConfig, PpoConfig
 from league.registry import Registry
 from training.distill import MIN_TEACHER_GAMES, DistillPhase
+from training.guide import Guide, UpdatePlan
 from training.ppo import PpoLearner
 
 runner = CliRunner()
@@ -99,7 +100,7 @@ def test_distilling_fits_the_student_to_a_teacher_network_and_its_controls():
     student = build_network(config, obs_dim=6)
     learner = PpoLearner(student, PpoConfig(learning_rate=1e-2, epochs=4, minibatch_size=256, steps_per_env=32),
                          slots=16, obs_dim=6, seed=0, teacher=True)
-    learner.kickstart_weight, learner.distilling = 1.0, True
+    distilling = UpdatePlan(guide=Guide(1.0, distilling=True))
     gen = torch.Generator().manual_seed(1)
     held = []
     for _ in range(30):
@@ -108,7 +109,7 @@ def test_distilling_fits_the_student_to_a_teacher_network_and_its_controls():
             learner.act(obs, torch.zeros(16), teacher_probs=teacher.space.probs(teacher.logits(obs)).detach())
             learner.observe_rewards(torch.zeros(16))
         held.append(learner.held_out()[0])
-        learner.update(torch.randn(16, 6, generator=gen), torch.zeros(16))
+        learner.update(torch.randn(16, 6, generator=gen), torch.zeros(16), distilling)
     torch.set_num_threads(threads)
     # all five heads right on 1 state in 72 by chance; a head read in another order stays near that
     assert held[0] < 0.2 and held[-1] > 0.7, held

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from league.cli import app
 from league.config import load_config
-from league.errors import ConfigError
+from league.errors import ConfigError, LeagueError
 from league.registry import Registry
 from league.stores.roles import RoleCheck
 from training.budget import Budget
@@ -291,3 +291,53 @@ def test_the_main_agents_pool_adds_the_exploiters_active_snapshots_to_its_past_a
     assert set(picks) == {"r-main-v1", "r-x-r1-v2"}  # the latest is self-play, a retired snapshot is left out
     alone = draw_picks(reg, cfg.training, "r-main", 1, ["r-main-v1", "r-main-v2"], 200, rng)
     assert set(alone) == {"r-main-v1"} and LATEST not in alone
+
+
+def _learner_state(seed: int, threads: int, home_root: str, emit, stop) -> bool:
+    """A role learner's job: build a real trainer (it seeds torch and sets its thread count, process-wide), let
+    the other learner build its own meanwhile, then report the state it set and the state it has now."""
+    import torch
+
+    from league.home import LeagueHome
+    from training.selfplay import SelfPlayTrainer
+
+    cfg = load_config(stage="1v1", sets=["runner.backend=in-process", "runner.workers=1", f"seed={seed}",
+                                         f"training.torch_threads={threads}", "training.kickstart.teacher="])
+    home = LeagueHome(Path(home_root))
+    SelfPlayTrainer(cfg, home, Registry.open(home.db_path, cfg.ratings), name=f"learner-{seed}")
+    built = (torch.get_num_threads(), torch.initial_seed())
+    time.sleep(1.0)  # the other learner builds its trainer now, setting its own seed and thread count
+    emit((seed, built, (torch.get_num_threads(), torch.initial_seed())))
+    return False
+
+
+@pytest.mark.slow  # 13 s on a busy 2-core host: two learner processes, each importing the trainer
+def test_two_role_learners_keep_their_own_torch_seed_and_thread_count(home):
+    """Issue 49, item 3: learners that train at once (league roles on Ray) each own a process, so neither's
+    seed nor thread count is the other's (one trainer per thread raced on both)."""
+    from functools import partial
+
+    from training.learner_process import run_apart
+
+    got = []
+    jobs = {"main": partial(_learner_state, 11, 1, str(home.root)),
+            "exploiter": partial(_learner_state, 22, 2, str(home.root))}
+    assert run_apart(jobs, got.append) is False
+    states = {seed: (built, after) for seed, built, after in got}
+    assert states == {11: ((1, 11), (1, 11)), 22: ((2, 22), (2, 22))}
+
+
+def _probe_a_missing_agent(home_root: str, emit, stop) -> bool:
+    from league.home import LeagueHome
+
+    Registry.open(LeagueHome(Path(home_root)).db_path).agent_store.get("nobody")
+    return False
+
+
+def test_a_role_learner_that_fails_is_one_sentence_here(home):
+    from functools import partial
+
+    from training.learner_process import run_apart
+
+    with pytest.raises(LeagueError, match="^No agent named 'nobody'"):
+        run_apart({"bad": partial(_probe_a_missing_agent, str(home.root))}, print)

@@ -11,6 +11,7 @@ from agents.checkpoint import MAX_WEIGHT
 from agents.networks import build_network
 from league.errors import LeagueError
 from league.config import PolicyConfig, PpoConfig
+from training.guide import Guide, UpdatePlan
 from training.ppo import PpoLearner, ReturnScale, TrainingDiverged
 
 
@@ -36,13 +37,12 @@ def test_ppo_solves_cartpole():
     obs, _ = envs.reset(seed=1)
     starts = torch.ones(n_envs)
     for u in range(UPDATES):
-        learner.progress = u / UPDATES  # the linear learning-rate schedule over the run
         for _ in range(learner.cfg.steps_per_env):
             actions = learner.act(torch.as_tensor(obs), starts)
             obs, reward, term, trunc, _ = envs.step(actions.numpy())
             learner.observe_rewards(torch.as_tensor(reward, dtype=torch.float32))
             starts = torch.as_tensor(term | trunc, dtype=torch.float32)
-        stats = learner.update(torch.as_tensor(obs), starts)
+        stats = learner.update(torch.as_tensor(obs), starts, UpdatePlan(progress=u / UPDATES))  # linear lr schedule
         assert not stats.skipped
     # Greedy evaluation over fresh episodes: CartPole-v1 counts as solved at 475.
     env = gym.make("CartPole-v1")
@@ -172,14 +172,13 @@ def test_kickstarting_teaches_the_teachers_actions_without_any_reward():
                         obs_dim=3, n_actions=4)
     cfg = PpoConfig(learning_rate=3e-3, epochs=4, minibatch_size=128, steps_per_env=32, ent_coef=0.0)
     learner = PpoLearner(net, cfg, slots=16, obs_dim=3, seed=0, teacher=True)
-    learner.kickstart_weight = 1.0
     gen = torch.Generator().manual_seed(1)
     for _ in range(15):
         while not learner.buffer.full:
             obs = torch.randn(16, 3, generator=gen)
             learner.act(obs, torch.zeros(16), teacher_probs=torch.nn.functional.one_hot((obs[:, 0] > 0).long(), 4).float())
             learner.observe_rewards(torch.zeros(16))
-        stats = learner.update(torch.randn(16, 3, generator=gen), torch.zeros(16))
+        stats = learner.update(torch.randn(16, 3, generator=gen), torch.zeros(16), UpdatePlan(guide=Guide(1.0)))
     assert stats.teacher_agreement > 0.95 and stats.kickstart_weight == 1.0
     obs = torch.randn(256, 3, generator=gen)
     assert float((net.logits(obs).argmax(-1) == (obs[:, 0] > 0).long()).float().mean()) > 0.95

@@ -219,7 +219,7 @@ def test_a_diverging_update_stops_the_run_with_one_sentence_and_keeps_the_last_g
 
     sane = ppo.PpoLearner._learning_rate
     monkeypatch.setattr(ppo.PpoLearner, "_learning_rate",
-                        lambda self: 1e300 if self.updates_done >= 2 else sane(self))
+                        lambda self, plan: 1e300 if self.updates_done >= 2 else sane(self, plan))
     cfg = load_config(stage="1v1", sets=[*TINY, "training.steps=2048", "training.eval_every_snapshots=0"])
     reg = Registry.open(home.db_path, cfg.ratings)
     with pytest.raises(LeagueError) as info:

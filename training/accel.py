@@ -28,6 +28,12 @@ from torch import nn
 AMP_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
 
 
+def cuda_available() -> bool:
+    """Whether a GPU learner is possible here (configs/gpu.yaml then holds the learner's defaults): the
+    `gpu` test league.config.load_config takes."""
+    return torch.cuda.is_available()
+
+
 def learner_threads(training_cfg, workers: int) -> int:
     """Torch threads for the driver while the game workers run: the cores they leave, at least 1."""
     return training_cfg.torch_threads or max(1, (os.cpu_count() or 1) - workers)

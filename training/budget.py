@@ -1,10 +1,11 @@
 """A training call's budget: agent steps, wall-clock seconds, or both (0: no limit of that kind).
 
-The one place the rule lives. The config holds it as `training.steps` and `training.minutes`;
-the self-play loop, the learning-rate schedule, `league train`'s progress bar and the curriculum
-(which hands what is left of its own clock to each chunk) all ask a Budget:
+The one place the rule lives. The config holds it as `training.steps` and `training.minutes`,
+`league train` as --steps and --minutes; a command makes one Budget of them and hands it, typed, to
+the trainer (`SelfPlayTrainer.run(budget)`), whose loop, learning-rate schedule and progress bar ask
+it; the chunked drivers (training.slices) hand each slice what is left of their own clock:
 
-    budget = Budget.from_config(cfg.training)      # Budget(steps=1_000_000, seconds=0.0)
+    budget = Budget.from_flags(None, 10.0, Budget.from_config(cfg.training))   # Budget(steps=0, seconds=600.0)
     clock = budget.start()                         # the clock starts now
     clock.spent(steps)                             # 0..1, whichever limit is further on
     clock.done(steps)                              # a limit reached
@@ -20,6 +21,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from league.config import MINUTES_MAX, STEPS_MAX
+from league.errors import LeagueError
 
 if TYPE_CHECKING:
     from league.config import TrainingConfig
@@ -44,9 +48,27 @@ class Budget:
                              f"{self.seconds!r}")
 
     @classmethod
+    def from_limits(cls, steps: int = 0, minutes: float = 0.0) -> Budget:
+        """The budget of `steps` agent steps and `minutes` of wall clock (0: no limit of that kind)."""
+        return cls(steps, minutes * SECONDS_PER_MINUTE)
+
+    @classmethod
     def from_config(cls, training: TrainingConfig) -> Budget:
         """The budget `training.steps` and `training.minutes` give (validated with the config)."""
-        return cls(training.steps, training.minutes * SECONDS_PER_MINUTE)
+        return cls.from_limits(training.steps, training.minutes)
+
+    @classmethod
+    def from_flags(cls, steps: int | None, minutes: float | None, configured: Budget) -> Budget:
+        """The budget --steps and --minutes give (None: not given) over the `configured` one: a limit given
+        alone replaces the configured other (`--steps` alone trains that many steps whatever training.minutes
+        says), and neither leaves the configured budget. One sentence for a flag out of range."""
+        if steps is None and minutes is None:
+            return configured
+        if steps is not None and not 0 <= steps <= STEPS_MAX:
+            raise LeagueError(f"--steps must be between 0 and {STEPS_MAX:,}, got {steps:,}.")
+        if minutes is not None and not (math.isfinite(minutes) and 0 <= minutes <= MINUTES_MAX):
+            raise LeagueError(f"--minutes must be between 0 and {MINUTES_MAX:g}, got {minutes:g}.")
+        return cls.from_limits(steps or 0, minutes or 0.0)
 
     @property
     def minutes(self) -> float:
@@ -56,10 +78,6 @@ class Budget:
     def unlimited(self) -> bool:
         """Neither limit set: only Ctrl-C ends the call."""
         return not self.steps and not self.seconds
-
-    def overrides(self) -> dict[str, int | float]:
-        """The config keys that hold this budget, for a config built to spend it."""
-        return {"training.steps": self.steps, "training.minutes": self.minutes}
 
     def spent(self, steps: int, seconds: float) -> float:
         """The share spent after `steps` agent steps and `seconds`: of the steps or of the clock,
@@ -120,11 +138,3 @@ def clock_round(full: int, slots: int, seconds_left: float, pace: float | None, 
         return short
     fits = int((pace * seconds_left - ahead) // slots)
     return min(full, fits) if fits >= short else 0
-
-
-def flag_overrides(steps: int | None, minutes: float | None) -> dict[str, int | float | None]:
-    """The config overrides for a budget given as flags (None: not given): one limit given alone
-    replaces the config's other (`--steps` alone trains that many steps whatever
-    training.minutes says), and neither leaves the config's. None values are left to the config."""
-    return {"training.steps": 0 if steps is None and minutes is not None else steps,
-            "training.minutes": 0.0 if minutes is None and steps is not None else minutes}

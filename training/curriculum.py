@@ -1,7 +1,9 @@
 """The curriculum driver: `league train --curriculum [FILE]`.
 
-Stages run in order. A stage trains in chunks of `eval_every_steps` agent steps with the
-self-play trainer (its run `<curriculum>-<stage>` resumes from its latest snapshot; the first
+Stages run in order. Each stage's config is loaded once, when the command starts. A stage trains in
+chunks of `eval_every_steps` agent steps, each a slice of the self-play trainer (training.slices:
+the chunk's steps and what is left of the command's clock handed over as one Budget, its seed by
+`dataclasses.replace`; its run `<curriculum>-<stage>` resumes from its latest snapshot; the first
 chunk of a later stage starts from the previous stage's final agent, which becomes the parent
 of its first version, so the lineage runs through every stage). After each chunk the gate is
 checked: the latest snapshot plays the gate's evaluation games (recorded and rated like any
@@ -24,19 +26,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents.loading import load_policy
 from arena.match import run_sprt_match
 from arena.engine.vector import default_workers
 from league.config import Config, team_size_of
-from league.errors import LeagueError
 from league.home import LeagueHome
 from league.locks import claim
 from league.ratings import conservative
 from league.registry import CurriculumStage, GateCheck, Registry, utc_now
 from league.sprt import SprtParams
-from training.budget import SECONDS_PER_MINUTE, Budget
-from training.curriculum_spec import CurriculumSpec, stage_config
-from training.evaluation import Player, play_recorded, score_rate
+from training.budget import Budget
+from training.curriculum_spec import DRIVER_KEYS, CurriculumSpec, stage_config
+from training.evaluation import play_recorded, player, score_rate
 from training.gates import Criterion, Evidence, GateResult, SprtOutcome, check_gate
 from training.progress import (
     Finished,
@@ -51,7 +51,8 @@ from training.progress import (
     ignore,
 )
 from training.seeds import derived_seed
-from training.selfplay import SelfPlayTrainer
+from training.slice_spec import refuse_driver_sets
+from training.slices import Interrupted, Slice, check_not_taken, train_slice
 from training.snapshots import run_versions
 
 
@@ -74,37 +75,25 @@ class CurriculumResult:
     stages: list[StageOutcome] = field(default_factory=list)
 
 
-class _Interrupted(Exception):
-    """The run stops here (Ctrl-C or the time budget); everything written so far is kept."""
-
-
 class CurriculumTrainer:
     """Runs (or resumes) a curriculum in a league home."""
 
     def __init__(self, spec: CurriculumSpec, home: LeagueHome, registry: Registry, *, source: str = "",
                  user_file: Path | None = None, overrides: dict[str, Any] | None = None,
                  sets: list[str] | None = None, minutes: float = 0.0, init_from: str | None = None,
-                 on_event: OnEvent | None = None):
+                 on_event: OnEvent | None = None, configs: list[Config] | None = None):
+        """`configs`: every stage's config, as stage_configs loads them (default: loaded here from `user_file`,
+        `overrides` and `sets`). `minutes`: this command's clock, over all stages (0: none)."""
         self.spec, self.home, self.registry, self.source = spec, home, registry, source
-        self.user_file, self.sets = user_file, list(sets or [])
-        self.overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
-        self.clock = Budget(seconds=minutes * SECONDS_PER_MINUTE).start(time.monotonic)  # this run's, all stages'
+        self.clock = Budget.from_limits(minutes=minutes).start(time.monotonic)  # this run's, all stages'
         self.init_from = init_from
         self.on_event = on_event or ignore
-        # Every stage's config is built (and so validated) before anything is trained.
-        self.configs = [self.config(i, Budget(steps=1)) for i in range(len(spec.stages))]
+        # Every stage's config is loaded (and so validated) once, before anything is trained.
+        self.configs = configs or stage_configs(spec, home, user_file=user_file, overrides=overrides, sets=sets)
         if init_from:
             registry.agent_store.get(init_from)  # an unknown name fails now, with suggestions
 
-    # ------------------------------------------------------------------ config and progress
-
-    def config(self, index: int, budget: Budget, seed: int | None = None) -> Config:
-        """Stage `index`'s config with the driver's budget (and seed) for one chunk."""
-        overrides = {**self.overrides, **budget.overrides()}
-        if seed is not None:
-            overrides["seed"] = seed
-        return stage_config(self.spec, index, user_file=self.user_file, home_file=self.home.config_path,
-                            overrides=overrides, sets=self.sets)
+    # ------------------------------------------------------------------ progress
 
     def _stage_row(self, index: int) -> CurriculumStage:
         return self.registry.curriculum_store.get(self.spec.name).stages[index]
@@ -135,8 +124,8 @@ class CurriculumTrainer:
                 if outcome == "failed":
                     return self._finish("stopped", self._stop_message(index))
             return self._finish("finished", f"all {len(spec.stages)} stages done")
-        except (_Interrupted, KeyboardInterrupt) as exc:
-            why = str(exc) if isinstance(exc, _Interrupted) else "interrupted"
+        except (Interrupted, KeyboardInterrupt) as exc:
+            why = str(exc) if isinstance(exc, Interrupted) else "interrupted"
             return self._finish("interrupted", f"{why}; run the same command again to continue")
 
     def _finish(self, status: str, message: str) -> CurriculumResult:
@@ -171,10 +160,7 @@ class CurriculumTrainer:
         if row.status == "failed":  # stopped at its maximum before; a raised max_steps continues it
             reg.curriculum_store.update_stage(spec.name, index, status="training", finished=None)
         if row.status == "pending":
-            existing = run_versions(reg, spec.run_name(index))
-            if existing:
-                raise LeagueError(f"Run {spec.run_name(index)!r} already has versions (latest {existing[-1]!r}) that "
-                                  f"this curriculum did not train; give the curriculum another name.")
+            check_not_taken(reg, spec.run_name(index), "curriculum")
             start = self._start_agent(index)
             reg.curriculum_store.update_stage(spec.name, index, status="training", started=utc_now(),
                                               start_agent=start,
@@ -215,29 +201,28 @@ class CurriculumTrainer:
         return status
 
     def _train_chunk(self, index: int, steps: int, latest: str | None) -> None:
+        """Train `steps` more of stage `index` (resuming its run from `latest`), within what is left of the clock."""
         left = self.clock.remaining()  # what is left of this run's clock (no limit: none) is the chunk's
         if left is None:
-            raise _Interrupted("its time budget is spent")
+            raise Interrupted("its time budget is spent")
         n_versions = len(run_versions(self.registry, self.spec.run_name(index)))
         # A different seed per chunk, so chunks do not replay the same start states.
-        seed = derived_seed(self.configs[index].seed, "chunk", index, n_versions)
-        cfg = self.config(index, Budget(steps, left.seconds), seed=seed)
-        row = self._stage_row(index)
+        cfg = dataclasses.replace(self.configs[index], seed=derived_seed(self.configs[index].seed, "chunk", index,
+                                                                         n_versions))
+        chunk = Slice(self.spec.run_name(index), cfg, dataclasses.replace(left, steps=steps),
+                      init_from=self._stage_row(index).start_agent)
         base_steps, _ = self._progress(index)
 
         def progress(event: TrainerEvent) -> None:
             done = event.steps if isinstance(event, UpdateDone) else 0
             self.on_event(StageProgress(index, base_steps + done, event))
 
-        trainer = SelfPlayTrainer(cfg, self.home, self.registry, name=None if latest else self.spec.run_name(index),
-                                  resume=latest, init_from=None if latest else row.start_agent,
-                                  on_progress=progress)
-        result = trainer.run()
-        self.registry.curriculum_store.update_stage(self.spec.name, index, steps=self._progress(index)[0])
-        if result.interrupted:
-            raise _Interrupted("interrupted (final snapshot saved)")
+        def record() -> None:
+            self.registry.curriculum_store.update_stage(self.spec.name, index, steps=self._progress(index)[0])
+
+        train_slice(self.home, self.registry, chunk, progress, on_end=record)
         if self.clock.done():
-            raise _Interrupted("its time budget is spent")
+            raise Interrupted("its time budget is spent")
 
     # ------------------------------------------------------------------ the gate
 
@@ -249,7 +234,6 @@ class CurriculumTrainer:
         n_checks = len(reg.curriculum_store.gate_checks(spec.name))
         workers = cfg.runner.workers or None
         self.on_event(GateStarted(index, agent, steps))
-        policy = load_policy(reg.agent_store.get(agent), home_root=self.home.root)
 
         opponents: dict[str, str] = {}  # evidence key -> the agent it is played against
         if gate.plays_rule():
@@ -259,9 +243,8 @@ class CurriculumTrainer:
         previous = self._start_agent(index) if index > 0 else None
         if gate.not_worse_than_previous and previous:
             opponents["previous"] = previous
-        me = Player(agent, policy)
-        matchups = [(me, Player(o, load_policy(reg.agent_store.get(o), home_root=self.home.root)))
-                    for o in opponents.values()]
+        me = player(reg, agent, self.home.root)
+        matchups = [(me, player(reg, o, self.home.root)) for o in opponents.values()]
         ev: dict[str, Any] = {}
         if matchups:  # all the gate's games at once, seeded by the check
             played = play_recorded(reg, matchups, gate.min_games, team_size, gate.game_seconds,
@@ -296,3 +279,13 @@ class CurriculumTrainer:
 def _gate_result(check: GateCheck) -> GateResult:
     """A kept gate check read back as the GateResult it recorded."""
     return GateResult(check.passed, tuple(Criterion(**c) for c in check.criteria))
+
+
+def stage_configs(spec: CurriculumSpec, home: LeagueHome, *, user_file: Path | None = None,
+                  overrides: dict[str, Any] | None = None, sets: list[str] | None = None) -> list[Config]:
+    """Every stage's config, each loaded once (curriculum_spec.stage_config); a --set of a key the driver sets
+    for each chunk is refused in one sentence."""
+    refuse_driver_sets(sets, DRIVER_KEYS, "--curriculum", "the curriculum file sets each stage's team size and "
+                                                          "budget, and --minutes the whole run's clock")
+    return [stage_config(spec, i, user_file=user_file, home_file=home.config_path, overrides=overrides, sets=sets)
+            for i in range(len(spec.stages))]

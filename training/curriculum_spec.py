@@ -6,7 +6,7 @@ its step budget bounds, how often its promotion gate is checked, the gate itself
 is spent. Its `config:` mapping is an overlay in the key space of the main config tree
 (configs/base.yaml: game, rewards, training.opponents, ppo, ...), validated against that tree
 so a bad key is reported with the file and the key. The format is documented in
-docs/curriculum.md.
+docs/curriculum.md; what it shares with a league's roles file is read by training.slice_spec.
 """
 
 from __future__ import annotations
@@ -16,16 +16,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from league.config import STEPS_MAX, Config, load_config, shipped_config_dir, team_size_of
+from league.config import STEPS_MAX, Config, shipped_config_dir, team_size_of
 # read_shipped_or (read_yaml): one YAML reader for every config file, with the same error sentences.
-from league.config_tree import build, check_file_name, merge, param, read_shipped_or, section, validate, walk
+from league.config_tree import check_file_name, param, read_shipped_or, section, validate
 from league.errors import ConfigError
 from training.gates import GateSpec
-from training.launch import cuda_available
+from training.slice_spec import FileKind, check_overlay, file_name, item_config, parse_items
 
 DEFAULT_FILE = "curriculum.yaml"
 # The driver sets these per chunk; in a stage they would be silently overridden.
 DRIVER_KEYS = {("stage",), ("training", "steps"), ("training", "minutes")}
+FILE = FileKind("curriculum", "stage", "stages", "curriculum")
 
 
 @dataclass
@@ -61,39 +62,26 @@ class CurriculumSpec:
 
 
 def _check_overlay(overlay: dict, team_size: int | None, source: str, where: str) -> None:
-    validate(Config, overlay, source, f"{where}.")
-    for path, value in walk(overlay):
-        if path in DRIVER_KEYS:
-            hint = "the stage's 'stage' key" if path == ("stage",) else "the stage's min_steps and max_steps"
-            key = f"{where}.{'.'.join(path)}"
-            raise ConfigError(f"{source}: key {key!r} is set by the curriculum; use {hint}.")
-        if path == ("game", "team_size") and team_size is not None and value != team_size:
-            raise ConfigError(f"{source}: key '{where}.game.team_size' is {value} but the stage is "
-                              f"{team_size}v{team_size}; set the stage's 'stage' key instead.")
+    check_overlay(overlay, source, where, DRIVER_KEYS, lambda path: "is set by the curriculum; use " + (
+        "the stage's 'stage' key." if path == ("stage",) else "the stage's min_steps and max_steps."))
+    game = overlay.get("game")
+    value = game.get("team_size") if isinstance(game, dict) else None
+    if value is not None and team_size is not None and value != team_size:
+        raise ConfigError(f"{source}: key '{where}.game.team_size' is {value} but the stage is "
+                          f"{team_size}v{team_size}; set the stage's 'stage' key instead.")
 
 
 def parse_curriculum(data: Any, source: str, name: str | None = None) -> CurriculumSpec:
     """Validate a curriculum mapping (as read from YAML) and build it; `name` overrides its name."""
     validate(CurriculumSpec, data, source)
     data = dict(data)
-    if name is not None:
-        data["name"] = name
-    check_file_name(str(data.get("name", "curriculum")), source if name is None else "the curriculum name", "name")
+    spec_name = file_name(data, FILE, source, name)
     _check_overlay(data.get("config", {}), None, source, "config")
-    raw_stages = data.get("stages") or []
-    if not raw_stages:
+    if not data.get("stages"):
         raise ConfigError(f"{source}: key 'stages' must list at least one stage.")
-    stages, seen = [], set()
-    for i, item in enumerate(raw_stages):
+    stages = []
+    for i, stage in enumerate(parse_items(StageSpec, data["stages"], FILE, source)):
         where = f"stages[{i}]"
-        validate(StageSpec, item, source, f"{where}.")
-        if not item.get("name"):
-            raise ConfigError(f"{source}: key '{where}.name' is missing; every stage needs a name.")
-        check_file_name(item["name"], source, f"{where}.name")
-        if item["name"] in seen:
-            raise ConfigError(f"{source}: key '{where}.name' repeats the stage name {item['name']!r}.")
-        seen.add(item["name"])
-        stage = build(StageSpec, item)
         _check_overlay(stage.config, team_size_of(stage.stage), source, f"{where}.config")
         if stage.min_steps > stage.max_steps:
             raise ConfigError(f"{source}: key '{where}.min_steps' ({stage.min_steps}) is above "
@@ -103,7 +91,7 @@ def parse_curriculum(data: Any, source: str, name: str | None = None) -> Curricu
             if value is not None:
                 setattr(stage.gate, key, float(value))
         stages.append(stage)
-    spec = CurriculumSpec(name=str(data.get("name", "curriculum")), config=data.get("config", {}), stages=stages)
+    spec = CurriculumSpec(name=spec_name, config=data.get("config", {}), stages=stages)
     for i in range(len(stages)):  # each stage's run is named <curriculum>-<stage>
         check_file_name(spec.run_name(i), source if name is None else "the curriculum name", f"stages[{i}] run name")
     return spec
@@ -117,11 +105,8 @@ def load_curriculum(path: Path | None = None, name: str | None = None) -> tuple[
 
 def stage_config(spec: CurriculumSpec, index: int, *, user_file: Path | None = None, home_file: Path | None = None,
                  overrides: dict[str, Any] | None = None, sets: list[str] | None = None) -> Config:
-    """The full config of stage `index`: the usual layers, then the curriculum's and the stage's
-    overlays, then `overrides` (flags and the driver's step budget) and `--set`s."""
+    """The full config of stage `index`, loaded once per command: the usual layers, then the curriculum's and the
+    stage's overlays, then `overrides` (flags) and `--set`s. Each chunk's budget and seed are the driver's."""
     stage = spec.stages[index]
-    overlay = merge(spec.config, stage.config)
-    layered = {key: value for key, value in overlay.items()}
-    layered.update({k: v for k, v in (overrides or {}).items() if v is not None})
-    return load_config(stage=stage.stage, user_file=user_file, home_file=home_file, overrides=layered, sets=sets,
-                       gpu=cuda_available)
+    return item_config(stage.stage, [spec.config, stage.config], user_file=user_file, home_file=home_file,
+                       overrides=overrides, sets=sets)

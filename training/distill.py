@@ -3,7 +3,7 @@
 The student plays (its own states, DAgger-style: Ross et al., 2011), the frozen teacher labels
 every state it sees with its whole action distribution (agents.teaching), and the update fits
 the student's policy to those labels with several epochs per batch while the critic learns the
-returns of the states it visits (ppo.PpoLearner.distilling). Before each batch is trained on,
+returns of the states it visits (a distilling training.guide.Guide). Before each batch is trained on,
 the student's agreement with the teacher on it is measured: those states are held out, so the
 figure is the student's on its own play, unseen. The phase ends at its budget
 (distill.steps, distill.minutes) or once held-out agreement has not passed its best for
@@ -12,7 +12,7 @@ teacher (permanent and small, or decaying over guide_decay_steps) and the teache
 the opponents until the student's score against it reaches pass_score.
 
     phase = DistillPhase(cfg.training.distill, ended_at=None)
-    guide = phase.guide(steps)                   # Guide(weight, distilling) for the next update
+    guide = phase.guide(steps)                   # training.guide.Guide for the next update, as a Kickstart's
     phase.after_held_out(agreement, steps)       # may end the phase
     share = phase.teacher_share(score, games)    # the teacher's share of league envs
 """
@@ -21,33 +21,27 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from agents.teaching import teacher_space
 from league.config import Config, DistillConfig
 from league.registry import Registry
-from training.budget import SECONDS_PER_MINUTE, Budget
+from training.budget import Budget
+from training.guide import Guide
 from training.opponents import agent_spec
 
 MIN_GAIN = 0.002  # held-out agreement must pass its best by this much to count as rising
 MIN_TEACHER_GAMES = 20  # games against the teacher before its share may drop
 
 
-@dataclass(frozen=True)
-class Guide:
-    """What the next update does with the teacher: the weight of the cross-entropy to its labels,
-    and whether the policy is fitted to them alone (the distillation phase) or beside PPO."""
-
-    weight: float
-    distilling: bool
-
-
 class DistillPhase:
+    """The distillation schedule (a training.guide.GuideSchedule, as a Kickstart is): the phase, then the guide."""
+
+
     def __init__(self, cfg: DistillConfig, ended_at: int | None, clock=time.perf_counter):
         """`ended_at`: the agent steps at which an earlier call's phase ended (a resumed run), or None."""
         self.cfg, self.ended_at, self.clock = cfg, ended_at, clock
-        self.budget = Budget(cfg.steps, cfg.minutes * SECONDS_PER_MINUTE)
+        self.budget = Budget.from_limits(cfg.steps, cfg.minutes)
         self.started_at: int | None = None
         self.started_time = 0.0
         self.best = -1.0
@@ -59,11 +53,12 @@ class DistillPhase:
         return self.ended_at is None
 
     def guide(self, steps: int) -> Guide:
-        """The teacher's part in the update after `steps` agent steps of the network's training."""
+        """The teacher's part in the update after `steps` agent steps of the network's training: in the phase,
+        the policy fitted to the teacher alone at the phase's own learning rate and epochs; after it, a guide."""
         if self.active:
             if self.started_at is None:
                 self.started_at, self.started_time = steps, self.clock()
-            return Guide(self.cfg.weight, True)
+            return Guide(self.cfg.weight, True, learning_rate=self.cfg.learning_rate, epochs=self.cfg.epochs)
         weight = self.cfg.guide_weight
         if self.cfg.guide_decay_steps:
             weight *= max(0.0, 1.0 - (steps - self.ended_at) / self.cfg.guide_decay_steps)

@@ -20,6 +20,11 @@ class Player(NamedTuple):
     policy: Policy
 
 
+def player(registry: Registry, name: str, home_root: Path) -> Player:
+    """The registry agent `name` as a player: its policy loaded (checkpoint checked), its games recorded as its."""
+    return Player(name, load_policy(registry.agent_store.get(name), home_root=home_root))
+
+
 def play_recorded(
     registry: Registry | None, matchups: Sequence[tuple[Player, Player]], n_games: int, team_size: int,
     game_seconds: float, seed: int, tick_skip: int = 8, workers: int | None = None, deterministic: bool = False,
@@ -73,7 +78,7 @@ def evaluate_snapshot(
     active = {a.name for a in registry.agent_store.all(team_size)}
     opponents = [o for o in opponents if o in active]
     me = Player(name, policy)
-    matchups = [(me, Player(o, load_policy(registry.agent_store.get(o), home_root=home_root))) for o in opponents]
+    matchups = [(me, player(registry, o, home_root)) for o in opponents]
     goals = play_recorded(registry, matchups, n_games, team_size, game_seconds, seed, tick_skip, workers)
     if viewer and matchups:
         from arena.engine.game import GameSpec

@@ -1,7 +1,8 @@
 """Starting training in a league home: the library behind `league train`.
 
-    cfg = train_config(home, "1v1", minutes=10)
-    SelfPlayTrainer(cfg, home, Registry.open(home.db_path, cfg.ratings)).run()
+    cfg = train_config(home, "1v1")
+    budget = Budget.from_flags(None, 10.0, Budget.from_config(cfg.training))   # --minutes 10
+    SelfPlayTrainer(cfg, home, Registry.open(home.db_path, cfg.ratings)).run(budget)
 
     run_curriculum(home, None, minutes=60)   # the shipped configs/curriculum.yaml
 
@@ -16,29 +17,19 @@ from typing import Any
 from league.config import Config, load_config
 from league.home import LeagueHome
 from league.registry import Registry
-from training.budget import flag_overrides
 from training.progress import OnEvent
 
 
-def train_config(home: LeagueHome, stage: str, *, user_file: Path | None = None, steps: int | None = None,
-                 minutes: float | None = None, overrides: dict[str, Any] | None = None,
-                 sets: list[str] | None = None) -> Config:
-    """A self-play run's config: configs/ and the stage, the league's own layer, `user_file`, then
-    `overrides` (dotted keys; None values are left out) and `sets` ("KEY=VALUE").
+def train_config(home: LeagueHome, stage: str, *, user_file: Path | None = None,
+                 overrides: dict[str, Any] | None = None, sets: list[str] | None = None) -> Config:
+    """A self-play run's config, loaded once: configs/ and the stage, the league's own layer, `user_file`, then
+    `overrides` (dotted keys; None values are left out) and `sets` ("KEY=VALUE"). The run's budget is not
+    config: the command makes it (training.budget.Budget.from_flags) and hands it to the trainer."""
+    from training.accel import cuda_available  # torch: only when a run is configured
 
-    A budget given here replaces the config's other budget (training.budget.flag_overrides): `steps`
-    alone trains for that many agent steps whatever training.minutes says, `minutes` alone for that long.
-    """
     return load_config(stage=stage, user_file=user_file, home_file=home.config_path,
-                       overrides={**flag_overrides(steps, minutes), **(overrides or {})}, sets=sets,
+                       overrides={k: v for k, v in (overrides or {}).items() if v is not None}, sets=sets,
                        gpu=cuda_available)
-
-
-def cuda_available() -> bool:
-    """Whether a GPU learner is possible here (configs/gpu.yaml then holds the learner's defaults)."""
-    import torch
-
-    return torch.cuda.is_available()
 
 
 def run_curriculum(home: LeagueHome, file: Path | None, *, name: str | None = None, user_file: Path | None = None,
@@ -51,13 +42,14 @@ def run_curriculum(home: LeagueHome, file: Path | None, *, name: str | None = No
     `name` runs the file under another name; `minutes` bounds this run's wall-clock time (None:
     to the curriculum's end); `init_from` starts its first stage from that agent's weights;
     `user_file`, `overrides` and `sets` are layered over every stage's config. Every stage's
-    config is validated before the first event reaches `on_event`.
+    config is loaded once, and so validated, before the first event reaches `on_event`.
     """
-    from training.curriculum import CurriculumTrainer  # torch: only when a curriculum runs
+    from training.curriculum import CurriculumTrainer, stage_configs  # torch: only when a curriculum runs
     from training.curriculum_spec import load_curriculum
 
     spec, source = load_curriculum(file, name=name)
-    registry = Registry.open(home.db_path, load_config(user_file=user_file, home_file=home.config_path).ratings)
-    trainer = CurriculumTrainer(spec, home, registry, source=source, user_file=user_file, overrides=overrides,
-                                sets=sets, minutes=minutes or 0.0, init_from=init_from, on_event=on_event)
+    configs = stage_configs(spec, home, user_file=user_file, overrides=overrides, sets=sets)
+    registry = Registry.open(home.db_path, configs[0].ratings)
+    trainer = CurriculumTrainer(spec, home, registry, source=source, minutes=minutes or 0.0, init_from=init_from,
+                                on_event=on_event, configs=configs)
     return trainer.run()

@@ -33,6 +33,7 @@ from agents.networks import LstmState
 from league.config import PpoConfig
 from league.errors import LeagueError
 from training.accel import Accel
+from training.guide import UpdatePlan
 from training.rollout import RolloutBuffer
 from training.segment import Segment
 
@@ -161,10 +162,10 @@ class PpoLearner:
                  device: torch.device | str = "cpu", seed: int = 0,
                  accel: Accel | None = None, teacher: bool = False):
         """`teacher`: store a teacher's label per step (its action distribution in the network's
-        action space); the loss adds `kickstart_weight` x the cross-entropy from the teacher's
-        distribution to the policy's (Schmitt et al., 2018), and the driver sets `kickstart_weight`
-        before each update (annealed to 0, or a small permanent guide). `distilling`, set by the
-        driver, drops the PPO policy loss and the entropy bonus: the policy is fitted to the teacher
+        action space). Each update is handed the run's schedules (training.guide.UpdatePlan): the
+        loss adds its guide's weight x the cross-entropy from the teacher's distribution to the
+        policy's (Schmitt et al., 2018; annealed to 0, or a small permanent guide), and a distilling
+        guide drops the PPO policy loss and the entropy bonus: the policy is fitted to the teacher
         alone while the critic learns the returns of the states it visits."""
         self.model = model.to(device)
         self.cfg = cfg
@@ -178,10 +179,7 @@ class PpoLearner:
         self.buffer = RolloutBuffer(cfg.steps_per_env, slots, obs_dim, self.device,
                                     lstm_hidden=model.hidden_size if self.recurrent else None,
                                     teacher=self.space.logits if teacher else 0)
-        self.kickstart_weight = 0.0
-        self.distilling = False
         self.extra_stats: dict[str, float] = {}  # the driver's state kept with each checkpoint (learner_stats)
-        self.progress = 0.0  # share of the run's budget spent (the driver sets it): a linear schedule decays over it
         self.updates_done = 0
         self.skipped_updates = 0
         self.generator = torch.Generator(device="cpu").manual_seed(seed)
@@ -265,35 +263,42 @@ class PpoLearner:
 
     # ------------------------------------------------------------------ update
 
-    def _learning_rate(self) -> float:
+    def _learning_rate(self, plan: UpdatePlan) -> float:
+        if plan.guide.learning_rate is not None:  # distilling: the phase's own, constant
+            return plan.guide.learning_rate
         if self.cfg.lr_schedule == "linear":
-            return self.cfg.learning_rate * max(0.0, 1.0 - self.progress)
+            return self.cfg.learning_rate * max(0.0, 1.0 - plan.progress)
         return self.cfg.learning_rate
 
-    def update(self, next_obs: torch.Tensor, next_episode_start: torch.Tensor) -> UpdateStats:
-        """Run the PPO epochs over the full buffer, then clear it."""
+    def update(self, next_obs: torch.Tensor, next_episode_start: torch.Tensor,
+               plan: UpdatePlan = UpdatePlan()) -> UpdateStats:
+        """Run the PPO epochs over the full buffer, then clear it; `plan`: the run's schedules for this update
+        (the budget spent, for the learning rate; the teacher's guide)."""
         start = time.perf_counter()
         buf, cfg = self.buffer, self.cfg
         last_value = self.bootstrap_value(next_obs, next_episode_start)
         if self.return_scale is not None:
             buf.rewards /= self.return_scale.update(buf.rewards, buf.episode_starts)
         buf.compute_gae(last_value, next_episode_start.to(self.device).float(), cfg.gamma, cfg.gae_lambda)
-        lr = self._learning_rate()
+        lr = self._learning_rate(plan)
+        guide = plan.guide
+        configured = cfg.learning_rate if guide.learning_rate is None else guide.learning_rate  # what a person sets
+        weight = guide.weight if buf.teacher_probs is not None else 0.0
         for group in self.optimizer.param_groups:
             group["lr"] = lr
         good_model = copy.deepcopy(self.model.state_dict())
         good_optim = copy.deepcopy(self.optimizer.state_dict())
 
-        stats = UpdateStats(learning_rate=lr, kickstart_weight=self._kickstart_weight())
+        stats = UpdateStats(learning_rate=lr, kickstart_weight=weight)
         sums = dict.fromkeys(AVERAGED, 0.0)
         stop = False
-        for _ in range(cfg.epochs):
+        for _ in range(guide.epochs or cfg.epochs):
             for batch in (self._sequence_batches() if self.recurrent else self._flat_batches()):
-                out = self._minibatch_step(batch)
+                out = self._minibatch_step(batch, weight, guide.distilling)
                 if out is None:
                     self._restore(good_model, good_optim)
                     if stats.minibatches and _finite_batch(batch):  # the update's own steps broke the network
-                        raise TrainingDiverged("loss non-finite (NaN or infinity)", cfg.learning_rate)
+                        raise TrainingDiverged("loss non-finite (NaN or infinity)", configured)
                     stats.skipped = True
                     self.skipped_updates += 1
                     stop = True
@@ -311,7 +316,7 @@ class PpoLearner:
         problem = None if stats.skipped else _weights_problem(self.model.parameters())
         if problem:
             self._restore(good_model, good_optim)
-            raise TrainingDiverged(problem, cfg.learning_rate)
+            raise TrainingDiverged(problem, configured)
         if stats.minibatches:
             for name, total in sums.items():
                 setattr(stats, name, total / stats.minibatches)
@@ -322,9 +327,6 @@ class PpoLearner:
         buf.reset()
         stats.seconds = time.perf_counter() - start
         return stats
-
-    def _kickstart_weight(self) -> float:
-        return self.kickstart_weight if self.buffer.teacher_probs is not None else 0.0
 
     def _restore(self, model_state, optim_state) -> None:
         self.model.load_state_dict(model_state)
@@ -377,7 +379,7 @@ class PpoLearner:
         norms = [nn.utils.clip_grad_norm_(group, self.cfg.max_grad_norm) for group in self.clip_groups]
         return norms[0] if all(math.isfinite(float(n)) for n in norms) else torch.tensor(float("nan"))
 
-    def _minibatch_step(self, b) -> MinibatchStats | None:
+    def _minibatch_step(self, b, guide_weight: float, distilling: bool) -> MinibatchStats | None:
         cfg = self.cfg
         with self.accel.autocast():
             if self.recurrent:
@@ -402,11 +404,11 @@ class PpoLearner:
         else:
             v_loss = 0.5 * ((value - b["returns"]) ** 2).mean()
         ent = entropy.mean()
-        loss = cfg.vf_coef * v_loss if self.distilling else pg_loss - cfg.ent_coef * ent + cfg.vf_coef * v_loss
+        loss = cfg.vf_coef * v_loss if distilling else pg_loss - cfg.ent_coef * ent + cfg.vf_coef * v_loss
         kick_loss = agreement = torch.zeros(())
-        if self._kickstart_weight() > 0:
+        if guide_weight > 0:
             kick_loss = space.cross_entropy(logits, b["teacher"]).mean()
-            loss = loss + self._kickstart_weight() * kick_loss
+            loss = loss + guide_weight * kick_loss
             with torch.no_grad():
                 agreement = space.agreement(logits, b["teacher"]).mean()
         if not torch.isfinite(loss):

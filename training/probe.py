@@ -3,7 +3,8 @@
     result = run_probe(home, registry, "mlp-1v1-v12", minutes=10, games=100)
 
 A fresh learner, kickstarted like any other (training.kickstart), trains for `minutes` with every
-env playing NAME (training.best_response_to: no self-play, no other opponent; NAME is frozen),
+env playing NAME (one slice of the self-play trainer, training.slices, with NAME its best-response
+target: no self-play, no other opponent; NAME is frozen),
 then its last snapshot plays `games` games against NAME, half on each side, with the most likely
 actions (as tournaments play). The probe's win rate, with its 95% interval (league.probes), is a
 lower bound on NAME's exploitability. The probe's games are not rated (a hunter's games would move
@@ -14,35 +15,37 @@ ever picks them up, even when the probe is killed while it trains or plays; they
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
 from collections.abc import Callable
 from pathlib import Path
 
-from agents.loading import load_policy
-from league.config import Config, even_games_problem, load_config, team_size_of
+from league.config import GAMES_MAX, Config, even_games_problem, load_config, team_size_of
 from league.errors import LeagueError
 from league.home import LeagueHome
 from league.names import MAX_RUN_NAME_LENGTH, check_name, check_run_name, split_version
 from league.probes import ProbeResult
 from league.registry import Registry
-from training.evaluation import Player, play_recorded
-from training.launch import cuda_available
+from training.budget import Budget
+from training.evaluation import play_recorded, player
 from training.progress import OnProgress
+from training.slices import Interrupted, Slice, train_slice
 
 PROBE_GAME_SECONDS = 60.0
 PROBE_NUMBER_ROOM = 5  # a probe run's "-<k>", k up to 9999
 PROBE_HASH_LENGTH = 8  # hex digits of a long target name's sha256 in its probes' run names
 
 
-def probe_config(home: LeagueHome, target: str, team_size: int, minutes: float, seed: int,
-                 user_file: Path | None = None, sets: list[str] | None = None) -> Config:
-    """The probe's training config: the league's, then `user_file` and `sets`, then the probe's own keys."""
-    stage = f"{team_size}v{team_size}"
-    own = [f"training.best_response_to={target}", f"training.minutes={minutes}", "training.steps=0",
-           "training.eval_games=0", f"seed={seed}"]
-    return load_config(stage=stage, user_file=user_file, home_file=home.config_path, sets=list(sets or []) + own,
-                       gpu=cuda_available)
+def probe_config(home: LeagueHome, team_size: int, seed: int, user_file: Path | None = None,
+                 sets: list[str] | None = None) -> Config:
+    """The probe's training config, loaded once: the league's, then `user_file` and `sets`, then the probe's own
+    seed and no evaluation games. Its budget and its target are handed to the trainer as values (run_probe)."""
+    from training.accel import cuda_available  # torch: only when a probe trains
+
+    cfg = load_config(stage=f"{team_size}v{team_size}", user_file=user_file, home_file=home.config_path,
+                      sets=sets, gpu=cuda_available)
+    return dataclasses.replace(cfg, seed=seed, training=dataclasses.replace(cfg.training, eval_games=0))
 
 
 def probe_stem(target: str) -> str:
@@ -78,6 +81,8 @@ def check_probe(registry: Registry, target: str, games: int, stage: str | None =
     agent = registry.agent_store.get(check_name(target))
     if games < 2:
         raise LeagueError("A probe needs at least 2 games (half on each side); pass --games 2 or more.")
+    if games > GAMES_MAX:  # the bound of every evaluation and match (league.config)
+        raise LeagueError(f"--games must be between 2 and {GAMES_MAX}, got {games}.")
     if problem := even_games_problem(games):  # half on each side
         raise LeagueError(f"--games {problem}")
     sizes = agent.team_sizes
@@ -93,19 +98,20 @@ def run_probe(home: LeagueHome, registry: Registry, target: str, minutes: float,
               stage: str | None = None, user_file: Path | None = None, sets: list[str] | None = None,
               on_progress: OnProgress | None = None, on_games: Callable[[], None] | None = None) -> ProbeResult:
     """Train a probe against `target` for `minutes`, play it `games` games; the result, recorded."""
-    from training.selfplay import SelfPlayTrainer
-
     team_size = check_probe(registry, target, games, stage)
-    cfg = probe_config(home, target, team_size, minutes, seed, user_file, sets)
+    cfg = probe_config(home, team_size, seed, user_file, sets)
     retire_left_active(registry, target)
-    name = probe_name(registry, target)
-    result = SelfPlayTrainer(cfg, home, registry, name=name, on_progress=on_progress, snapshot_status="retired").run()
+    hunt = Slice(probe_name(registry, target), cfg, Budget.from_limits(minutes=minutes), target=target,
+                 snapshot_status="retired")
+    try:
+        result = train_slice(home, registry, hunt, on_progress)
+    except Interrupted as stop:  # Ctrl-C: the final snapshot is saved, and it plays its games
+        result = stop.result
     probe = result.versions[-1]
     if on_games is not None:
         on_games()
-    policies = [Player(n, load_policy(registry.agent_store.get(n), home_root=home.root)) for n in (probe, target)]
-    goals = play_recorded(None, [(policies[0], policies[1])], games, team_size, PROBE_GAME_SECONDS, seed + 1,
-                          deterministic=True)[0]
+    goals = play_recorded(None, [(player(registry, probe, home.root), player(registry, target, home.root))], games,
+                          team_size, PROBE_GAME_SECONDS, seed + 1, deterministic=True)[0]
     outcome = ProbeResult(target=target, probe=probe, team_size=team_size, minutes=minutes, steps=result.steps,
                           games=len(goals), wins=sum(a > b for a, b in goals), draws=sum(a == b for a, b in goals),
                           losses=sum(a < b for a, b in goals), seed=seed)

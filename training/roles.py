@@ -10,10 +10,14 @@ it wins `reset_win_rate` of them, or its restart has trained `max_steps`, the ro
 new run `<league>-<role>-r<k+1>` (fresh weights, kickstarted, or the main agent's), and the old
 run's snapshots stay in the pool.
 
-On one machine the roles take turns: each turn, the role furthest behind its share of the time
-(its trained seconds over its share) trains one slice of `slice_minutes` with the self-play
-trainer, resuming its run from its latest snapshot. With `--backend ray` every role is its own
-learner, all training at once, each with its share of the rollout workers.
+What a role trains against, where a new run of it starts and whom it is checked against is its
+kind's, one class each (training.role_kinds). Every role's config is loaded once, when the command
+starts; a slice is one run of the self-play trainer (training.slices) with the slice's seed, budget
+and opponents handed over as values. On one machine the roles take turns: each turn, the role
+furthest behind its share of the time (its trained seconds over its share) trains one slice of
+`slice_minutes`, resuming its run from its latest snapshot. With `--backend ray` every role is its
+own learner in a process of its own (training.learner_process: torch's seed and thread count are
+process-wide), all training at once, each with its share of the rollout workers.
 
 Every role's state lives in the registry (tables leagues, league_roles, role_checks) and in its
 snapshots, so after an interruption (Ctrl-C, the time budget, kill -9) the same command resumes
@@ -24,31 +28,30 @@ at the end of each slice.
 from __future__ import annotations
 
 import dataclasses
-import threading
+import functools
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents.loading import load_policy
-from league.config import Config, team_size_of
+from league.config import Config, RatingsConfig, team_size_of
 from league.errors import LeagueError
 from league.home import LeagueHome
 from league.locks import claim
-from league.names import split_version
 from league.registry import Registry, utc_now
 from league.stores.roles import RoleCheck, RoleState
-from training.budget import SECONDS_PER_MINUTE, Budget
-from training.evaluation import Player, play_recorded
+from training.budget import SECONDS_PER_MINUTE, Budget, Clock
+from training.evaluation import play_recorded, player
 from training.progress import OnEvent, TrainerEvent, ignore
+from training.role_kinds import League, kind_of
 from training.roles_spec import DRIVER_KEYS, RoleSpec, RolesSpec, role_config
 from training.seeds import derived_seed
-from training.snapshots import run_versions
+from training.slice_spec import refuse_driver_sets
+from training.slices import Interrupted, Slice, check_not_taken, latest_version, train_slice
 
 CHECK_GAME_SECONDS = 60.0
 SECONDS_FLUSH = 30.0  # how often a training role's seconds are written (a kill -9 loses at most this much)
 MIN_SLICE_SECONDS = 2.0  # less of the clock left than this: no slice is started
-LEAGUE_EXPLOITER_TARGETS = 4  # a league exploiter's check plays the main agent and up to three other members
 
 
 @dataclass(frozen=True)
@@ -93,37 +96,24 @@ class LeagueResult:
     checks: list[RoleCheck] = field(default_factory=list)
 
 
-class _Interrupted(Exception):
-    """The league stops here (Ctrl-C in a slice); everything written so far is kept."""
-
-
 class RolesTrainer:
     """Runs (or resumes) a league of roles in a league home."""
 
     def __init__(self, spec: RolesSpec, home: LeagueHome, registry: Registry, *, source: str = "",
                  user_file: Path | None = None, overrides: dict[str, Any] | None = None,
-                 sets: list[str] | None = None, minutes: float = 0.0, on_event: OnEvent | None = None):
+                 sets: list[str] | None = None, minutes: float = 0.0, on_event: OnEvent | None = None,
+                 configs: dict[str, Config] | None = None):
+        """`configs`: every role's config, as role_configs loads them (default: loaded here from `user_file`,
+        `overrides` and `sets`). `minutes`: this command's clock (0: none)."""
         self.spec, self.home, self.registry, self.source = spec, home, registry, source
-        self.user_file, self.sets = user_file, list(sets or [])
-        self.overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
-        self.budget = Budget(seconds=minutes * SECONDS_PER_MINUTE)  # a budget that cannot be is refused now
-        for item in self.sets:
-            key = tuple(item.split("=", 1)[0].strip().split("."))
-            if key in DRIVER_KEYS:
-                raise LeagueError(f"--set {'.'.join(key)} does not go with --league: the driver sets it for each "
-                                  "slice (--minutes is the league's budget, each role's kind its opponents).")
+        self.budget = Budget.from_limits(minutes=minutes)  # a budget that cannot be is refused now
         self.on_event = on_event or ignore
         self.team_size = team_size_of(spec.stage)
-        # Every role's config is built (and so validated) before anything is trained.
-        self.configs = {role.name: self.config(role, Budget(steps=1)) for role in spec.roles}
+        self.league = League(spec, self.team_size)
+        # Every role's config is loaded (and so validated) once, before anything is trained.
+        self.configs = configs or role_configs(spec, home, user_file=user_file, overrides=overrides, sets=sets)
         self.ray = self.configs[spec.main.name].runner.backend == "ray"
         self._check_stored()
-
-    def config(self, role: RoleSpec, budget: Budget, **extra: Any) -> Config:
-        """`role`'s config with the driver's budget (and seed, target) for one slice."""
-        overrides = {**self.overrides, **budget.overrides(), **extra}
-        return role_config(self.spec, role, user_file=self.user_file, home_file=self.home.config_path,
-                           overrides=overrides, sets=self.sets)
 
     def _check_stored(self) -> None:
         """A league run again must have the roles it was started with (a share may change)."""
@@ -144,12 +134,9 @@ class RolesTrainer:
         """Run (or resume) the league; a second command on the same league fails at once."""
         with claim(self.home.root, "league", self.spec.name, f"League {self.spec.name!r}"):
             store = self.registry.role_store
-            for role in self.spec.roles:
-                existing = run_versions(self.registry, self.spec.run_name(role))
-                if existing and self.spec.name not in store.names():
-                    raise LeagueError(f"Run {self.spec.run_name(role)!r} already has versions (latest "
-                                      f"{existing[-1]!r}) that this league did not train; give the league another "
-                                      "name (--name).")
+            if self.spec.name not in store.names():
+                for role in self.spec.roles:
+                    check_not_taken(self.registry, self.spec.run_name(role), "league", " (--name)")
             store.start(self.spec.name, self.team_size, self.spec.to_dict(), self.source,
                         [(r.name, r.kind, self.spec.run_name(r)) for r in self.spec.roles])
             clock = self.budget.start(time.monotonic)
@@ -159,7 +146,7 @@ class RolesTrainer:
                 else:
                     self._run_in_turns(clock)
                 status, message = "stopped", "its time budget is spent; run the same command again to go on"
-            except (_Interrupted, KeyboardInterrupt):
+            except (Interrupted, KeyboardInterrupt):
                 status, message = "interrupted", "interrupted; run the same command again to continue"
             except BaseException as exc:  # a role's training failed: the league says so, the error goes on up
                 store.finish(self.spec.name, "interrupted", f"stopped by an error: {exc}")
@@ -169,7 +156,7 @@ class RolesTrainer:
             return LeagueResult(self.spec.name, status, message, store.roles(self.spec.name),
                                 store.checks(self.spec.name))
 
-    def _run_in_turns(self, clock) -> None:
+    def _run_in_turns(self, clock: Clock) -> None:
         """One machine: the role furthest behind its share trains one slice, until the clock is spent."""
         while (left := clock.remaining()) is not None and not 0 < left.seconds < MIN_SLICE_SECONDS:
             role = self.next_role()
@@ -190,107 +177,65 @@ class RolesTrainer:
         """The role whose trained seconds are furthest behind its share (the file's order breaks ties);
         exploiters wait for the main agent's first snapshot."""
         states = {s.role: s for s in self.registry.role_store.roles(self.spec.name)}
-        ready = [r for r in self.spec.roles if r.kind == "main" or self.main_latest(self.registry)]
+        main_ready = self.league.main_latest(self.registry) is not None
+        ready = [r for r in self.spec.roles if main_ready or not kind_of(r).waits_for_main]
         return min(ready, key=lambda r: states[r.name].seconds / self.spec.share(r))
 
-    def _run_together(self, clock) -> None:
-        """--backend ray: every role its own learner, in its own thread with its own database connection,
-        each training slices until the clock is spent; an error in one stops them all. Ray is started (or
-        joined) once here, so every slice's trainer finds it and none shuts it down under the others."""
+    def _run_together(self, clock: Clock) -> None:
+        """--backend ray: every role its own learner in a process of its own (training.learner_process), each
+        training slices until the clock is spent; an error in one stops them all. Ray is started (or joined)
+        once here, and every learner joins it, so none shuts it down under the others."""
         from arena.engine.ray_cluster import ray_session
         from arena.engine.vector import default_workers
+        from training.learner_process import run_apart
 
         runner = self.configs[self.spec.main.name].runner
         local = self.role_workers(runner.rollout_workers or default_workers())  # a local instance has room for all
         with ray_session(sum(local.values()), runner.address or None) as ray:
             total = runner.rollout_workers or int(ray.cluster_resources().get("CPU", 1))
-            self._run_threads(clock, self.role_workers(total))
+            address = runner.address or ray.get_runtime_context().gcs_address  # where each learner joins it
+            workers = self.role_workers(total)
+            jobs = {role.name: functools.partial(_role_learner, _RoleJob(
+                        self.spec, self.home, self.source, self.registry.ratings_cfg, self.configs, role.name,
+                        workers[role.name], address, clock)) for role in self.spec.roles}
+            if run_apart(jobs, self.on_event):
+                raise Interrupted("interrupted")
 
     def role_workers(self, total: int) -> dict[str, int]:
         """Each role's share of `total` rollout workers, at least one."""
         return {r.name: max(1, int(total * self.spec.share(r))) for r in self.spec.roles}
 
-    def _run_threads(self, clock, workers: dict[str, int]) -> None:
-        stop = threading.Event()
-        errors: list[BaseException] = []
-
-        def loop(role: RoleSpec) -> None:
-            registry = Registry.open(self.home.db_path, self.registry.ratings_cfg)
-            try:
-                while not stop.is_set() and (left := clock.remaining()) is not None and not (
-                        0 < left.seconds < MIN_SLICE_SECONDS):
-                    if role.kind != "main" and not self.main_latest(registry):
-                        time.sleep(1.0)  # the main agent's first snapshot is the exploiters' first target
-                        continue
-                    seconds = self.spec.slice_minutes * SECONDS_PER_MINUTE
-                    self.train_slice(role, registry, min(seconds, left.seconds) if left.seconds else seconds,
-                                     workers=workers[role.name])
-            except BaseException as exc:  # noqa: BLE001 - handed to the driver thread below
-                errors.append(exc)
-                stop.set()
-            finally:
-                registry.close()
-
-        threads = [threading.Thread(target=loop, args=(r,), name=f"role-{r.name}", daemon=True)
-                   for r in self.spec.roles]
-        for t in threads:
-            t.start()
-        try:
-            for t in threads:
-                while t.is_alive():
-                    t.join(0.5)
-        except KeyboardInterrupt:
-            stop.set()
-            raise
-        if errors:
-            raise errors[0]
+    def learn(self, role: RoleSpec, registry: Registry, clock: Clock, stop: Any, workers: int) -> None:
+        """One role's learner (in its own process): slices until the clock is spent or `stop` is set."""
+        kind = kind_of(role)
+        while not stop.is_set() and (left := clock.remaining()) is not None and not (
+                0 < left.seconds < MIN_SLICE_SECONDS):
+            if kind.waits_for_main and not self.league.main_latest(registry):
+                time.sleep(1.0)  # the main agent's first snapshot is the exploiters' first target
+                continue
+            seconds = self.spec.slice_minutes * SECONDS_PER_MINUTE
+            self.train_slice(role, registry, min(seconds, left.seconds) if left.seconds else seconds, workers=workers)
 
     # ------------------------------------------------------------------ one slice
 
     def main_latest(self, registry: Registry) -> str | None:
-        versions = run_versions(registry, self.spec.run_name(self.spec.main))
-        return versions[-1] if versions else None
-
-    def exploiter_pool(self, registry: Registry) -> list[str]:
-        """Every snapshot of every exploiter run, each restart's (the main agent's extra pool)."""
-        prefixes = [f"{self.spec.name}-{r.name}-r" for r in self.spec.roles if r.kind != "main"]
-        return [a.name for a in registry.agent_store.all(self.team_size)
-                if (split := split_version(a.name)) and any(split[0].startswith(p) for p in prefixes)]
-
-    def members(self, registry: Registry, role: RoleSpec) -> list[str]:
-        """The stage's active trained members but the role's own runs, newest first (a league exploiter's pool)."""
-        own = f"{self.spec.name}-{role.name}-r"
-        return [a.name for a in reversed(registry.agent_store.all(self.team_size))
-                if a.kind in ("mlp", "lstm") and a.team_size == self.team_size and not a.name.startswith(own)
-                and a.status != "retired" and not a.name.startswith("probe-")]
+        return self.league.main_latest(registry)
 
     def train_slice(self, role: RoleSpec, registry: Registry, seconds: float, workers: int | None = None) -> None:
-        """Train `role` for `seconds` (resuming its run), then check it if it is an exploiter."""
-        from training.selfplay import (
-            SelfPlayTrainer,  # torch: only when a league trains
-        )
-
+        """Train `role` for `seconds` (resuming its run), then check it if its kind has targets."""
         state = registry.role_store.role(self.spec.name, role.name)
-        versions = run_versions(registry, state.run)
-        latest = versions[-1] if versions else None
-        extra: dict[str, Any] = {"seed": derived_seed(self.configs[role.name].seed, "role", role.name, state.restart,
-                                                      len(versions))}
-        target, pool, init_from = None, None, None
-        if role.kind == "main":
-            pool = lambda: self.exploiter_pool(registry)
-        elif role.kind == "main_exploiter":
-            target = self.main_latest(registry)
-            extra["training.best_response_to"] = target
-        else:  # league exploiter: PFSP over every active trained member
-            extra["training.opponents"] = {"latest": 0.0, "past": 0.0, "pfsp": 1.0, "rule": 0.0, "random": 0.0,
-                                           "community": 0.0}
-            pool = lambda: self.members(registry, role)
-        if role.kind != "main" and latest is None and role.restart_from == "main":
-            init_from = self.main_latest(registry)
-        cfg = self.config(role, Budget(seconds=seconds), **extra)
+        latest = latest_version(registry, state.run)
+        kind, cfg = kind_of(role), self.configs[role.name]
+        n_versions = 0 if latest is None else len(_versions(registry, state.run))
+        cfg = dataclasses.replace(cfg, seed=derived_seed(cfg.seed, "role", role.name, state.restart, n_versions))
         if workers is not None:  # the role's share of the Ray workers, over any --set of the total
             cfg = dataclasses.replace(cfg, runner=dataclasses.replace(cfg.runner, rollout_workers=workers))
-        self.on_event(SliceStarted(role.name, role.kind, state.run, latest, seconds / SECONDS_PER_MINUTE, target))
+        against = kind.opponents(self.league, registry, role)
+        init_from = kind.start_from(self.league, registry, role) if latest is None else None
+        piece = Slice(state.run, cfg, Budget(seconds=seconds), init_from=init_from, target=against.target,
+                      pool=against.pool, mix=against.mix)
+        self.on_event(SliceStarted(role.name, role.kind, state.run, latest, seconds / SECONDS_PER_MINUTE,
+                                   against.target))
         flushed = [time.monotonic()]
 
         def progress(event: TrainerEvent) -> None:
@@ -300,37 +245,26 @@ class RolesTrainer:
                 flushed[0] = now
             self.on_event(RoleProgress(role.name, event))
 
-        try:
-            trainer = SelfPlayTrainer(cfg, self.home, registry, name=None if latest else state.run, resume=latest,
-                                      init_from=init_from, on_progress=progress, pool=pool)
-            result = trainer.run()
-        finally:
+        def record() -> None:
             registry.role_store.add_seconds(self.spec.name, role.name, time.monotonic() - flushed[0])
-        if result.interrupted:
-            raise _Interrupted
-        if role.kind != "main":
-            self.check(role, registry)
+
+        train_slice(self.home, registry, piece, progress, on_end=record)
+        self.check(role, registry)
 
     # ------------------------------------------------------------------ an exploiter's check
 
-    def check_targets(self, role: RoleSpec, registry: Registry) -> list[str]:
-        main = self.main_latest(registry)
-        if role.kind == "main_exploiter":
-            return [main]
-        others = [m for m in self.members(registry, role) if not m.startswith(f"{self.spec.run_name(self.spec.main)}-v")]
-        return [main, *others[: LEAGUE_EXPLOITER_TARGETS - 1]]
-
-    def check(self, role: RoleSpec, registry: Registry) -> RoleChecked:
-        """The exploiter's latest snapshot plays its targets; a reset moves the role to a new run."""
+    def check(self, role: RoleSpec, registry: Registry) -> RoleChecked | None:
+        """The role's latest snapshot plays its kind's targets (none: no check); a reset moves it to a new run."""
+        targets = kind_of(role).check_targets(self.league, registry, role)
+        if not targets:
+            return None
         state = registry.role_store.role(self.spec.name, role.name)
-        versions = run_versions(registry, state.run)
+        versions = _versions(registry, state.run)
         agent = registry.agent_store.get(versions[-1])
-        targets = self.check_targets(role, registry)
         per_target = max(2, role.check_games // len(targets))
         seed = derived_seed(self.configs[role.name].seed, "role-check", role.name, state.restart, len(versions))
-        me = Player(agent.name, load_policy(agent, home_root=self.home.root))
-        matchups = [(me, Player(t, load_policy(registry.agent_store.get(t), home_root=self.home.root)))
-                    for t in targets]
+        me = player(registry, agent.name, self.home.root)
+        matchups = [(me, player(registry, t, self.home.root)) for t in targets]
         played = play_recorded(None, matchups, per_target, self.team_size, CHECK_GAME_SECONDS, seed,
                                self.configs[role.name].game.tick_skip, deterministic=True)
         goals = [g for per in played for g in per]
@@ -355,6 +289,58 @@ class RolesTrainer:
     def _next_run(self, registry: Registry, role: RoleSpec, restart: int) -> tuple[int, str]:
         """The restart after `restart` and its run (past any run that already has versions)."""
         k = restart + 1
-        while run_versions(registry, self.spec.run_name(role, k)):
+        while latest_version(registry, self.spec.run_name(role, k)) is not None:
             k += 1
         return k, self.spec.run_name(role, k)
+
+
+def _versions(registry: Registry, run: str) -> list[str]:
+    from training.snapshots import run_versions  # torch: only when a league trains
+
+    return run_versions(registry, run)
+
+
+def role_configs(spec: RolesSpec, home: LeagueHome, *, user_file: Path | None = None,
+                 overrides: dict[str, Any] | None = None, sets: list[str] | None = None) -> dict[str, Config]:
+    """Every role's config, each loaded once (roles_spec.role_config); a --set of a key the driver sets for each
+    slice is refused in one sentence."""
+    refuse_driver_sets(sets, DRIVER_KEYS, "--league", "--minutes is the league's budget, each role's kind its "
+                                                      "opponents")
+    return {role.name: role_config(spec, role, user_file=user_file, home_file=home.config_path,
+                                   overrides=overrides, sets=sets) for role in spec.roles}
+
+
+@dataclass(frozen=True)
+class _RoleJob:
+    """What a role's learner process needs (picklable): the league, the role, its share of the workers, the
+    Ray cluster to join and the command's clock (time.monotonic is one clock for every process of a machine)."""
+
+    spec: RolesSpec
+    home: LeagueHome
+    source: str
+    ratings: RatingsConfig
+    configs: dict[str, Config]
+    role: str
+    workers: int
+    address: str
+    clock: Clock
+
+
+def _role_learner(job: _RoleJob, emit: Any, stop: Any) -> bool:
+    """A role's learner, in a process of its own: its own registry connection, Ray joined for all its slices;
+    its events go back to the driver. True when Ctrl-C ended a slice (its final snapshot saved)."""
+    from arena.engine.ray_cluster import ray_session
+
+    configs = {name: dataclasses.replace(cfg, runner=dataclasses.replace(cfg.runner, address=job.address))
+               for name, cfg in job.configs.items()}
+    registry = Registry.open(job.home.db_path, job.ratings)
+    try:
+        league = RolesTrainer(job.spec, job.home, registry, source=job.source, on_event=emit, configs=configs)
+        role = next(r for r in job.spec.roles if r.name == job.role)
+        with ray_session(0, job.address):
+            league.learn(role, registry, job.clock, stop, job.workers)
+        return False
+    except Interrupted:
+        return True
+    finally:
+        registry.close()

@@ -5,8 +5,9 @@ config tree for every role, and its roles: one `main` (the learner with today's 
 the exploiters' snapshots join its pool) and any number of exploiters, each a `main_exploiter`
 (a best response to the main agent's latest snapshot) or a `league_exploiter` (PFSP over every
 active trained member). An exploiter restarts as a new run when it wins `reset_win_rate` of its
-check games against its targets, or when its restart has trained `max_steps`. The format is
-documented in docs/league-roles.md.
+check games against its targets, or when its restart has trained `max_steps`. What each kind
+does is one class (training.role_kinds). The format is documented in docs/league-roles.md; what it
+shares with a curriculum file is read by training.slice_spec.
 """
 
 from __future__ import annotations
@@ -16,14 +17,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from league.config import GAMES_MAX, STEPS_MAX, Config, load_config, shipped_config_dir
-from league.config_tree import build, check_file_name, merge, param, read_shipped_or, validate, walk
+from league.config import GAMES_MAX, STEPS_MAX, Config, shipped_config_dir
+from league.config_tree import check_file_name, param, read_shipped_or, validate
 from league.errors import ConfigError
-from training.launch import cuda_available
+from training.role_kinds import MAIN, kind_of
+from training.slice_spec import FileKind, check_overlay, file_name, item_config, parse_items
 
 DEFAULT_FILE = "league-roles.yaml"
 # The driver sets these for each slice and role; in a file they would be silently overridden.
 DRIVER_KEYS = {("stage",), ("training", "steps"), ("training", "minutes"), ("training", "best_response_to")}
+FILE = FileKind("league", "role", "roles", "roles")
 
 
 @dataclass
@@ -62,11 +65,11 @@ class RolesSpec:
     roles: list = param([], "The roles (each a mapping, see RoleSpec): one main, any number of exploiters.")
 
     def run_name(self, role: RoleSpec, restart: int = 1) -> str:
-        return f"{self.name}-{role.name}" if role.kind == "main" else f"{self.name}-{role.name}-r{restart}"
+        return f"{self.name}-{role.name}-r{restart}" if kind_of(role).restarts else f"{self.name}-{role.name}"
 
     @property
     def main(self) -> RoleSpec:
-        return next(r for r in self.roles if r.kind == "main")
+        return next(r for r in self.roles if r.kind == MAIN)
 
     def share(self, role: RoleSpec) -> float:
         """The role's share of the whole, normalized."""
@@ -77,41 +80,26 @@ class RolesSpec:
 
 
 def _check_overlay(overlay: dict, source: str, where: str) -> None:
-    validate(Config, overlay, source, f"{where}.")
-    for path, _ in walk(overlay):
-        if path in DRIVER_KEYS or path == ("game", "team_size"):
-            key = f"{where}.{'.'.join(path)}"
-            raise ConfigError(f"{source}: key {key!r} is set by the league roles driver (the file's 'stage', "
-                              "--minutes, and each role's kind); leave it out.")
+    check_overlay(overlay, source, where, DRIVER_KEYS | {("game", "team_size")},
+                  lambda _: "is set by the league roles driver (the file's 'stage', --minutes, and each role's kind); "
+                            "leave it out.")
 
 
 def parse_roles(data: Any, source: str, name: str | None = None) -> RolesSpec:
     """Validate a roles mapping (as read from YAML) and build it; `name` overrides its name."""
     validate(RolesSpec, data, source)
     data = dict(data)
-    if name is not None:
-        data["name"] = name
     where_name = source if name is None else "the league name"
-    check_file_name(str(data.get("name", "roles")), where_name, "name")
+    spec_name = file_name(data, FILE, source, name)
     _check_overlay(data.get("config", {}), source, "config")
-    roles, seen = [], set()
-    for i, item in enumerate(data.get("roles") or []):
-        where = f"roles[{i}]"
-        validate(RoleSpec, item, source, f"{where}.")
-        if not item.get("name"):
-            raise ConfigError(f"{source}: key '{where}.name' is missing; every role needs a name.")
-        check_file_name(item["name"], source, f"{where}.name")
-        if item["name"] in seen:
-            raise ConfigError(f"{source}: key '{where}.name' repeats the role name {item['name']!r}.")
-        seen.add(item["name"])
-        role = build(RoleSpec, item)
+    roles = parse_items(RoleSpec, data.get("roles"), FILE, source)
+    for i, role in enumerate(roles):
         role.share, role.reset_win_rate = float(role.share), float(role.reset_win_rate)
-        _check_overlay(role.config, source, f"{where}.config")
-        roles.append(role)
-    mains = [r for r in roles if r.kind == "main"]
+        _check_overlay(role.config, source, f"roles[{i}].config")
+    mains = [r for r in roles if r.kind == MAIN]
     if len(mains) != 1:
         raise ConfigError(f"{source}: key 'roles' must hold exactly one role of kind main (it has {len(mains)}).")
-    spec = RolesSpec(name=str(data.get("name", "roles")), stage=data.get("stage", "1v1"),
+    spec = RolesSpec(name=spec_name, stage=data.get("stage", "1v1"),
                      slice_minutes=float(data.get("slice_minutes", 5.0)), config=data.get("config", {}), roles=roles)
     for i, role in enumerate(roles):
         check_file_name(spec.run_name(role, 99), where_name, f"roles[{i}] run name")
@@ -126,9 +114,7 @@ def load_roles(path: Path | None = None, name: str | None = None) -> tuple[Roles
 
 def role_config(spec: RolesSpec, role: RoleSpec, *, user_file: Path | None = None, home_file: Path | None = None,
                 overrides: dict[str, Any] | None = None, sets: list[str] | None = None) -> Config:
-    """The full config of `role`: the usual layers, the file's and the role's overlays, then `overrides`
-    (flags, and the driver's budget and target) and `--set`s."""
-    layered = dict(merge(spec.config, role.config))
-    layered.update({k: v for k, v in (overrides or {}).items() if v is not None})
-    return load_config(stage=spec.stage, user_file=user_file, home_file=home_file, overrides=layered, sets=sets,
-                       gpu=cuda_available)
+    """The full config of `role`, loaded once per command: the usual layers, the file's and the role's overlays,
+    then `overrides` (flags) and `--set`s. Each slice's budget, seed and opponents are the driver's."""
+    return item_config(spec.stage, [spec.config, role.config], user_file=user_file, home_file=home_file,
+                       overrides=overrides, sets=sets)

@@ -17,7 +17,9 @@ played while the learner updates on this one, a policy lag of one update), or in
 workers (`runner.backend`, `runner.pipeline`); the loop submits rounds and trains on what comes
 back, the same for each. `SelfPlayTrainer._train` is the loop, to be read top to bottom as
 CleanRL's ppo.py is; what it carries from round to round is one `_Run`, so each helper takes
-the run and nothing else.
+the run and nothing else. What a call spends, and against whom, is handed to `run` as typed
+values (`run(budget, target=..., pool=...)`); the teacher's part in each update is one schedule
+value (training.guide: a Kickstart, or the DistillPhase) asked once per round and once per update.
 Progress goes to one callback as typed events (training.progress).
 """
 
@@ -59,6 +61,7 @@ from training.collection import (
 )
 from training.collector import Collector, training_spec
 from training.distill import DistillPhase
+from training.guide import NO_GUIDE, Guide, GuideSchedule, Kickstart, UpdatePlan
 from training.episode_stats import headline
 from training.evaluation import evaluate_snapshot
 from training.metrics import MetricsLog
@@ -87,17 +90,18 @@ class TrainResult:
     profile: Profile | None = None  # where the learner's and each collector's time went (the scale profile)
 
 
-def best_response_config(cfg: Config, registry: Registry) -> Config:
-    """`cfg` for a best response to training.best_response_to: that agent (it must exist and play the
-    stage's team size) in every env, so the mix has no self-play share and no other source."""
-    target = registry.agent_store.get(cfg.training.best_response_to)  # one sentence if there is none
+def best_response_config(cfg: Config, registry: Registry, target: str | None = None) -> Config:
+    """`cfg` for a best response to `target` (default training.best_response_to): that agent (it must exist
+    and play the stage's team size) in every env, so the mix has no self-play share and no other source."""
+    target = registry.agent_store.get(target or cfg.training.best_response_to)  # one sentence if there is none
     if not target.plays(cfg.game.team_size):
         raise LeagueError(f"{target.name!r} does not play {cfg.stage}; a best response trains against an agent at its "
                           "own team size.")
     # Every env a league env; a community target's share is "community", so the games publish the state it reads.
     bot = target.kind == "community"
     mix = OpponentMix(latest=0.0, past=0.0, pfsp=0.0, rule=float(not bot), random=0.0, community=float(bot))
-    return dataclasses.replace(cfg, training=dataclasses.replace(cfg.training, opponents=mix))
+    return dataclasses.replace(cfg, training=dataclasses.replace(cfg.training, opponents=mix,
+                                                                 best_response_to=target.name))
 
 
 def pick_device(choice: str) -> torch.device:
@@ -117,8 +121,9 @@ class _Run:
     learner: PpoLearner
     log: MetricsLog
     rng: np.random.Generator  # draws the opponents at every refresh
-    clock: Clock  # this call's budget (training.steps, training.minutes), started with the call
+    clock: Clock  # this call's budget, started with the call
     teaching: bool  # whether the teacher's labels are still collected (kickstarting, distilling, guiding)
+    schedule: GuideSchedule | None = None  # the teacher's part in each update (a Kickstart or the DistillPhase)
     distill: DistillPhase | None = None  # the distillation schedule (training.distill), when there is one
     payoff: dict[str, PayoffRecord] = field(default_factory=dict)  # opponent -> results since the snapshot
     steps: int = 0  # agent steps trained in this call (a resumed run's earlier ones: start_steps)
@@ -151,6 +156,10 @@ class _Run:
         finally:
             self.profile.learner[phase] += time.perf_counter() - t
 
+    def guide(self, steps: int) -> Guide:
+        """The teacher's part after `steps` of the network's training: the one answer to whether it still teaches."""
+        return self.schedule.guide(steps) if self.schedule is not None else NO_GUIDE
+
     def going_on(self, steps_ahead: int = 0) -> bool:
         """Whether to train on: the budget not spent (counting `steps_ahead` already under way)."""
         return not self.clock.done(self.steps + steps_ahead)
@@ -167,13 +176,11 @@ class _Run:
 class SelfPlayTrainer:
     def __init__(self, cfg: Config, home: LeagueHome, registry: Registry, name: str | None = None,
                  resume: str | None = None, on_progress: OnProgress | None = None,
-                 init_from: str | None = None, pool: Callable[[], list[str]] | None = None,
-                 snapshot_status: str = "active"):
+                 init_from: str | None = None, snapshot_status: str = "active"):
         """`resume`: continue a run from one of its snapshots, optimizer included. `init_from`: a new
         run whose first weights are another agent's (any stage: the observation layout is the same
         for every team size); that agent becomes its first version's parent, the optimizer starts fresh.
-        `pool`: read at every draw of opponents, other agents that join the run's earlier versions as
-        candidates of the mix's past and PFSP shares (league roles: the exploiters' snapshots).
+        `cfg.seed` seeds this process's torch (a learner owns its process: training.roles).
         `snapshot_status`: retired registers every snapshot retired in the row that adds it, so no mix
         or tournament ever picks one up, however the process ends (a probe's)."""
         if resume and init_from:
@@ -187,7 +194,8 @@ class SelfPlayTrainer:
             cfg = best_response_config(cfg, registry)
         self.cfg, self.home, self.registry = cfg, home, registry
         self.on_progress = on_progress or ignore
-        self.pool, self.snapshot_status = pool, snapshot_status
+        self.pool: Callable[[], list[str]] | None = None
+        self.snapshot_status = snapshot_status
         self.team_size = cfg.game.team_size
         self.device = pick_device(cfg.training.device)
         torch.manual_seed(cfg.seed)
@@ -248,22 +256,42 @@ class SelfPlayTrainer:
 
     # ------------------------------------------------------------------ the loop
 
-    def run(self) -> TrainResult:
-        """Train to the budget (or Ctrl-C); the run's name is released when it returns or fails."""
+    def run(self, budget: Budget | None = None, *, target: str | None = None,
+            pool: Callable[[], list[str]] | None = None) -> TrainResult:
+        """Train to `budget` (or Ctrl-C); the run's name is released when it returns or fails.
+
+        `budget`: what this call spends (None: the config's training.steps and training.minutes, for a caller
+        whose config holds its budget). `target`: train a best response to this agent, every env playing it
+        (default training.best_response_to). `pool`: read at every draw of opponents, other agents that join
+        the run's earlier versions as candidates of the mix's past and PFSP shares (league roles: the
+        exploiters' snapshots). The config recorded with the run and its snapshots holds the call's budget
+        and target."""
         try:
+            budget = Budget.from_config(self.cfg.training) if budget is None else budget
+            self.cfg = self._call_config(budget, target)
+            self.pool = pool
             log = MetricsLog(self.home.runs / self.prefix, {"run": self.prefix, "stage": self.cfg.stage,
                                                              "seed": self.cfg.seed, "resumed_from": self.parent,
                                                              "config": self.cfg.to_dict()})
             try:
-                return self._train(log)
+                return self._train(log, budget)
             finally:
                 log.close()
         finally:
             self.ownership.release()
 
-    def _train(self, log: MetricsLog) -> TrainResult:
+    def _call_config(self, budget: Budget, target: str | None) -> Config:
+        """The config of this call, as recorded with the run and its snapshots: the call's budget (and target)
+        in place of the config's."""
+        cfg = self.cfg
+        if target:
+            cfg = best_response_config(cfg, self.registry, target)
+        return dataclasses.replace(cfg, training=dataclasses.replace(cfg.training, steps=budget.steps,
+                                                                     minutes=budget.minutes))
+
+    def _train(self, log: MetricsLog, budget: Budget) -> TrainResult:
         tcfg = self.cfg.training
-        clock = Budget.from_config(tcfg).start()
+        clock = budget.start()
         interrupted = False
         with self._collection() as collection:
             run = self._start(collection, log, clock)
@@ -361,16 +389,19 @@ class SelfPlayTrainer:
         learner = PpoLearner(model, cfg.ppo, 1, obs_dim=self.net.obs_dim, device=self.device, seed=cfg.seed,
                              accel=accel, teacher=teaching)
         distill = None
+        schedule: GuideSchedule | None = None
         if tcfg.distill.teacher:
             ended = self.learner_stats.get("distill_ended_at")
-            distill = DistillPhase(tcfg.distill, None if ended is None else int(ended))
+            schedule = distill = DistillPhase(tcfg.distill, None if ended is None else int(ended))
             if ended is not None:
                 learner.extra_stats["distill_ended_at"] = float(ended)
+        elif teaching:
+            schedule = Kickstart.from_config(tcfg.kickstart)
         if self.optimizer_state is not None:
             learner.optimizer.load_state_dict(self.optimizer_state)
         if learner.return_scale is not None and self.learner_stats:
             learner.return_scale.load(self.learner_stats)
-        run = _Run(collection, learner, log, np.random.default_rng(cfg.seed), clock, teaching, distill)
+        run = _Run(collection, learner, log, np.random.default_rng(cfg.seed), clock, teaching, schedule, distill)
         self._draw_pool(run, refresh=0)
         return run
 
@@ -378,12 +409,9 @@ class SelfPlayTrainer:
         """The next round: the learner's current weights, the shaping scale and whether the teacher still
         teaches (`ahead`: steps collected but not yet trained on, when pipelined)."""
         steps = self.start_steps + run.steps + ahead
-        rcfg, kickstart = self.cfg.rewards, self.cfg.training.kickstart
+        rcfg = self.cfg.rewards
         scale = shaping_scale(steps, rcfg.shaping_anneal_steps, rcfg.shaping_floor) if rcfg.mode == "dense" else 1.0
-        if run.distill is not None:  # the teacher labels while it distils or guides
-            run.teaching = run.teaching and (run.distill.active or run.distill.guide(steps).weight > 0)
-        else:
-            run.teaching = run.teaching and steps < kickstart.steps
+        run.teaching = run.teaching and run.guide(steps).teaches  # once it stops, its labels are never wanted again
         weights = {k: v.detach().clone() for k, v in self.net.state_dict().items()}
         length = max(1, self._round_length(run, ahead))  # the first round is always sent
         return Order(weights, run.learner.updates_done, length, scale, run.teaching)
@@ -409,36 +437,32 @@ class SelfPlayTrainer:
             run.timing["inference"] += seg.inference_seconds
             run.timing["collection"] -= min(seg.inference_seconds, run.timing["collection"])
         lag = learner.updates_done - seg.version
-        kickstart = self.cfg.training.kickstart
+        guide = run.guide(self.start_steps + run.steps)
+        if seg.teacher_probs is None:  # the round came without labels: nothing to pull towards
+            guide = dataclasses.replace(guide, weight=0.0)
         distill_row: dict[str, float] = {}
         if run.distill is not None:
-            distill_row = self._guide(run, seg)
-        else:
-            # Over the network's first kickstart.steps of training: a resumed run goes on where it
-            # stopped, and a run --from a trained agent starts past the anneal.
-            done = (self.start_steps + run.steps) / max(kickstart.steps, 1)
-            learner.kickstart_weight = (kickstart.weight * max(0.0, 1 - done) if seg.teacher_probs is not None
-                                        else 0.0)
-        learner.progress = run.clock.spent(run.steps)  # what the learning-rate schedule decays over
+            distill_row = {"distill/phase": float(guide.distilling), "charts/guide_weight": guide.weight}
+        plan = UpdatePlan(run.clock.spent(run.steps), guide)  # the learning-rate schedule decays over the budget
         run.profile.add_round(seg.phases)
         threads = update_threads(self.cfg.training, self.workers if self.pipelined else 0)
         with run.timed("update"), torch_threads(threads):
             with run.phase("batching"):
                 learner.ingest(seg)
-            if learner.distilling:  # the new batch is unseen: the student's agreement on its own play
+            if guide.distilling:  # the new batch is unseen: the student's agreement on its own play
                 agreement, cross_entropy = learner.held_out()
                 distill_row.update({"distill/held_out_agreement": agreement,
                                     "distill/held_out_cross_entropy": cross_entropy})
                 self._held_out(run, agreement)
             try:
                 with run.phase("updating"):
-                    update = learner.update(torch.from_numpy(seg.next_obs), torch.from_numpy(seg.next_starts))
+                    update = learner.update(torch.from_numpy(seg.next_obs), torch.from_numpy(seg.next_starts), plan)
             except TrainingDiverged as exc:  # the run stops here: no snapshot of these weights is ever taken
                 kept = (f"the last good snapshot {self.versions[-1]} is kept" if self.versions
                         else "no snapshot was taken")
                 raise LeagueError(f"Training stopped: the PPO update made the network's {exc.what} at step "
                                   f"{self.start_steps + run.steps + seg.steps:,}; the learning rate "
-                                  f"(ppo.learning_rate={exc.learning_rate:g}) is the usual cause; {kept}.") from None
+                                  f"({self._lr_key(guide)}={exc.learning_rate:g}) is the usual cause; {kept}.") from None
         run.steps += seg.steps
         run.since_snapshot += seg.steps
         run.lost_steps += got.lost_steps
@@ -456,16 +480,10 @@ class SelfPlayTrainer:
         self._record_metrics(run, row, kept=headline(row))
         self.on_progress(UpdateDone(run.steps, run.clock.budget.steps or None, elapsed, row))
 
-    def _guide(self, run: _Run, seg) -> dict[str, float]:
-        """Set the learner for the next update by the distillation schedule; the metrics it adds."""
-        learner, steps = run.learner, self.start_steps + run.steps
-        guide = run.distill.guide(steps)
-        learner.distilling = guide.distilling
-        learner.kickstart_weight = guide.weight if seg.teacher_probs is not None else 0.0
-        d = self.cfg.training.distill
-        learner.cfg = (dataclasses.replace(self.cfg.ppo, learning_rate=d.learning_rate, lr_schedule="constant",
-                                           epochs=d.epochs) if guide.distilling else self.cfg.ppo)
-        return {"distill/phase": float(guide.distilling), "charts/guide_weight": learner.kickstart_weight}
+    @staticmethod
+    def _lr_key(guide: Guide) -> str:
+        """The config key of the learning rate an update with `guide` used."""
+        return "training.distill.learning_rate" if guide.learning_rate is not None else "ppo.learning_rate"
 
     def _held_out(self, run: _Run, agreement: float) -> None:
         """Count a held-out agreement; say so when it ends the distillation phase."""
@@ -530,7 +548,8 @@ class SelfPlayTrainer:
         None; one sentence when it cannot teach this student at this team size."""
         distill = self.cfg.training.distill.teacher
         name = distill or self.cfg.training.kickstart.teacher
-        if not distill and (not name or self.start_steps >= self.cfg.training.kickstart.steps):
+        if not distill and (not name or not Kickstart.from_config(self.cfg.training.kickstart).guide(
+                self.start_steps).teaches):
             return None  # off, or the network has trained past the anneal (resumed, or --from a trained agent)
         key = "training.distill.teacher" if distill else "training.kickstart.teacher"
         try:

@@ -3,6 +3,7 @@ local instance whose servers listen on 127.0.0.1 only; either let go when the wo
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import socket
@@ -81,17 +82,25 @@ def _start_local_instance(ray: Any, workers: int) -> None:
     RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER once at import). The switch is held off while the instance
     starts, so it is started single-machine; tests/test_ray_hardening.py checks the sockets.
     """
+    try:
+        # address="local": a new instance even where `ray start` runs a cluster on this machine (which
+        # ray.init would otherwise join).
+        with _single_machine():
+            ray.init(address="local", num_cpus=workers, include_dashboard=False, log_to_driver=False,
+                     _node_ip_address=LOOPBACK)
+    except Exception as exc:  # Ray's own failures (no room in /tmp, a port taken): not a bug of ours
+        raise LeagueError(f"Cannot start a local Ray instance: {_first_line(exc)}.") from None
+
+
+@contextmanager
+def _single_machine() -> Iterator[None]:
+    """Ray's single-machine switch held on: a loopback address stays loopback (started or joined)."""
     from ray._private import ray_constants
 
     clusters = getattr(ray_constants, "ENABLE_RAY_CLUSTER", True)
     ray_constants.ENABLE_RAY_CLUSTER = False
     try:
-        # address="local": a new instance even where `ray start` runs a cluster on this machine (which
-        # ray.init would otherwise join).
-        ray.init(address="local", num_cpus=workers, include_dashboard=False, log_to_driver=False,
-                 _node_ip_address=LOOPBACK)
-    except Exception as exc:  # Ray's own failures (no room in /tmp, a port taken): not a bug of ours
-        raise LeagueError(f"Cannot start a local Ray instance: {_first_line(exc)}.") from None
+        yield
     finally:
         ray_constants.ENABLE_RAY_CLUSTER = clusters
 
@@ -109,8 +118,10 @@ def ray_session(workers: int, address: str | None) -> Iterator[Any]:
         return
     if address:
         check_address(address)
-        try:
-            ray.init(address=address, log_to_driver=False)
+        loopback = (match := ADDRESS_PATTERN.fullmatch(address)) is not None and match["host"] == LOOPBACK
+        try:  # a local instance of another process of ours (a league role's learner joins the command's)
+            with _single_machine() if loopback else contextlib.nullcontext():
+                ray.init(address=address, log_to_driver=False)
         except Exception as exc:  # what ray.init raises is about the cluster (ConnectionError, RuntimeError, ...)
             raise LeagueError(f"Cannot connect to the Ray cluster at {address}: {_first_line(exc)}.") from None
     else:

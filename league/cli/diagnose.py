@@ -212,7 +212,7 @@ def diagnose_command(
     # take the cores back from the game workers (read once, when torch is first imported).
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     from league.config import load_config, team_size_of
-    from training.measure.diagnose import ALL_TESTS, TESTS, Budget, diagnose, read_baseline, write_json
+    from training.measure.diagnose import ALL_TESTS, TESTS, MeasureTimes, diagnose, read_baseline, write_json
 
     if test != "all" and test not in TESTS:
         raise LeagueError(f"Unknown test {test!r}; expected one of {', '.join(TESTS)} or all.")
@@ -222,7 +222,7 @@ def diagnose_command(
     cfg = load_config(stage=stage, user_file=config, sets=set_)
     tests = list(ALL_TESTS) if test == "all" else [test]
     with out.status("Diagnosing...") as status:
-        report = diagnose(cfg, tests, Budget.quick() if quick else Budget(), sets=set_, user_file=config,
+        report = diagnose(cfg, tests, MeasureTimes.quick() if quick else MeasureTimes(), sets=set_, user_file=config,
                           on_test=lambda name: status.update(f"Diagnosing: {name}..."))
     _print_report(report, before)
     if json_file is not None:

@@ -7,7 +7,6 @@ from typing import Annotated, Optional
 import typer
 
 from league.cli.common import ConfigOpt, HomeOpt, check_minutes, handles_errors, out
-from league.errors import LeagueError
 
 
 @handles_errors
@@ -34,19 +33,17 @@ def probe_command(
 
     Example: league probe mlp-1v1-v12 --minutes 10 --games 100
     """
-    from league.cli.train import _progress_bar
+    from league.cli.progress import budget_bar
     from league.home import resolve_home
     from league.registry import Registry
     from training.budget import Budget
     from training.probe import check_probe, run_probe
 
-    check_minutes(minutes, most=24 * 60)
-    if not 2 <= games <= 100_000:
-        raise LeagueError(f"--games must be between 2 and 100000, got {games}.")
+    check_minutes(minutes)  # the config's bound of a wall-clock budget; --games is check_probe's (GAMES_MAX)
     league_home = resolve_home(home).require()
     registry = Registry.open(league_home.db_path)
     check_probe(registry, name, games, stage)  # before the progress bar: a bad request is one sentence
-    bar, on_progress = _progress_bar(Budget(seconds=minutes * 60))
+    bar, on_progress = budget_bar(Budget.from_limits(minutes=minutes))
 
     def playing() -> None:
         bar.stop()

@@ -15,16 +15,16 @@ from league.cli.common import HomeOpt, LineTicker, check_minutes, handles_errors
 def run_league_with_progress(home, file: Path, *, name: str | None, config: Path | None, minutes: float | None,
                              overrides: dict[str, Any], sets: list[str] | None) -> None:
     """Run (or resume) a league of roles, one progress line per role's slice, then print where it stands."""
-    from league.config import load_config
     from league.registry import Registry
-    from training.roles import RolesTrainer
+    from training.roles import RolesTrainer, role_configs
     from training.roles_spec import load_roles
 
     check_minutes(minutes, leave_out="train until Ctrl-C")
     spec, source = load_roles(file, name=name)
-    registry = Registry.open(home.db_path, load_config(user_file=config, home_file=home.config_path).ratings)
-    trainer = RolesTrainer(spec, home, registry, source=source, user_file=config, overrides=overrides, sets=sets,
-                           minutes=minutes or 0.0, on_event=_printer())
+    configs = role_configs(spec, home, user_file=config, overrides=overrides, sets=sets)  # each loaded once
+    registry = Registry.open(home.db_path, configs[spec.main.name].ratings)
+    trainer = RolesTrainer(spec, home, registry, source=source, minutes=minutes or 0.0, on_event=_printer(),
+                           configs=configs)
     result = trainer.run()
     colour = {"stopped": "green", "interrupted": "yellow"}.get(result.status, "red")
     out.print(f"League {result.name} [{colour}]{result.status}[/]: {result.message}.", highlight=False)

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from league.cli.common import ConfigOpt, HomeOpt, LineTicker, handles_errors, out
+from league.cli.common import ConfigOpt, HomeOpt, handles_errors, out
 from league.errors import LeagueError
 
 
@@ -77,6 +77,7 @@ def train_command(
 
     Example: league train --league configs/league-roles.yaml --minutes 60
     """
+    from league.cli.progress import budget_bar
     from league.home import resolve_home
     from league.registry import Registry
     from training.budget import Budget
@@ -119,9 +120,8 @@ def train_command(
     if curriculum_file is not None:
         raise LeagueError(f"Unexpected argument {str(curriculum_file)!r}: a FILE is only for --curriculum "
                           "(league train --curriculum FILE).")
-    cfg = train_config(league_home, stage or "1v1", user_file=config, steps=steps, minutes=minutes,
-                       overrides=overrides, sets=set_)
-    budget = Budget.from_config(cfg.training)
+    cfg = train_config(league_home, stage or "1v1", user_file=config, overrides=overrides, sets=set_)
+    budget = Budget.from_flags(steps, minutes, Budget.from_config(cfg.training))  # the run's, handed to it as is
     if budget.unlimited:
         raise LeagueError("Give a budget: --steps N or --minutes M (Ctrl-C also stops and saves).")
     registry = Registry.open(league_home.db_path, cfg.ratings)
@@ -129,42 +129,14 @@ def train_command(
         from training.distill import with_teacher_space
 
         cfg = with_teacher_space(cfg, registry, league_home.root)
-    bar, on_progress = _progress_bar(budget)
+    bar, on_progress = budget_bar(budget)
     # Built before the progress bar is drawn: names, the run's ownership and the checkpoints are checked first.
     trainer = SelfPlayTrainer(cfg, league_home, registry, name=name, resume=resume, init_from=from_,
                               on_progress=on_progress)
     with bar:
-        result = trainer.run()
+        result = trainer.run(budget)
     note = " (interrupted; final snapshot saved)" if result.interrupted else ""
     out.print(f"Trained {result.run} to {result.steps:,} steps in {result.seconds:.0f} s{note}; "
               f"versions: {', '.join(result.versions) or 'none'}", highlight=False)
     split = sum(result.timing.values()) or 1.0
     out.print("Time split: " + ", ".join(f"{k} {v / split:.0%}" for k, v in result.timing.items()), highlight=False)
-
-
-def _progress_bar(budget):
-    """A progress bar over the run's budget (the share spent of its steps or its clock, whichever is further on)
-    and the trainer's callback that moves it."""
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-    from training.progress import Note, TrainerEvent
-
-    bar = Progress(TextColumn("[bold]training[/]"), BarColumn(), TextColumn("{task.fields[steps]:,.0f} steps"),
-                   TextColumn("{task.fields[sps]:,.0f} steps/s"), TextColumn("reward {task.fields[reward]}"),
-                   TimeElapsedColumn(), TimeRemainingColumn(), console=out, transient=False)
-    task = bar.add_task("train", total=1.0, steps=0, sps=0.0, reward="-")
-    ticker = LineTicker()
-
-    def on_progress(event: TrainerEvent) -> None:
-        if isinstance(event, Note):  # kickstarting, or a fallback taken (no CUDA for AMP, compile failed, ...)
-            bar.console.print(event.text, highlight=False)
-            return
-        reward = event.episode_reward
-        shown = f"{reward:.2f}" if reward is not None else "-"
-        bar.update(task, completed=budget.spent(event.steps, event.elapsed), steps=event.steps,
-                   sps=event.steps_per_second, reward=shown)
-        if ticker.due():
-            out.print(f"training: {event.steps:,} steps, {event.steps_per_second:,.0f} steps/s, reward {shown}, "
-                      f"{event.elapsed:.0f} s", highlight=False)
-
-    return bar, on_progress

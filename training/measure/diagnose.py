@@ -61,8 +61,9 @@ BATCH_SIZES = (1, 4, 16, 64, 256, 1024, 4096)
 
 
 @dataclass
-class Budget:
-    """How long each test measures; `quick()` is for CI and smoke checks."""
+class MeasureTimes:
+    """How long each test measures (not a training budget: training.budget.Budget); `quick()` is for CI and
+    smoke checks."""
 
     env_seconds: float = 5.0
     env_warmup: float = 1.0
@@ -75,7 +76,7 @@ class Budget:
     scale_seconds: float = 60.0
 
     @classmethod
-    def quick(cls) -> Budget:
+    def quick(cls) -> MeasureTimes:
         return cls(env_seconds=0.6, env_warmup=0.2, inference_seconds=0.1, inference_reps=20, update_repeats=1,
                    train_iterations=1, train_batch=1024, collection_seconds=0.5, scale_seconds=6.0)
 
@@ -207,7 +208,7 @@ def _time_calls(call: Callable[[], object], reps: int, budget: float, sync: Call
 # --------------------------------------------------------------------------- env
 
 
-def measure_env(cfg: Config, budget: Budget) -> EnvBench:
+def measure_env(cfg: Config, budget: MeasureTimes) -> EnvBench:
     from training.measure.env import bench_env
 
     workers, envs = resolved_runner(cfg)
@@ -229,7 +230,7 @@ def _policy(cfg: Config, device: torch.device):
     return policy
 
 
-def measure_inference(cfg: Config, budget: Budget, notes: list[str]) -> InferenceReport:
+def measure_inference(cfg: Config, budget: MeasureTimes, notes: list[str]) -> InferenceReport:
     from agents.obs import OBS_DIM
 
     workers, envs = resolved_runner(cfg)
@@ -256,7 +257,7 @@ def measure_inference(cfg: Config, budget: Budget, notes: list[str]) -> Inferenc
     return InferenceReport(latencies, batching)
 
 
-def _batching(cfg: Config, rows: int, budget: Budget, rng: np.random.Generator) -> Batching:
+def _batching(cfg: Config, rows: int, budget: MeasureTimes, rng: np.random.Generator) -> Batching:
     """One batched forward over a training step's rows against one forward per row (batch 1)."""
     from agents.obs import OBS_DIM
 
@@ -279,7 +280,7 @@ def _batching(cfg: Config, rows: int, budget: Budget, rng: np.random.Generator) 
 # --------------------------------------------------------------------------- train
 
 
-def measure_update(cfg: Config, budget: Budget, notes: list[str]) -> UpdateReport:
+def measure_update(cfg: Config, budget: MeasureTimes, notes: list[str]) -> UpdateReport:
     """PPO update time per minibatch with the configured flags, on a buffer of random experience."""
     from agents.networks import build_network
     from agents.obs import OBS_DIM
@@ -333,7 +334,7 @@ def measure_update(cfg: Config, budget: Budget, notes: list[str]) -> UpdateRepor
     return UpdateReport(rows, seconds * 1e3)
 
 
-def measure_train(cfg: Config, budget: Budget, notes: list[str], sets: list[str], user_file: Path | None,
+def measure_train(cfg: Config, budget: MeasureTimes, notes: list[str], sets: list[str], user_file: Path | None,
                   gpu: bool) -> tuple[TrainBench, ResourceSampler]:
     """A short `league bench train` run, sampled; then the collection-only rate on the same workers."""
     from training.measure.train import bench_config, collection_rate, training_rate
@@ -351,7 +352,7 @@ def measure_train(cfg: Config, budget: Budget, notes: list[str], sets: list[str]
 # --------------------------------------------------------------------------- all of it
 
 
-def diagnose(cfg: Config, tests: list[str], budget: Budget, sets: list[str] | None = None,
+def diagnose(cfg: Config, tests: list[str], budget: MeasureTimes, sets: list[str] | None = None,
              user_file: Path | None = None, on_test: Callable[[str], None] | None = None) -> Diagnosis:
     """Run the chosen tests (a subset of TESTS, in that order) and gather their reports and notes."""
     on_test = on_test or (lambda name: None)
@@ -361,7 +362,7 @@ def diagnose(cfg: Config, tests: list[str], budget: Budget, sets: list[str] | No
                         policy=cfg.policy.kind, actor_sizes=cfg.policy.actor_sizes, device=cfg.training.device,
                         amp=cfg.training.amp, compile=cfg.training.compile, pin_memory=cfg.training.pin_memory,
                         torch_threads=learner_threads(cfg.training, workers), minibatch_size=cfg.ppo.minibatch_size,
-                        sets=list(sets or []), quick=budget == Budget.quick())
+                        sets=list(sets or []), quick=budget == MeasureTimes.quick())
     machine = Machine(cpu_count=os.cpu_count(), platform=platform.platform(), python=platform.python_version(),
                       torch=torch.__version__, gpu=gpu_line)
     report = Diagnosis(tests=[t for t in TESTS if t in tests], settings=settings, machine=machine)
@@ -387,7 +388,7 @@ def diagnose(cfg: Config, tests: list[str], budget: Budget, sets: list[str] | No
         if "scale" in tests:
             on_test("scale")
             report.scale = profile_scale(cfg.stage, budget.scale_seconds, has_gpu, sets, user_file,
-                                         small=budget == Budget.quick())
+                                         small=budget == MeasureTimes.quick())
             notes.extend(n for n in report.scale.notes if n not in notes)
     report.run_peak_mib = max(whole.peak_tree_rss, sampler.peak_tree_rss if sampler else 0) / MIB
     notes.extend(whole.notes + (sampler.notes if sampler is not None else []))

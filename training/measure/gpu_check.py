@@ -76,9 +76,9 @@ def update_rates(device: torch.device, minibatches: tuple[int, ...], sets: list[
     """Agent steps a second of the PPO update (ingest and epochs) on a round of the configured size."""
     from agents.networks import build_network
     from league.config import load_config
-    from training.accel import make_accel
+    from training.accel import cuda_available, make_accel
     from training.collection import collection_workers
-    from training.launch import cuda_available
+    from training.guide import Guide, UpdatePlan
     from training.ppo import PpoLearner
     from training.rollout_worker import rollout_envs_per_worker
     from training.segment import Segment, Tally
@@ -101,12 +101,12 @@ def update_rates(device: torch.device, minibatches: tuple[int, ...], sets: list[
         net = build_network(cfg.policy).to(device)
         learner = PpoLearner(net, cfg.ppo, 1, obs_dim=196, device=device, seed=0,
                              accel=make_accel(device, cfg.training.amp, cfg.training.pin_memory), teacher=True)
-        learner.kickstart_weight = 1.0
+        plan = UpdatePlan(guide=Guide(1.0))  # the kickstart term in the update, as early in a run
         times = []
         for k in range(repeats + 1):
             start = time.perf_counter()
             learner.ingest(seg)
-            learner.update(torch.from_numpy(seg.next_obs), torch.from_numpy(seg.next_starts))
+            learner.update(torch.from_numpy(seg.next_obs), torch.from_numpy(seg.next_starts), plan)
             if device.type == "cuda":
                 torch.cuda.synchronize()
             if k:  # the first warms up

@@ -23,6 +23,7 @@ first (docs/distill.md): the bots then join before training, and the student spe
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import tempfile
 from dataclasses import dataclass
@@ -36,7 +37,8 @@ from agents.networks import build_network
 from league.climb import ClimbPoint, climb
 from league.config import load_config
 from training.distill import with_teacher_space
-from training.launch import cuda_available
+from training.accel import cuda_available
+from training.budget import Budget
 from league.home import LeagueHome
 from league.registry import Registry
 from training.evaluation import Player, play_recorded
@@ -124,8 +126,8 @@ def bench_learning(minutes: float = 20.0, games: int = 50, root: Path | None = N
     home = LeagueHome(root)
     home.create_dirs()
     registry = Registry.create(home.db_path)
-    cfg = load_config(stage="1v1", sets=[f"training.minutes={minutes}", "training.steps=0",
-                                        f"seed={seed}", *BENCH_SETS, *(sets or [])], gpu=cuda_available)
+    cfg = load_config(stage="1v1", sets=[*BENCH_SETS, *(sets or [])], gpu=cuda_available)
+    cfg = dataclasses.replace(cfg, seed=seed)  # the run's values typed: its seed here, its budget to run()
     community: list[str] = []
     teacher = cfg.training.distill.teacher or cfg.training.kickstart.teacher
     asked = teacher in COMMUNITY or cfg.training.opponents.community > 0
@@ -138,7 +140,7 @@ def bench_learning(minutes: float = 20.0, games: int = 50, root: Path | None = N
     rel = Path("checkpoints") / "untrained.safetensors"
     sha = save_checkpoint(root / rel, build_network(cfg.policy))
     registry.agent_store.add("untrained", cfg.policy.kind, 1, checkpoint_path=str(rel), checkpoint_sha256=sha)
-    result = SelfPlayTrainer(cfg, home, registry, name="learner").run()
+    result = SelfPlayTrainer(cfg, home, registry, name="learner").run(Budget.from_limits(minutes=minutes))
     trained = result.versions[-1]
     curve = climb(registry.db, "learner")  # the run's own evaluation games, before the benchmark's
     if bots is not None and not asked:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from league.config import load_config
-from training.launch import cuda_available
+from training.accel import cuda_available
 from league.home import LeagueHome
 from league.registry import Registry
 from training.measure.system import ResourceSampler
