@@ -470,9 +470,3 @@ def load_config(
         )
     return cfg
 
-
-def config_from_dict(data: dict[str, Any], source: str = "stored config") -> Config:
-    """Rebuild a Config from its `to_dict()` form (e.g. a snapshot kept with an agent); old names of
-    choices, which older snapshots hold, are read without a note."""
-    validate(Config, data, source, notes=False)
-    return build(Config, data)

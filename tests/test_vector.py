@@ -57,6 +57,11 @@ def random_actions(games: VecGame, steps: int, seed: int = 0) -> np.ndarray:
     return np.random.default_rng(seed).integers(0, 90, (steps, games.num_agents))
 
 
+def worker_pids(games: VecGame) -> list[int]:
+    """The game worker processes' ids (of the processes placement)."""
+    return games._backend.pids
+
+
 def alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -222,7 +227,7 @@ def test_plain_rlgym_reward_runs_through_the_adapter_and_matches_touches():
 def test_worker_exception_is_raised_with_its_traceback_and_everything_stops():
     plugins = GamePlugins(reward_fn=FailingReward())
     games = VecGame(GameSpec(team_size=1), workers=2, envs_per_worker=1, plugins=plugins)
-    pids = games.worker_pids
+    pids = worker_pids(games)
     games.reset()
     started = time.monotonic()
     with pytest.raises(WorkerError) as caught:
@@ -239,7 +244,7 @@ def test_worker_exception_is_raised_with_its_traceback_and_everything_stops():
 def test_worker_that_dies_outright_is_reported_not_waited_for():
     plugins = GamePlugins(reward_fn=DyingReward())
     games = VecGame(GameSpec(team_size=1), workers=2, envs_per_worker=1, plugins=plugins)
-    pids = games.worker_pids
+    pids = worker_pids(games)
     games.reset()
     with pytest.raises(WorkerError, match="died without a traceback.*exit code 7"):
         for _ in range(5):
@@ -249,7 +254,7 @@ def test_worker_that_dies_outright_is_reported_not_waited_for():
 
 def test_close_leaves_no_worker_processes():
     games = VecGame(GameSpec(team_size=3), workers=2, envs_per_worker=1)
-    pids = games.worker_pids
+    pids = worker_pids(games)
     games.reset()
     games.step(np.zeros(games.num_agents, dtype=np.int64))
     games.close()
@@ -326,7 +331,7 @@ def test_kill_9_of_the_driver_leaves_no_worker_and_no_fork_server():
     code = ("import os, sys, numpy as np\n"
             "from arena.engine.game import GameSpec\nfrom arena.engine.vector import VecGame\n"
             "g = VecGame(GameSpec(team_size=1), workers=2, envs_per_worker=1)\ng.reset()\n"
-            "print(*g.worker_pids, flush=True)\nsys.stdin.read()\n")
+            "print(*g._backend.pids, flush=True)\nsys.stdin.read()\n")
     driver = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         pids = [int(p) for p in driver.stdout.readline().split()]

@@ -159,7 +159,7 @@ class _Sender:
     def send(self, item: Any) -> None:
         self.queue.put(item)
 
-    def close(self, conn=None) -> None:
+    def close(self) -> None:
         """After the calls queued before it: ask the worker to stop, then let the thread end."""
         self.queue.put(None)
         self.queue.put(_STOP)

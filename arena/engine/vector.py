@@ -242,11 +242,6 @@ class VecGame:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    @property
-    def worker_pids(self) -> list[int]:
-        """Process ids of the game workers (empty for the serial backend)."""
-        return list(getattr(self._backend, "pids", []))
-
     def take_phases(self) -> dict[str, float]:
         """Seconds per phase of the in-process workers' steps since the last take (arena.engine.phases);
         empty for game worker processes, whose clocks stay in their own processes."""

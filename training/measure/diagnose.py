@@ -284,6 +284,7 @@ def measure_update(cfg: Config, budget: Budget, notes: list[str]) -> UpdateRepor
     from agents.networks import build_network
     from agents.obs import OBS_DIM
     from training.accel import make_accel, maybe_compile, update_threads
+    from training.measure.stepwise import act, observe_rewards
     from training.ppo import PpoLearner
     from training.selfplay import pick_device
 
@@ -310,8 +311,8 @@ def measure_update(cfg: Config, budget: Budget, notes: list[str]) -> UpdateRepor
         minibatches = 0
         for rep in range(budget.update_repeats + 1):  # the first update warms up (allocations, compile)
             for t in range(ppo.steps_per_env):
-                learner.act(obs[t], starts)
-                learner.observe_rewards(rewards[t])
+                act(learner, obs[t], starts)
+                observe_rewards(learner, rewards[t])
             if device.type == "cuda":
                 torch.cuda.synchronize()
             stats = learner.update(obs[-1], starts)

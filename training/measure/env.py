@@ -95,10 +95,6 @@ class EnvBench:
     def reference_ticks_per_second(self) -> float:
         return self.reference.ticks_per_second
 
-    @property
-    def runner_ticks_per_second(self) -> float:
-        return self.runner.ticks_per_second
-
 
 def _timed(step: Callable[[], int], duration: float) -> tuple[int, float]:
     """Call `step` (returns env steps done) until `duration` seconds passed; (env steps, seconds)."""
