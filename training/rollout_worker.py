@@ -18,7 +18,7 @@ from training.opponents import PolicySpec
 # so more arenas amortise each call's fixed cost (the learner's, the teacher's, each opponent's):
 # auto gives a worker 256 cars (128 arenas in 1v1, 64 in 2v2, 42 in 3v3). One worker's collection
 # in 1v1 on this 2-core machine, in agent steps a second: 128 arenas 1.48x of 32 with the teacher's
-# pull, 1.33x without (docs/learning.md, run RR).
+# pull, 1.33x without (docs/runs/learning-defaults.md, run RR).
 ROLLOUT_CARS_PER_WORKER = 256
 
 
