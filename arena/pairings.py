@@ -25,6 +25,7 @@ import numpy as np
 
 from agents.policy import Policy
 from arena.engine.game import GameSpec
+from arena.engine.placement import Placement
 from arena.play import Driver, needs_game_state, play_steps
 from arena.engine.vector import VecGame, default_workers
 
@@ -66,7 +67,7 @@ def play_matches(
     tick_skip: int = 8,
     workers: int | None = None,
     envs_per_worker: int | None = None,
-    backend: str = "multiprocessing",
+    placement: Placement | str = Placement.PROCESSES,
     deterministic: bool = False,
 ) -> list[MatchResult]:
     """Play `n_games` timed games of `team_size` v `team_size`; results in the order games finished.
@@ -74,7 +75,7 @@ def play_matches(
     `deterministic` is passed to both policies' `act` (argmax instead of sampling).
     """
     return play_pairings([Pairing(blue, orange, n_games)], team_size, seed, game_seconds, tick_skip=tick_skip,
-                         workers=workers, envs_per_worker=envs_per_worker, backend=backend,
+                         workers=workers, envs_per_worker=envs_per_worker, placement=placement,
                          deterministic=deterministic)[0]
 
 
@@ -87,7 +88,7 @@ def play_pairings(
     tick_skip: int = 8,
     workers: int | None = None,
     envs_per_worker: int | None = None,
-    backend: str = "multiprocessing",
+    placement: Placement | str = Placement.PROCESSES,
     deterministic: bool = False,
 ) -> list[list[MatchResult]]:
     """Play every pairing's games on one runner, all at once: one result list per pairing.
@@ -108,7 +109,7 @@ def play_pairings(
     spec = GameSpec(team_size=team_size, tick_skip=tick_skip, mode="timed", game_seconds=float(game_seconds),
                     game_state=needs_game_state([p for pairing in pairings for p in (pairing.blue, pairing.orange)]))
     results: list[list[MatchResult]] = [[] for _ in pairings]
-    with VecGame(spec, workers=workers, envs_per_worker=envs_per_worker, backend=backend, seed=seed) as games:
+    with VecGame(spec, workers=workers, envs_per_worker=envs_per_worker, placement=placement, seed=seed) as games:
         pair_of_env = np.arange(games.num_envs) % n_pairs
         pair_of_row = pair_of_env[games.env_of_row]
         drivers: dict[int, tuple[Policy, list[np.ndarray]]] = {}

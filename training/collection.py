@@ -30,6 +30,7 @@ from typing import Protocol
 import numpy as np
 import torch
 
+from arena.engine.placement import Backend
 from training.collector import Collector
 from training.opponents import PolicySpec
 from training.segment import Segment
@@ -68,15 +69,14 @@ class Collection(Protocol):
     def close(self) -> None: ...
 
 
-def collection_backend(choice: str, device: torch.device) -> str:
-    """The backend runner.backend names; auto: rollout worker processes (`rollout`), where every
+def collection_backend(choice: str) -> Backend:
+    """The backend runner.backend names (where its workers run: `Backend.placement`); auto: rollout
+    worker processes (`rollout`), where every
     policy's forward runs beside the physics on every core and no worker waits for another
     (docs/scaling.md: on 2 cores 0.53x of bare RocketSim against 0.28x with the forwards in the
     learner's process; on a 16-core GPU machine the lockstep `central` runner reached 0.41x of bare
     physics with random actions alone), with a CPU learner and with a GPU one."""
-    if choice != "auto":
-        return choice
-    return "rollout"
+    return Backend.ROLLOUT if choice == "auto" else Backend(choice)
 
 
 def collection_workers(configured: int, backend: str, device: torch.device) -> int:

@@ -41,13 +41,14 @@ class RolloutWorker:
             os.sched_setaffinity(0, {core})
 
         from arena.engine.game import GamePlugins
+        from arena.engine.placement import Placement
         from arena.engine.vector import VecGame
         from training.collector import Collector, training_spec
         from training.rewards import build_reward
 
         torch.set_num_threads(1)
         envs = rollout_envs_per_worker(cfg.runner, cfg.game.team_size)
-        games = VecGame(training_spec(cfg.game, cfg.training.opponents, teacher), seed=seed, workers=1, envs_per_worker=envs, backend="serial",
+        games = VecGame(training_spec(cfg.game, cfg.training.opponents, teacher), seed=seed, workers=1, envs_per_worker=envs, placement=Placement.IN_PROCESS,
                         plugins=GamePlugins(reward_fn=build_reward(cfg.rewards)))
         try:
             self.collector = Collector(games, cfg.training.opponents, cfg.game.team_size, net_config, seed,

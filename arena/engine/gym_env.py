@@ -21,6 +21,7 @@ import numpy as np
 
 from agents.policy import Policy
 from arena.engine.game import GamePlugins, GameSpec, Mode
+from arena.engine.placement import Placement
 from arena.engine.vector import VecGame, action_space, observation_space
 
 
@@ -46,7 +47,7 @@ class SingleAgentEnv(gym.Env):
         self.action_space = action_space()
         self.opponent = opponent
         self.learner = learner_car
-        self._games = VecGame(spec, workers=1, envs_per_worker=1, backend="serial", seed=seed, plugins=plugins)
+        self._games = VecGame(spec, workers=1, envs_per_worker=1, placement=Placement.IN_PROCESS, seed=seed, plugins=plugins)
         self._others = np.flatnonzero(np.arange(spec.n_cars) != learner_car)
         self._actions = np.zeros(spec.n_cars, dtype=np.int64)
         self._obs: np.ndarray | None = None

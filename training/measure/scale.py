@@ -84,7 +84,7 @@ def profile_scale(stage: str | None, seconds: float, gpu: bool, sets: list[str] 
                       sets=(SMALL if small else []) + list(sets or []) + [f"training.minutes={seconds / 60:.4f}", "training.steps=0",
                                                "training.eval_games=0"], gpu=cuda_available)
     device = pick_device(cfg.training.device)
-    backend = collection_backend(cfg.runner.backend, device)
+    backend = collection_backend(cfg.runner.backend)
     marks: dict[str, float] = {}
     notes: list[str] = []
 

@@ -63,6 +63,7 @@ def profile_step(team_size: int = 1, arenas: int = 32, seconds: float = 10.0, se
     import torch
 
     from arena.engine.game import GamePlugins, GameSpec
+    from arena.engine.placement import Placement
     from arena.engine.vector import VecGame
     from league.config import load_config
     from training.measure.env import mlp_chooser
@@ -71,7 +72,7 @@ def profile_step(team_size: int = 1, arenas: int = 32, seconds: float = 10.0, se
     cfg = load_config(overrides=[])
     torch.set_num_threads(1)
     with VecGame(GameSpec(team_size=team_size, tick_skip=cfg.game.tick_skip), workers=1, envs_per_worker=arenas,
-                 backend="serial", seed=seed, plugins=GamePlugins(reward_fn=build_reward(cfg.rewards))) as games:
+                 placement=Placement.IN_PROCESS, seed=seed, plugins=GamePlugins(reward_fn=build_reward(cfg.rewards))) as games:
         obs = games.reset()
         rng = np.random.default_rng(seed)
         for _ in range(20):  # warm up
