@@ -24,10 +24,11 @@ from typing import NamedTuple
 import numpy as np
 
 from agents.policy import Policy
+from arena.engine.cores import workers_or_default
 from arena.engine.game import GameSpec
 from arena.engine.placement import Placement
 from arena.play import Driver, needs_game_state, play_steps
-from arena.engine.vector import VecGame, default_workers
+from arena.engine.vector import VecGame
 
 MAX_ENVS_PER_WORKER = 64
 
@@ -48,7 +49,7 @@ class MatchResult(NamedTuple):
 
 def match_layout(n_games: int, workers: int | None, envs_per_worker: int | None) -> tuple[int, int]:
     """(workers, arenas per worker) playing `n_games` in as few equal rounds as fit, wasting few arenas."""
-    workers = max(1, min(workers or default_workers(), n_games))
+    workers = max(1, min(workers_or_default(workers), n_games))
     if envs_per_worker is None:
         capacity = workers * MAX_ENVS_PER_WORKER
         rounds = math.ceil(n_games / capacity)

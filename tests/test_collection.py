@@ -100,6 +100,8 @@ def test_auto_collects_in_rollout_worker_processes_and_leaves_a_gpu_learner_a_co
     assert collection_workers(0, "rollout", torch.device("cuda")) == 15  # the learner updates beside them
     assert collection_workers(0, "central", torch.device("cuda")) == 16
     assert collection_workers(4, "rollout", torch.device("cuda")) == 4
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)  # the affinity mask's 16 cores count, not the machine's 64
+    assert pipelining("auto", "rollout", torch.device("cpu"), 15) and not pipelining("auto", "rollout", torch.device("cpu"), 16)
     # pinned one to a core where there are cores to spare, the first left to the learner
     assert worker_cores(15) == list(range(1, 16))
     assert worker_cores(16) == [None] * 16

@@ -21,7 +21,6 @@ The self-play loop (training.selfplay) submits, waits and updates; it never know
 
 from __future__ import annotations
 
-import os
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from typing import Protocol
 import numpy as np
 import torch
 
+from arena.engine.cores import usable_cores
 from arena.engine.placement import Backend
 from training.collector import Collector
 from training.opponents import PolicySpec
@@ -82,11 +82,9 @@ def collection_backend(choice: str) -> Backend:
 def collection_workers(configured: int, backend: str, device: torch.device) -> int:
     """Local game or rollout workers: runner.workers, or 0 (auto): one per core, but with a GPU learner's
     rollout workers one core is left to the learner, which updates while they play (pipelined)."""
-    from arena.engine.vector import default_workers
-
     if configured:
         return configured
-    cores = default_workers()
+    cores = usable_cores()
     return max(1, cores - 1) if backend == "rollout" and device.type == "cuda" and cores > 2 else cores
 
 
@@ -99,7 +97,7 @@ def pipelining(choice: str, backend: str, device: torch.device, game_workers: in
     """
     if choice != "auto":
         return choice == "always"
-    return device.type == "cuda" or backend == "ray" or (os.cpu_count() or 1) > game_workers
+    return device.type == "cuda" or backend == "ray" or usable_cores() > game_workers
 
 
 class LocalCollection:

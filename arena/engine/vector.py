@@ -23,7 +23,6 @@ global index.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import gymnasium as gym
@@ -33,13 +32,15 @@ from agents.actions import N_ACTIONS
 from agents.game_state import GameArrays
 from agents.obs import OBS_DIM
 from arena.engine.backends import WorkerError, make_backend, reset_games_message, reset_message
+from arena.engine.cores import default_workers, workers_or_default
 from arena.engine.phases import add_phases
 from arena.engine.game import GamePlugins, GameSpec, Mode
 from arena.engine.placement import Backend, Placement, as_placement
 from arena.engine.sim import team_layout
 from arena.engine.worker import MSG_STEP, WorkerPlan
 
-__all__ = ["VecGame", "StepInfo", "WorkerError", "observation_space", "action_space"]
+# default_workers stays importable from here, where it lived before arena.engine.cores.
+__all__ = ["VecGame", "StepInfo", "WorkerError", "observation_space", "action_space", "default_workers"]
 
 
 def observation_space() -> gym.spaces.Box:
@@ -72,14 +73,6 @@ class StepInfo:
     seconds_left: np.ndarray
     episode_score: np.ndarray
     episode_seconds: np.ndarray
-
-
-def default_workers() -> int:
-    """One worker per core this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
 
 
 DEFAULT_ENVS_PER_WORKER = 32
@@ -119,7 +112,7 @@ class VecGame:
         """
         spec = game if isinstance(game, GameSpec) else GameSpec.from_config(game, mode)
         workers = workers if workers is not None else getattr(runner, "workers", 0)
-        workers = workers or default_workers()
+        workers = workers_or_default(workers)
         if envs_per_worker is None:  # the runner config's value; 0 there means auto
             envs_per_worker = envs_per_worker_of(runner)
         placement = (as_placement(placement, "VecGame") if placement is not None

@@ -170,12 +170,12 @@ def tournament(
     """
     from rich.table import Table
 
-    from arena.engine.vector import default_workers
+    from arena.engine.cores import workers_or_default
     from training.measure.tournament import bench_tournament
 
     if games < 1 or game_seconds <= 0:
         raise LeagueError("--games must be at least 1 and --game-seconds positive.")
-    r = bench_tournament(games, game_seconds, workers or default_workers(), bots=bots)
+    r = bench_tournament(games, game_seconds, workers_or_default(workers), bots=bots)
     table = Table(title=f"Tournament: {r.games} games of {r.game_seconds:g} s, {r.workers} workers")
     table.add_column("measure")
     table.add_column("value", justify="right")

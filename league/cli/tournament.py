@@ -43,7 +43,7 @@ def tournament_command(
     Example: league tournament --abandon 3
     """
     from arena.tournament import abandon_tournament, start_or_resume_tournament
-    from arena.engine.vector import default_workers
+    from arena.engine.cores import workers_or_default
     from league.config import load_config
     from league.home import resolve_home
     from league.registry import Registry
@@ -67,7 +67,7 @@ def tournament_command(
     # Claims the tournament before anything is printed: one that another process plays is left alone.
     run = start_or_resume_tournament(
         registry, league_home, cfg, resume=resume, games_per_pair=games if games is not None else 2,
-        agents=entrants, baselines=not no_baselines, teams=sides, workers=workers or default_workers(),
+        agents=entrants, baselines=not no_baselines, teams=sides, workers=workers_or_default(workers),
         backend=backend, address=address, max_arenas=arenas)
     out.print(f"{'Resuming' if run.resumed else 'Starting'} tournament {run.id}: {len(run.entrants)} entrants, "
               f"{run.planned_games} games ({run.to_play} to play), {run.game_seconds:g} s each", highlight=False)

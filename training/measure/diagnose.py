@@ -179,9 +179,10 @@ class Diagnosis:
 
 
 def resolved_runner(cfg: Config) -> tuple[int, int]:
-    from arena.engine.vector import default_workers, envs_per_worker_of
+    from arena.engine.cores import workers_or_default
+    from arena.engine.vector import envs_per_worker_of
 
-    return cfg.runner.workers or default_workers(), envs_per_worker_of(cfg.runner)
+    return workers_or_default(cfg.runner.workers), envs_per_worker_of(cfg.runner)
 
 
 def _percentiles(seconds: list[float]) -> tuple[float, float, float]:

@@ -43,7 +43,7 @@ import numpy as np
 
 from arena.engine.placement import Placement
 from arena.engine.pool import open_pool
-from arena.engine.vector import default_workers
+from arena.engine.cores import usable_cores, workers_or_default
 
 WARMUP_SECONDS = 1.0
 ROUND_SECONDS = 1.0
@@ -364,8 +364,8 @@ def bench_env(team_size: int, workers: int = 0, envs_per_worker: int = 32, tick_
     With several workers a one-process ceiling is measured too: its ratio to the W-process
     ceiling is how many cores' worth of work W processes really get on this machine.
     """
-    workers = workers or default_workers()
-    scale = min(workers, default_workers())
+    workers = workers_or_default(workers)
+    scale = min(workers, usable_cores())
     rounds = max(1, round(seconds / ROUND_SECONDS))
     duration = seconds / rounds
     meters: list = []
@@ -395,7 +395,7 @@ def bench_env(team_size: int, workers: int = 0, envs_per_worker: int = 32, tick_
 
             threads = torch.get_num_threads()
             mlp = mlp_chooser(policy_config, seed)
-            inference_threads = fastest_threads(mlp, runner.observations, (1, default_workers()))
+            inference_threads = fastest_threads(mlp, runner.observations, (1, usable_cores()))
             torch.set_num_threads(inference_threads)
         samples: dict[str, list[tuple[int, float]]] = {k: [] for k in ("ceiling", "single", "reference", "runner", "mlp", "rollout", "rollout_mlp")}
         for _ in range(rounds):

@@ -21,7 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from arena.engine.placement import Backend, Placement
-from arena.engine.vector import VecGame, default_workers, envs_per_worker_of
+from arena.engine.cores import workers_or_default
+from arena.engine.vector import VecGame, envs_per_worker_of
 from league.config import load_config
 from league.config_tree import renamed_note
 from league.errors import LeagueError
@@ -115,7 +116,7 @@ def bench_config(stage: str = "1v1", iterations: int = 4, batch: int = 50_000, w
     if envs_per_worker is not None:
         sets.append(f"runner.envs_per_worker={envs_per_worker}")
     cfg = load_config(stage=stage, user_file=user_file, sets=sets)
-    n_workers, envs = cfg.runner.workers or default_workers(), envs_per_worker_of(cfg.runner)
+    n_workers, envs = workers_or_default(cfg.runner.workers), envs_per_worker_of(cfg.runner)
     n_agents = n_workers * envs * 2 * cfg.game.team_size
     steps_per_env = max(1, round(batch / n_agents))
     return load_config(stage=stage, user_file=user_file,
@@ -181,4 +182,4 @@ def bench_train(stage: str = "1v1", iterations: int = 4, batch: int = 50_000, wo
 
 
 def resolved_workers(cfg) -> int:
-    return cfg.runner.workers or default_workers()
+    return workers_or_default(cfg.runner.workers)
