@@ -49,6 +49,9 @@ MSG_CLOSE = b"close"
 REPLY_OK = b"ok"
 REPLY_ERROR = b"error:"  # followed by the traceback text
 
+# The phases of ArenaWorker.step its clock counts, in the order they run (arena.engine.phases).
+STEP_PHASES = ("physics", "state read", "rules and rewards", "observations", "resets")
+
 
 @dataclass(frozen=True)
 class WorkerPlan:

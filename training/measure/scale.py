@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from arena.engine.worker import STEP_PHASES
 from league.config import load_config
 from training.launch import cuda_available
 from league.home import LeagueHome
@@ -33,8 +34,7 @@ from training.profile import LEARNER_PHASES
 from training.progress import Note, TrainerEvent
 
 # The collector's phases in print order; "waiting" is what is left of the wall time.
-WORKER_PHASES = ("physics", "state read", "rules and rewards", "observations", "resets", "runner other",
-                 "waiting for game workers", "learner forward", "teacher", "opponents", "segment writes", "waiting")
+WORKER_PHASES = (*STEP_PHASES, "runner other", "waiting for game workers", "learner forward", "teacher", "opponents", "segment writes", "waiting")
 GPU_WINDOWS = 10
 
 
