@@ -239,3 +239,14 @@ def test_stores_share_one_transaction_and_return_typed_ratings(registry):
     assert "b" not in registry.agent_store.names() and registry.game_store.games() == []
     rating = registry.game_store.rating("a", 1)
     assert (rating.elo, rating.games) == (registry.ratings_cfg.elo.initial, 0)
+
+
+def test_every_migration_module_is_one_step_in_order():
+    from pathlib import Path
+
+    import league.migrations as steps
+
+    files = sorted(p.stem for p in Path(steps.__file__).parent.glob("m[0-9]*.py"))
+    assert [step.__name__.rsplit(".", 1)[1] for step in steps.STEPS] == files
+    assert [int(name[1:5]) for name in files] == list(range(1, len(files) + 1))
+    assert schema.latest_version() == len(files)
