@@ -1,6 +1,6 @@
 """A single-agent Gymnasium env: the learner drives one car, a fixed Policy drives all the others.
 
-Built on the game runner (one arena, serial backend), so it plays exactly the game and the
+Built on the game runner (one arena, in-process placement), so it plays exactly the game and the
 observation layout the vectorized runner plays. Spaces are the runner's single-agent spaces:
 Box(196) float32 observations, Discrete(90) actions. The opponent policy gets one batched
 `act` call per step for every car that is not the learner's (teammates included, in 2v2/3v3).

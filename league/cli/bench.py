@@ -34,7 +34,7 @@ def _env_rows(report) -> list[tuple[str, str, object, tuple[float | None, float 
                      report.bare_rocketsim_one_process, None))
     rows.append((f"RLGym v2 standard env (reference) x{scale}", f"one process measured, scaled by {scale} cores",
                  report.reference, None))
-    rows.append(("this runner, random actions", "VecGame, multiprocessing backend", report.runner,
+    rows.append(("this runner, random actions", "VecGame, game worker processes", report.runner,
                  (report.runner_vs_ceiling, report.runner_vs_reference)))
     if report.runner_mlp is not None:
         rows.append(("this runner, MLP policy", "agents MLP actor-critic in the main process, one forward per step",
@@ -44,7 +44,7 @@ def _env_rows(report) -> list[tuple[str, str, object, tuple[float | None, float 
                      "per-step hand-off", report.rollout, (report.rollout_vs_ceiling, report.rollout_vs_reference)))
     if report.rollout_mlp is not None:
         rows.append(("rollout workers, MLP policy", "each worker process steps its arenas and runs the MLP itself "
-                     "(processes and ray backends)", report.rollout_mlp,
+                     "(the rollout and ray backends)", report.rollout_mlp,
                      (report.rollout_mlp_vs_ceiling, report.rollout_mlp_vs_reference)))
     return rows
 
