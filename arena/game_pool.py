@@ -11,7 +11,7 @@ worker is free, so a slow worker never holds the others back. Local workers writ
 themselves (atomically); Ray workers, whose disk may be another node's, hand it back encoded and
 the driver writes it (the league home must still be on a path every node can read, for the
 checkpoints). Only the driver writes the database. Every game replays exactly from its seed, so
-both backends give the same results. A worker that dies, or stops on a bad file or a full disk,
+both placements give the same results. A worker that dies, or stops on a bad file or a full disk,
 ends `play` with one LeagueError sentence ending in `resume_hint`; the pool is then closed.
 """
 
@@ -22,7 +22,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from arena.engine.game import GameSpec
-from arena.engine.pool import ProcessPool, open_pool
+from arena.engine.placement import RENAMED, Placement, as_placement
+from arena.engine.pool import open_pool
 from arena.engine.procs import WorkerError
 from arena.replay import write_replay
 from arena.tournament_play import GameOutcome, GamePlayer
@@ -30,8 +31,16 @@ from league.errors import LeagueError
 from league.registry import Agent
 from league.schedule import ScheduledGame
 
-# Each contest backend (league tournament --backend) and the pool kind it runs on.
-BACKENDS = {"local": "processes", "ray": "ray"}
+# Where a contest's workers may run (league tournament --backend); `local`, their old name for
+# processes, still parses (arena.engine.placement).
+PLACEMENTS = (Placement.PROCESSES, Placement.RAY)
+
+
+def contest_placement(backend: str | Placement) -> Placement:
+    """The placement `league tournament --backend` (or a match) names; one LeagueError sentence for any other."""
+    if backend not in PLACEMENTS and RENAMED.get(backend) not in PLACEMENTS:
+        raise LeagueError(f"Unknown backend {backend!r}; expected {' or '.join(PLACEMENTS)}.")
+    return as_placement(backend, "--backend")
 
 
 class GameService:
@@ -56,19 +65,18 @@ class GameService:
 
 
 class GamePool:
-    """`workers` workers of `backend` ("local" or "ray", at `address`), each playing up to `arenas`
+    """`workers` workers placed at `backend` (Placement.PROCESSES or RAY, at `address`), each playing up to `arenas`
     games at once. `resume_hint` ends the sentence of a failure. `deterministic=False`: network
     policies sample their actions (arena.tournament_play) instead of playing the most likely one."""
 
     def __init__(self, agents: dict[str, Agent], spec: GameSpec, home_root: Path, replay_dir: str, meta: dict,
-                 workers: int, arenas: int, resume_hint: str, backend: str = "local", address: str | None = None,
-                 deterministic: bool = True):
-        if backend not in BACKENDS:
-            raise LeagueError(f"Unknown backend {backend!r}; expected {' or '.join(BACKENDS)}.")
+                 workers: int, arenas: int, resume_hint: str, backend: str | Placement = Placement.PROCESSES,
+                 address: str | None = None, deterministic: bool = True):
+        placement = contest_placement(backend)
         self.home_root, self.arenas, self.resume_hint = home_root, arenas, resume_hint
-        here = BACKENDS[backend] == "processes"  # workers on this machine write their replays themselves
+        here = placement is Placement.PROCESSES  # workers on this machine write their replays themselves
         args = [(agents, spec, str(home_root), replay_dir, arenas, meta, here, deterministic)] * max(1, workers)
-        self._opened = open_pool(BACKENDS[backend], GameService, args, "Game worker", address)
+        self._opened = open_pool(placement, GameService, args, "Game worker", address)
         self._broken = False
         try:
             self.pool = self._opened.__enter__()
@@ -82,8 +90,8 @@ class GamePool:
         self.close()
 
     @property
-    def pids(self) -> list[int]:
-        return self.pool.pids if isinstance(self.pool, ProcessPool) else []
+    def pids(self) -> list[int | None]:
+        return self.pool.pids
 
     def play(self, games: list[ScheduledGame]) -> Iterator[GameOutcome]:
         """Play `games`; yields each outcome as its chunk ends, its replay already written.

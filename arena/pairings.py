@@ -24,9 +24,11 @@ from typing import NamedTuple
 import numpy as np
 
 from agents.policy import Policy
+from arena.engine.cores import workers_or_default
 from arena.engine.game import GameSpec
+from arena.engine.placement import Placement
 from arena.play import Driver, needs_game_state, play_steps
-from arena.engine.vector import VecGame, default_workers
+from arena.engine.vector import VecGame
 
 MAX_ENVS_PER_WORKER = 64
 
@@ -47,7 +49,7 @@ class MatchResult(NamedTuple):
 
 def match_layout(n_games: int, workers: int | None, envs_per_worker: int | None) -> tuple[int, int]:
     """(workers, arenas per worker) playing `n_games` in as few equal rounds as fit, wasting few arenas."""
-    workers = max(1, min(workers or default_workers(), n_games))
+    workers = max(1, min(workers_or_default(workers), n_games))
     if envs_per_worker is None:
         capacity = workers * MAX_ENVS_PER_WORKER
         rounds = math.ceil(n_games / capacity)
@@ -66,7 +68,7 @@ def play_matches(
     tick_skip: int = 8,
     workers: int | None = None,
     envs_per_worker: int | None = None,
-    backend: str = "multiprocessing",
+    placement: Placement | str = Placement.PROCESSES,
     deterministic: bool = False,
 ) -> list[MatchResult]:
     """Play `n_games` timed games of `team_size` v `team_size`; results in the order games finished.
@@ -74,7 +76,7 @@ def play_matches(
     `deterministic` is passed to both policies' `act` (argmax instead of sampling).
     """
     return play_pairings([Pairing(blue, orange, n_games)], team_size, seed, game_seconds, tick_skip=tick_skip,
-                         workers=workers, envs_per_worker=envs_per_worker, backend=backend,
+                         workers=workers, envs_per_worker=envs_per_worker, placement=placement,
                          deterministic=deterministic)[0]
 
 
@@ -87,7 +89,7 @@ def play_pairings(
     tick_skip: int = 8,
     workers: int | None = None,
     envs_per_worker: int | None = None,
-    backend: str = "multiprocessing",
+    placement: Placement | str = Placement.PROCESSES,
     deterministic: bool = False,
 ) -> list[list[MatchResult]]:
     """Play every pairing's games on one runner, all at once: one result list per pairing.
@@ -108,7 +110,7 @@ def play_pairings(
     spec = GameSpec(team_size=team_size, tick_skip=tick_skip, mode="timed", game_seconds=float(game_seconds),
                     game_state=needs_game_state([p for pairing in pairings for p in (pairing.blue, pairing.orange)]))
     results: list[list[MatchResult]] = [[] for _ in pairings]
-    with VecGame(spec, workers=workers, envs_per_worker=envs_per_worker, backend=backend, seed=seed) as games:
+    with VecGame(spec, workers=workers, envs_per_worker=envs_per_worker, placement=placement, seed=seed) as games:
         pair_of_env = np.arange(games.num_envs) % n_pairs
         pair_of_row = pair_of_env[games.env_of_row]
         drivers: dict[int, tuple[Policy, list[np.ndarray]]] = {}

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 from arena.engine.game import GameSpec
 from arena.tournament_play import GameOutcome
-from arena.game_pool import BACKENDS, GamePool
+from arena.engine.placement import Placement
+from arena.game_pool import GamePool, contest_placement
 from league.config import Config
 from league.errors import LeagueError
 from league.home import LeagueHome
@@ -145,7 +146,8 @@ class TournamentRun:
 
 def start_or_resume_tournament(registry: Registry, home: LeagueHome, cfg: Config, *, resume: int | None = None,
                                games_per_pair: int = 2, agents: list[str] | None = None, baselines: bool = True,
-                               teams: list[str] | None = None, workers: int = 1, backend: str = "local", address: str | None = None,
+                               teams: list[str] | None = None, workers: int = 1, backend: str | Placement = Placement.PROCESSES,
+                               address: str | None = None,
                                max_arenas: int = MAX_ARENAS_PER_WORKER) -> TournamentRun:
     """Tournament `resume`; else the unfinished one these parameters describe (same team size, seed,
     games per pair and entrants); else a new one. It is claimed before this returns.
@@ -156,9 +158,8 @@ def start_or_resume_tournament(registry: Registry, home: LeagueHome, cfg: Config
     teams such as "A+necto", league.teams; see `resolve_teams`). A Ray `address` is probed before
     anything is stored.
     """
-    if backend not in BACKENDS:
-        raise LeagueError(f"Unknown backend {backend!r}; expected {' or '.join(BACKENDS)}.")
-    if backend == "ray" and address:
+    backend = contest_placement(backend)
+    if backend is Placement.RAY and address:
         from arena.engine.ray_cluster import check_address
 
         check_address(address)
@@ -201,25 +202,24 @@ def refuse_match(registry: Registry, tid: int, verb: str) -> None:
 
 
 def run_tournament(registry: Registry, home: LeagueHome, tid: int, workers: int,
-                   game_seconds: float, tick_skip: int = 8, backend: str = "local",
+                   game_seconds: float, tick_skip: int = 8, backend: str | Placement = Placement.PROCESSES,
                    address: str | None = None, max_arenas: int = MAX_ARENAS_PER_WORKER) -> Iterator[GameOutcome]:
     """Play every pending game of tournament `tid`; yields each outcome after it is recorded.
 
     The tournament is claimed before this returns (so a tournament another process is playing
-    fails here, untouched), and released when the iterator ends. `backend`: "local" (worker
-    processes here) or "ray" (Ray workers on the cluster at `address`, or a local Ray instance
-    without one). A worker plays up to `max_arenas` games at once; the results of a round
+    fails here, untouched), and released when the iterator ends. `backend`: where the workers run,
+    Placement.PROCESSES (worker processes here) or RAY (Ray workers on the cluster at `address`, or a
+    local Ray instance without one). A worker plays up to `max_arenas` games at once; the results of a round
     arrive together.
     """
-    if backend not in BACKENDS:
-        raise LeagueError(f"Unknown backend {backend!r}; expected {' or '.join(BACKENDS)}.")
+    backend = contest_placement(backend)
     ownership = claim_tournament(registry, home, tid)
     return ownership.holding(_play(registry, home, tid, workers, game_seconds, tick_skip, backend, address,
                                    max_arenas))
 
 
 def _play(registry: Registry, home: LeagueHome, tid: int, workers: int, game_seconds: float, tick_skip: int,
-          backend: str, address: str | None, max_arenas: int) -> Iterator[GameOutcome]:
+          backend: Placement, address: str | None, max_arenas: int) -> Iterator[GameOutcome]:
     t = registry.tournament_store.get(tid)
     todo = pending_games(registry, tid)
     registry.tournament_store.set_status(tid, "running")

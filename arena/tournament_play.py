@@ -27,6 +27,7 @@ import numpy as np
 from agents import obs as raw  # the raw ball and car columns a game hands over (raw.CAR_POS, ...)
 from agents.policy import Policy
 from arena.engine.game import GameSpec
+from arena.engine.placement import Placement
 from arena.play import Driver, needs_game_state, play_steps
 from arena.replay import EVENT_KINDS, Replay, encode, write_replay
 from arena.engine.vector import VecGame
@@ -83,8 +84,8 @@ class GamePlayer:
         self.meta = meta or {}
         spec = replace(spec, game_state=needs_game_state(policies.values()))
         self.spec = spec
-        self.games = VecGame(spec, workers=1, envs_per_worker=arenas, backend="serial", seed=0)
-        self.worker = self.games.serial_workers[0]
+        self.games = VecGame(spec, workers=1, envs_per_worker=arenas, placement=Placement.IN_PROCESS, seed=0)
+        self.worker = self.games.in_process_workers[0]
 
     def close(self) -> None:
         self.games.close()

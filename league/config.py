@@ -269,7 +269,7 @@ class TrainingConfig:
     snapshot_every_steps: int = param(200_000, "Agent steps between snapshots (checkpoint + registry version).",
                                       min=1, max=STEPS_MAX)
     eval_every_snapshots: int = param(4, "Snapshots between evaluation games (0: never); 4 with 200k-step snapshots "
-                                         "keeps them to about 8% of a run on 2 cores (docs/learning.md, run JJ).",
+                                         "keeps them to about 8% of a run on 2 cores (docs/runs/learning-defaults.md, run JJ).",
                                       min=0, max=1_000_000)
     eval_games: int = param(6, "Evaluation games against each baseline (random, atba, rule, rule-pro) and the "
                                "champion.", min=0, max=GAMES_MAX)
@@ -474,9 +474,3 @@ def load_config(
         )
     return cfg
 
-
-def config_from_dict(data: dict[str, Any], source: str = "stored config") -> Config:
-    """Rebuild a Config from its `to_dict()` form (e.g. a snapshot kept with an agent); old names of
-    choices, which older snapshots hold, are read without a note."""
-    validate(Config, data, source, notes=False)
-    return build(Config, data)

@@ -14,6 +14,7 @@ import torch
 from agents.networks import build_network
 from league.config import PolicyConfig, PpoConfig
 from training.accel import make_accel, maybe_compile
+from training.measure.stepwise import act, observe_rewards
 from training.ppo import PpoLearner
 
 
@@ -30,8 +31,8 @@ def run(amp: str, compile_mode: str, slots: int = 256, steps: int = 196, updates
     for u in range(updates + 1):
         t = time.perf_counter()
         for _ in range(steps):
-            learner.act(obs, torch.zeros(slots))
-            learner.observe_rewards(torch.randn(slots))
+            act(learner, obs, torch.zeros(slots))
+            observe_rewards(learner, torch.randn(slots))
         torch.cuda.synchronize()
         act = time.perf_counter() - t
         t = time.perf_counter()

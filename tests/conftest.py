@@ -94,6 +94,49 @@ def play(reg: Registry, blue: str, orange: str, blue_goals: int, orange_goals: i
                                       length_seconds=kw.pop("length_seconds", 300.0), **kw))
 
 
+def config_from_dict(data: dict, source: str = "stored config"):
+    """Rebuild a Config from its `to_dict()` form (as a snapshot keeps it); old names of choices, which
+    older snapshots hold, are read without a note."""
+    from league.config import Config
+    from league.config_tree import build, validate
+
+    validate(Config, data, source, notes=False)
+    return build(Config, data)
+
+
+def recompute_ratings(store, team_size: int) -> dict[str, tuple[float, float, float]]:
+    """(elo, mu, sigma) per agent name from replaying every recorded game of `store` (a GameStore) in
+    order with its own rating step: the stored ratings must equal these (no update lost or doubled)."""
+    from league import ratings as rating_math
+    from league.teams import members
+
+    cfg = store.ratings_cfg
+    initial = (cfg.elo.initial, cfg.trueskill.mu, cfg.trueskill.sigma)
+    state: dict[str, tuple[float, float, float]] = {}
+    for g in store.games(team_size):
+        if g.blue == g.orange:
+            continue
+        score = rating_math.score_from_goals(g.blue_goals, g.orange_goals)
+        blue, orange = members(g.blue), members(g.orange)
+        after = store._rate_sides([state.get(n, initial) for n in blue], [state.get(n, initial) for n in orange],
+                                  score, team_size if g.mixed else None)
+        state.update(zip(blue + orange, after[0] + after[1]))
+    return state
+
+
+def promotions_of(store, name: str) -> list:
+    """Every promotion (and SPRT test) of agent `name` in `store` (a PromotionStore), oldest first."""
+    return [p for p in store.all() if p.agent == name]
+
+
+def promoted_by_sprt(store, team_size: int | None = None) -> list:
+    """The promotions an SPRT decided (H1 accepted), of one team size or of all."""
+    from league.stores.promotions import TESTED_METHODS
+
+    return [p for p in store.all() if p.promoted and p.method in TESTED_METHODS
+            and (team_size is None or p.team_size == team_size)]
+
+
 @contextmanager
 def full_disk_at(folder: Path, size_bytes: int) -> Iterator[None]:
     """A real, tiny filesystem (tmpfs) mounted at `folder` for the block: writes past `size_bytes`

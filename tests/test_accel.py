@@ -5,6 +5,7 @@ import os
 import torch
 
 from agents.networks import build_network
+from arena.engine.cores import usable_cores
 from league.config import PolicyConfig, load_config
 from training.accel import cpu_has_amx, learner_threads, make_accel, maybe_compile, torch_threads, update_threads
 
@@ -42,11 +43,16 @@ def test_compile_failure_falls_back_to_the_eager_model():
     assert maybe_compile(net, "off", torch.zeros(2, 196), notes) is net and len(notes) == 1
 
 
-def test_update_threads_default_to_every_core_and_restore_after():
+def test_update_threads_default_to_every_core_and_restore_after(monkeypatch):
     cfg = load_config()
-    assert update_threads(cfg.training) == (os.cpu_count() or 1)
+    assert update_threads(cfg.training) == usable_cores()
     assert update_threads(load_config(sets=["training.update_threads=1"]).training) == 1
-    assert learner_threads(cfg.training, workers=os.cpu_count() or 1) == 1  # the workers take the cores
+    assert learner_threads(cfg.training, workers=usable_cores()) == 1  # the workers take the cores
+    # The cores this process may run on (its affinity mask), never the machine's count.
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)
+    assert update_threads(cfg.training) == 3 and learner_threads(cfg.training, workers=2) == 1
+    monkeypatch.undo()
     before = torch.get_num_threads()
     with torch_threads(1):
         assert torch.get_num_threads() == 1

@@ -72,7 +72,7 @@ def played_states(team_size: int, steps: int = 40):
     """Game states of a few arenas driven by random controls (each a new state for the bots)."""
     rng = np.random.default_rng(team_size)
     spec = GameSpec(team_size=team_size, mode="timed", game_seconds=30, game_state=True)
-    with VecGame(spec, workers=1, envs_per_worker=3, backend="serial", seed=team_size) as games:
+    with VecGame(spec, workers=1, envs_per_worker=3, placement="in-process", seed=team_size) as games:
         games.reset(seed=team_size)
         for _ in range(steps):
             controls = np.concatenate([rng.integers(-1, 2, (games.num_agents, 5)),

@@ -55,10 +55,41 @@ def test_step_profile_accounts_for_every_phase_of_a_step(tmp_path):
     report = profile_step(team_size=2, arenas=2, seconds=0.3)
     assert report.steps > 0 and report.arenas == 2
     assert set(report.ms_per_step) == {*PHASES, "inference", "other"}
-    # Every named phase was found in the profile (a renamed function would read 0 here).
-    for phase in ("actions", "physics", "state read", "rules", "rewards", "obs", "inference"):
+    # Every phase the worker's clock counts was timed (a phase the clock stopped marking would read 0 here).
+    for phase in ("physics", "state read", "rules and rewards", "observations", "resets", "inference"):
         assert report.ms_per_step[phase] > 0, phase
     assert sum(report.share.values()) == pytest.approx(1.0)
     out = tmp_path / "profile.json"
     main(["--stage", "1v1", "--envs", "2", "--seconds", "0.2", "--json", str(out)])
     assert json.loads(out.read_text())["team_size"] == 1
+
+
+class DiesOnRun:
+    """A meter service whose worker `doomed` dies without a word when it is asked to run."""
+
+    def __init__(self, k: int, doomed: int):
+        self.k, self.doomed = k, doomed
+
+    def run(self, duration: float) -> tuple[int, float]:
+        if self.k == self.doomed:
+            import os
+
+            os._exit(3)
+        return 5, duration
+
+
+def test_a_meter_runs_its_workers_together_and_a_dead_one_is_an_error_not_a_short_figure():
+    from arena.engine.procs import WorkerError
+    from training.measure.env import ProcessMeter
+
+    meter = ProcessMeter(2, DiesOnRun, lambda k: (k, -1))
+    try:
+        assert meter.run(0.25) == (10, 0.25)
+    finally:
+        meter.close()
+    meter = ProcessMeter(2, DiesOnRun, lambda k: (k, 1))
+    try:
+        with pytest.raises(WorkerError, match=r"Meter worker 1 \(pid \d+\) died without a traceback \(exit code 3\)"):
+            meter.run(0.25)
+    finally:
+        meter.close()

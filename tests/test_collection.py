@@ -90,15 +90,18 @@ def test_rollout_worker_processes_train_a_recurrent_learner(home):
 
 
 def test_auto_collects_in_rollout_worker_processes_and_leaves_a_gpu_learner_a_core(monkeypatch):
-    assert collection_backend("auto", torch.device("cpu")) == "rollout"
-    assert collection_backend("auto", torch.device("cuda")) == "rollout"
-    assert collection_backend("ray", torch.device("cpu")) == "ray"
+    assert collection_backend("auto") == "rollout" and collection_backend("auto").placement == "processes"
+    assert collection_backend("ray").placement == "ray" and collection_backend("ray").rollout_workers
+    assert collection_backend("central").placement == "processes" and not collection_backend("central").rollout_workers
+    assert collection_backend("in-process").placement == "in-process"
     assert load_config("1v1").runner.backend == "auto"
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(16)), raising=False)
     assert collection_workers(0, "rollout", torch.device("cpu")) == 16
     assert collection_workers(0, "rollout", torch.device("cuda")) == 15  # the learner updates beside them
     assert collection_workers(0, "central", torch.device("cuda")) == 16
     assert collection_workers(4, "rollout", torch.device("cuda")) == 4
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)  # the affinity mask's 16 cores count, not the machine's 64
+    assert pipelining("auto", "rollout", torch.device("cpu"), 15) and not pipelining("auto", "rollout", torch.device("cpu"), 16)
     # pinned one to a core where there are cores to spare, the first left to the learner
     assert worker_cores(15) == list(range(1, 16))
     assert worker_cores(16) == [None] * 16

@@ -66,7 +66,7 @@ def test_a_scripted_kickoff_plays_until_the_first_touch_then_the_network_plays(k
     policy = bot_policies(bots_dir())[f"{kind}+kickoff"]
     assert isinstance(policy, ScriptedKickoffs)
     spec = GameSpec(team_size=1, mode="timed", game_seconds=30, game_state=True)
-    with VecGame(spec, workers=1, envs_per_worker=2, backend="serial", seed=5) as games:
+    with VecGame(spec, workers=1, envs_per_worker=2, placement="in-process", seed=5) as games:
         games.reset(seed=5)
         rows = np.arange(games.num_agents)
         state, scripted, touched, airborne = policy.initial_state(len(rows)), 0, False, False

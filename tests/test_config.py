@@ -2,9 +2,11 @@ from pathlib import Path
 
 import pytest
 
-from league.config import Config, config_from_dict, load_config
+from league.config import Config, load_config
 from league.errors import ConfigError
 from league.home import resolve_home
+
+from conftest import config_from_dict
 
 
 def write(tmp_path: Path, text: str) -> Path:

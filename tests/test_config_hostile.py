@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from league.config import SEED_MAX, Config, config_from_dict, load_config
+from league.config import SEED_MAX, Config, load_config
 from league.config_tree import INT64_MAX, MAX_CONFIG_BYTES, param, validate
 from league.errors import ConfigError
 from training.curriculum_spec import parse_curriculum
+
+from conftest import config_from_dict
 
 NAN, INF = float("nan"), float("inf")
 

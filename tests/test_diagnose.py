@@ -159,7 +159,7 @@ def test_envs_per_worker_zero_means_auto():
 
     assert load_config().runner.envs_per_worker == 0
     assert envs_per_worker_of(load_config().runner) == 32
-    with VecGame(GameConfig(), RunnerConfig(workers=1, envs_per_worker=0, backend="serial")) as games:
+    with VecGame(GameConfig(), RunnerConfig(workers=1, envs_per_worker=0, backend="in-process")) as games:
         assert games.envs_per_worker == 32 and games.num_envs == 32
 
 

@@ -21,6 +21,7 @@ from league.config import DistillConfig, PolicyConfig, PpoConfig
 from league.registry import Registry
 from training.distill import MIN_TEACHER_GAMES, DistillPhase
 from training.guide import Guide, UpdatePlan
+from training.measure.stepwise import act, observe_rewards
 from training.ppo import PpoLearner
 
 runner = CliRunner()
@@ -106,8 +107,8 @@ def test_distilling_fits_the_student_to_a_teacher_network_and_its_controls():
     for _ in range(30):
         while not learner.buffer.full:
             obs = torch.randn(16, 6, generator=gen)
-            learner.act(obs, torch.zeros(16), teacher_probs=teacher.space.probs(teacher.logits(obs)).detach())
-            learner.observe_rewards(torch.zeros(16))
+            act(learner, obs, torch.zeros(16), teacher_probs=teacher.space.probs(teacher.logits(obs)).detach())
+            observe_rewards(learner, torch.zeros(16))
         held.append(learner.held_out()[0])
         learner.update(torch.randn(16, 6, generator=gen), torch.zeros(16), distilling)
     torch.set_num_threads(threads)

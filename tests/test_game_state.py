@@ -15,9 +15,9 @@ from arena.engine.vector import VecGame
 def test_the_published_state_is_rlgyms_and_raw_controls_are_what_the_cars_ran(team_size):
     spec = GameSpec(team_size=team_size, mode="timed", game_seconds=30, game_state=True)
     rng = np.random.default_rng(team_size)
-    with VecGame(spec, workers=1, envs_per_worker=3, backend="serial", seed=team_size) as games:
+    with VecGame(spec, workers=1, envs_per_worker=3, placement="in-process", seed=team_size) as games:
         games.reset(seed=team_size)
-        worker = games.serial_workers[0]
+        worker = games.in_process_workers[0]
         assert not games.game_state().prev_controls.any()  # a new episode starts from no controls
         flips = set()
         for _ in range(60):
@@ -40,12 +40,12 @@ def test_the_published_state_is_rlgyms_and_raw_controls_are_what_the_cars_ran(te
 
 
 def test_a_runner_without_the_state_says_so_and_todays_agents_are_played_as_before():
-    with VecGame(GameSpec(team_size=1), workers=1, envs_per_worker=2, backend="serial", seed=1) as games:
+    with VecGame(GameSpec(team_size=1), workers=1, envs_per_worker=2, placement="in-process", seed=1) as games:
         games.reset(seed=1)
         with pytest.raises(RuntimeError, match="game_state=True"):
             games.game_state()
         first = games.step(np.full(games.num_agents, 5))[0].copy()
-    with VecGame(GameSpec(team_size=1), workers=1, envs_per_worker=2, backend="serial", seed=1) as games:
+    with VecGame(GameSpec(team_size=1), workers=1, envs_per_worker=2, placement="in-process", seed=1) as games:
         games.reset(seed=1)
         same = games.step(np.full(games.num_agents, 5), ACTION_TABLE[np.full(games.num_agents, 5)],
                           np.ones(games.num_agents, bool))[0]

@@ -32,6 +32,8 @@ from league.registry import Registry
 from league.schedule import ScheduledGame
 from league.sprt import SprtParams, pentanomial_counts, sprt_result
 
+from conftest import recompute_ratings
+
 GAME_SECONDS = 8
 runner = CliRunner()
 
@@ -99,7 +101,7 @@ def test_a_fixed_match_records_rates_and_replays_every_game(league):
         replay = read_replay(home.root / g.replay_path)
         assert replay.score_from_events() == (g.blue_goals, g.orange_goals) and replay.meta["seed"] == g.seed
     assert list(m.stats.counts) == recorded_counts(reg, m.tournament_id, "net-a")
-    for name, (elo, mu, sigma) in reg.game_store.recompute_ratings(1).items():  # rated like any other game, once each
+    for name, (elo, mu, sigma) in recompute_ratings(reg.game_store, 1).items():  # rated like any other game, once each
         assert reg.game_store.rating(name, 1).elo == pytest.approx(elo) and reg.game_store.rating(name, 1).sigma == pytest.approx(sigma)
     assert reg.game_store.rating("net-a", 1).games == 4
     t = reg.tournament_store.get(m.tournament_id)
@@ -247,7 +249,7 @@ def test_kill_9_then_resume_plays_only_the_missing_games_and_ends_as_an_uninterr
     assert len(indexes) == len(set(indexes)) == m.stats.games  # none twice, every pair complete
     assert f"{m.stats.games - len(before)} played now" in resumed.stdout
     assert m.status == "finished" and list(m.stats.counts) == recorded_counts(reg, m.tournament_id, "net-a")
-    for name, (elo, mu, sigma) in reg.game_store.recompute_ratings(1).items():
+    for name, (elo, mu, sigma) in recompute_ratings(reg.game_store, 1).items():
         assert reg.game_store.rating(name, 1).elo == pytest.approx(elo) and reg.game_store.rating(name, 1).sigma == pytest.approx(sigma)
     # The same match uninterrupted, in another league home, ends with the same games and counts.
     other, reg2 = league_copy(tmp_path, home, reg)

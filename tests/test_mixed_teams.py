@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from arena.tournament_play import car_drivers
-from conftest import play
+from conftest import play, recompute_ratings
 from league import schema
 from league.cli import app
 from league.config import MleConfig, RatingsConfig
@@ -99,7 +99,7 @@ def test_rebuilt_and_recomputed_ratings_equal_the_stored_ones_with_mixed_and_sin
                                  ("atba+rule", "random", 3, 0), ("rule-pro", "random+rule", 1, 1)):
         play(registry, blue, orange, bg, og, team_size=2)
     stored = {n: registry.game_store.rating(n, 2) for n in ("rule", "random", "atba", "rule-pro")}
-    recomputed = registry.game_store.recompute_ratings(2)
+    recomputed = recompute_ratings(registry.game_store, 2)
     for name, r in stored.items():
         assert recomputed[name] == pytest.approx((r.elo, r.mu, r.sigma))
     done = registry.game_store.rebuild(2)

@@ -36,7 +36,7 @@ def reference_obs(games: VecGame) -> np.ndarray:
     builder = LeagueObsBuilder()
     out = np.zeros((games.num_agents, OBS_DIM), dtype=np.float32)
     row = 0
-    for worker in games.serial_workers:
+    for worker in games.in_process_workers:
         for local, (arena, cars) in enumerate(zip(worker.arenas, worker.cars)):
             env = worker.plan.first_env + local
             state = read_state(arena, cars, worker.ids, arena.tick_count)
@@ -58,7 +58,7 @@ def assert_same(batched: np.ndarray, reference: np.ndarray) -> None:
 @pytest.fixture(params=TEAM_SIZES, ids=lambda t: f"{t}v{t}")
 def games(request):
     spec = GameSpec(team_size=request.param, random_start_share=0.5)
-    with VecGame(spec, workers=2, envs_per_worker=3, backend="serial", seed=7) as runner:
+    with VecGame(spec, workers=2, envs_per_worker=3, placement="in-process", seed=7) as runner:
         yield runner
 
 
@@ -75,7 +75,7 @@ def test_batched_equals_per_agent_reference_over_play(games):
 def test_orange_rows_are_mirrored(games):
     """Each orange car sees what a blue car would after a 180-degree turn of the field."""
     games.reset(seed=3)
-    worker = games.serial_workers[0]
+    worker = games.in_process_workers[0]
     state = read_state(worker.arenas[0], worker.cars[0], worker.ids, 0)
     orange = next(a for a in worker.ids if a.startswith("orange"))
     physics, inverted = state.cars[orange].physics, state.cars[orange].inverted_physics
@@ -102,9 +102,9 @@ def test_absent_slots_are_zero(games):
 
 def test_demolished_car_matches_and_is_flagged():
     spec = GameSpec(team_size=2)
-    with VecGame(spec, workers=1, envs_per_worker=2, backend="serial", seed=1) as games:
+    with VecGame(spec, workers=1, envs_per_worker=2, placement="in-process", seed=1) as games:
         games.reset(seed=1)
-        worker = games.serial_workers[0]
+        worker = games.in_process_workers[0]
         victim = worker.cars[1][2]  # arena 1, first orange car
         victim.demolish()
         obs, *_ = games.step(np.zeros(games.num_agents, dtype=np.int64))

@@ -29,7 +29,7 @@ class Recording(Policy):
 
 def test_results_are_whole_timed_games():
     blue, orange = Recording(), Recording()
-    results = play_matches(blue, orange, n_games=5, team_size=2, seed=1, game_seconds=3, workers=2, backend="serial")
+    results = play_matches(blue, orange, n_games=5, team_size=2, seed=1, game_seconds=3, workers=2, placement="in-process")
     assert len(results) == 5
     assert all(isinstance(r, MatchResult) and r.length_seconds == 3.0 for r in results)
     assert all(isinstance(r.blue_goals, int) and isinstance(r.orange_goals, int) for r in results)
@@ -40,19 +40,19 @@ def test_results_are_whole_timed_games():
     assert blue.starts == 12  # episode_start marks only each game's first step
 
 
-def test_reproducible_from_the_seed_on_either_backend():
-    def play(backend: str) -> list[MatchResult]:
+def test_reproducible_from_the_seed_in_either_placement():
+    def play(placement: str) -> list[MatchResult]:
         return play_matches(RandomPolicy(), RandomPolicy(), n_games=4, team_size=1, seed=5, game_seconds=20,
-                            workers=2, backend=backend)
+                            workers=2, placement=placement)
 
-    serial = play("serial")
-    assert serial == play("serial") == play("multiprocessing")
+    here = play("in-process")
+    assert here == play("in-process") == play("processes")
 
 
 def test_sides_go_to_the_right_policy():
     # The rule bot playing orange must outscore random playing blue.
     results = play_matches(RandomPolicy(), make_baseline("rule"), n_games=4, team_size=1, seed=2,
-                           game_seconds=30, backend="serial")
+                           game_seconds=30, placement="in-process")
     assert sum(r.orange_goals for r in results) > sum(r.blue_goals for r in results)
 
 
@@ -71,7 +71,7 @@ def test_pairings_share_one_runner_and_each_gets_its_games_on_its_sides():
     learner, rule, random = Recording(), make_baseline("rule"), RandomPolicy()
     pairings = [Pairing(learner, rule, 3), Pairing(rule, learner, 3), Pairing(learner, random, 2),
                 Pairing(random, rule, 2)]
-    results = play_pairings(pairings, team_size=1, seed=3, game_seconds=30, workers=2, backend="serial")
+    results = play_pairings(pairings, team_size=1, seed=3, game_seconds=30, workers=2, placement="in-process")
     assert [len(r) for r in results] == [3, 3, 2, 2]
     assert all(r.length_seconds == 30.0 for games in results for r in games)
     # 4 pairings x 3 games fit one round of 2 x 6 arenas: the learner, in three pairings on both
@@ -85,8 +85,8 @@ def test_pairings_share_one_runner_and_each_gets_its_games_on_its_sides():
 
 def test_one_pairing_is_play_matches():
     one = play_pairings([Pairing(RandomPolicy(), make_baseline("rule"), 4)], seed=2, game_seconds=20,
-                        backend="serial")[0]
-    assert one == play_matches(RandomPolicy(), make_baseline("rule"), 4, seed=2, game_seconds=20, backend="serial")
+                        placement="in-process")[0]
+    assert one == play_matches(RandomPolicy(), make_baseline("rule"), 4, seed=2, game_seconds=20, placement="in-process")
 
 
 def test_no_pairings_is_refused():

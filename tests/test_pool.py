@@ -8,6 +8,7 @@ import signal
 
 import pytest
 
+from arena.engine.placement import Placement
 from arena.engine.pool import FAILED, OK, REFUSED, Host, ProcessPool, open_pool
 from arena.engine.procs import WorkerError
 from league.errors import LeagueError
@@ -35,7 +36,7 @@ class Toy:
 
 
 def test_calls_are_answered_in_order_and_the_first_answer_comes_back_first():
-    with open_pool("processes", Toy, [("a",), ("b",)], "Toy worker") as pool:
+    with open_pool(Placement.PROCESSES, Toy, [("a",), ("b",)], "Toy worker") as pool:
         assert pool.size == 2 and len(set(pool.pids)) == 2
         pool.call(0, "echo", 1)
         pool.call(0, "echo", 2)
@@ -48,14 +49,14 @@ def test_calls_are_answered_in_order_and_the_first_answer_comes_back_first():
 
 
 def test_a_refusal_is_one_sentence_and_a_bug_its_traceback():
-    with open_pool("processes", Toy, [("a",)], "Toy worker") as pool:
+    with open_pool(Placement.PROCESSES, Toy, [("a",)], "Toy worker") as pool:
         pid = pool.pids[0]
         pool.call(0, "refuse")
         with pytest.raises(WorkerError) as refused:
             pool.reply(0)
     assert str(refused.value) == f"Toy worker 0 (pid {pid}) stopped: no room left on the toy's disk"
     assert not refused.value.lost and refused.value.index == 0
-    with open_pool("processes", Toy, [("a",)], "Toy worker") as pool:
+    with open_pool(Placement.PROCESSES, Toy, [("a",)], "Toy worker") as pool:
         pool.call(0, "crash")
         with pytest.raises(WorkerError, match=r"(?s)Toy worker 0 \(pid \d+\) failed:\n.*ValueError: a bug in the toy"):
             pool.reply(0)
@@ -67,7 +68,7 @@ def test_a_worker_that_cannot_start_says_why_before_any_call():
 
 
 def test_a_killed_worker_is_one_sentence_with_its_pid_and_signal_and_can_be_replaced():
-    with open_pool("processes", Toy, [("a",), ("b",)], "Toy worker") as pool:
+    with open_pool(Placement.PROCESSES, Toy, [("a",), ("b",)], "Toy worker") as pool:
         victim = pool.pids[1]
         os.kill(victim, signal.SIGKILL)
         pool.call(0, "echo", "still here")
@@ -90,6 +91,46 @@ def test_the_host_answers_the_protocol_pairs_that_ray_actors_return():
     status, text = host.handle("crash")
     assert status == FAILED and "ValueError: a bug in the toy" in text
     assert Host(Toy, ("a", True)).ready() == (REFUSED, "the toy's file is damaged")
-    with pytest.raises(ValueError, match="pool kind"):
+    with pytest.raises(LeagueError, match="Unknown placement .threads."):
         with open_pool("threads", Toy, [("a",)], "Toy worker"):
+            pass
+
+
+def test_remove_keeps_the_named_workers_in_that_order_and_stops_the_others():
+    import psutil
+
+    with open_pool(Placement.PROCESSES, Toy, [("a",), ("b",), ("c",)], "Toy worker") as pool:
+        pids = pool.pids
+        pool.remove([2, 0])
+        assert pool.size == 2 and pool.pids == [pids[2], pids[0]]
+        pool.call(0, "echo", 1)
+        pool.call(1, "echo", 2)
+        assert [pool.reply(0), pool.reply(1)] == [("c", 1), ("a", 2)]
+        gone = psutil.Process(pids[1]) if psutil.pid_exists(pids[1]) else None
+        assert gone is None or gone.status() == psutil.STATUS_ZOMBIE or not gone.is_running()
+
+
+def test_one_vocabulary_of_placements_old_names_with_a_note(capsys):
+    from arena.engine.placement import Backend, as_placement
+    from league import config_tree
+
+    config_tree._NOTED.clear()
+    assert as_placement("serial") is Placement.IN_PROCESS and as_placement("multiprocessing") is Placement.PROCESSES
+    assert as_placement("local", "--backend") is Placement.PROCESSES and as_placement(Placement.RAY) is Placement.RAY
+    notes = capsys.readouterr().err.splitlines()
+    assert len(notes) == 3 and notes[2] == ("note: --backend: placement: 'local' is now called 'processes'; the old "
+                                            "name works until the next release.")
+    with pytest.raises(LeagueError, match=r"Unknown placement 'threads'; expected one of in-process, processes, ray\."):
+        as_placement("threads")
+    assert [Backend(b).placement for b in ("rollout", "central", "in-process", "ray")] == [
+        Placement.PROCESSES, Placement.PROCESSES, Placement.IN_PROCESS, Placement.RAY]
+    assert Backend.games_of("in-process") is Placement.IN_PROCESS
+    assert {Backend.games_of(b) for b in ("auto", "rollout", "central", "ray", None)} == {Placement.PROCESSES}
+    from arena.game_pool import contest_placement
+
+    assert contest_placement("local") is Placement.PROCESSES and contest_placement("ray") is Placement.RAY
+    with pytest.raises(LeagueError, match=r"Unknown backend 'in-process'; expected processes or ray\."):
+        contest_placement("in-process")  # a contest's workers are processes or Ray actors
+    with pytest.raises(ValueError, match="a pool's workers run at one of processes, ray"):
+        with open_pool(Placement.IN_PROCESS, Toy, [("a",)], "Toy worker"):
             pass

@@ -12,6 +12,7 @@ from agents.networks import build_network
 from league.errors import LeagueError
 from league.config import PolicyConfig, PpoConfig
 from training.guide import Guide, UpdatePlan
+from training.measure.stepwise import act, observe_rewards
 from training.ppo import PpoLearner, ReturnScale, TrainingDiverged
 
 
@@ -38,9 +39,9 @@ def test_ppo_solves_cartpole():
     starts = torch.ones(n_envs)
     for u in range(UPDATES):
         for _ in range(learner.cfg.steps_per_env):
-            actions = learner.act(torch.as_tensor(obs), starts)
+            actions = act(learner, torch.as_tensor(obs), starts)
             obs, reward, term, trunc, _ = envs.step(actions.numpy())
-            learner.observe_rewards(torch.as_tensor(reward, dtype=torch.float32))
+            observe_rewards(learner, torch.as_tensor(reward, dtype=torch.float32))
             starts = torch.as_tensor(term | trunc, dtype=torch.float32)
         stats = learner.update(torch.as_tensor(obs), starts, UpdatePlan(progress=u / UPDATES))  # linear lr schedule
         assert not stats.skipped
@@ -104,9 +105,9 @@ def train_memory(kind: str, updates: int = 60, seed: int = 0) -> float:
     final_rewards = []
     for u in range(updates):
         for _ in range(cfg.steps_per_env):
-            actions = learner.act(obs, starts)
+            actions = act(learner, obs, starts)
             obs, reward, done = env.step(actions)
-            learner.observe_rewards(reward)
+            observe_rewards(learner, reward)
             if u >= updates - 10:
                 final_rewards.append(reward[done])
             starts = done.float()
@@ -128,8 +129,8 @@ def test_non_finite_loss_skips_update_and_restores_weights():
     before = {k: v.clone() for k, v in learner.model.state_dict().items()}
     obs = torch.zeros(4, 4)
     for _ in range(learner.cfg.steps_per_env):
-        learner.act(obs, torch.zeros(4))
-        learner.observe_rewards(torch.full((4,), float("nan")))
+        act(learner, obs, torch.zeros(4))
+        observe_rewards(learner, torch.full((4,), float("nan")))
     stats = learner.update(obs, torch.zeros(4))
     assert stats.skipped and learner.skipped_updates == 1
     for k, v in learner.model.state_dict().items():
@@ -176,8 +177,8 @@ def test_kickstarting_teaches_the_teachers_actions_without_any_reward():
     for _ in range(15):
         while not learner.buffer.full:
             obs = torch.randn(16, 3, generator=gen)
-            learner.act(obs, torch.zeros(16), teacher_probs=torch.nn.functional.one_hot((obs[:, 0] > 0).long(), 4).float())
-            learner.observe_rewards(torch.zeros(16))
+            act(learner, obs, torch.zeros(16), teacher_probs=torch.nn.functional.one_hot((obs[:, 0] > 0).long(), 4).float())
+            observe_rewards(learner, torch.zeros(16))
         stats = learner.update(torch.randn(16, 3, generator=gen), torch.zeros(16), UpdatePlan(guide=Guide(1.0)))
     assert stats.teacher_agreement > 0.95 and stats.kickstart_weight == 1.0
     obs = torch.randn(256, 3, generator=gen)
@@ -190,8 +191,8 @@ def filled_cartpole_learner(learning_rate: float):
     learner.cfg = dataclasses.replace(learner.cfg, learning_rate=learning_rate, lr_schedule="constant")
     gen = torch.Generator().manual_seed(0)
     for t in range(learner.cfg.steps_per_env):
-        learner.act(torch.randn(4, 4, generator=gen), torch.zeros(4))
-        learner.observe_rewards(torch.ones(4))
+        act(learner, torch.randn(4, 4, generator=gen), torch.zeros(4))
+        observe_rewards(learner, torch.ones(4))
     return learner
 
 

@@ -30,6 +30,8 @@ from training.curriculum import CurriculumTrainer
 from training.curriculum_spec import parse_curriculum
 from training.selfplay import SelfPlayTrainer
 
+from conftest import promoted_by_sprt, promotions_of
+
 GAME_SECONDS = 8
 QUICK_SPRT = "elo0=0,elo1=100,alpha=0.2,beta=0.2"  # bounds +-1.39: a sweep of 3-5 pairs decides
 QUICK = ["--sprt-params", QUICK_SPRT, "--max-games", "20", "--game-seconds", str(GAME_SECONDS), "--batch-pairs", "1",
@@ -73,8 +75,8 @@ def test_a_plain_promote_is_recorded_as_manual(league):
     rows = reg.promotion_store.for_stage(1)
     assert [(p.agent, p.previous_champion, p.method, p.promoted, p.match_id, p.decision) for p in rows] == [
         ("randbot", None, "manual", True, None, None), ("rulebot", "randbot", "manual", True, None, None)]
-    assert [p.agent for p in reg.promotion_store.for_agent("rulebot")] == ["rulebot"]
-    assert reg.promotion_store.promoted_by_sprt() == [] and reg.promotion_store.for_stage(2) == []
+    assert [p.agent for p in promotions_of(reg.promotion_store, "rulebot")] == ["rulebot"]
+    assert promoted_by_sprt(reg.promotion_store) == [] and reg.promotion_store.for_stage(2) == []
     assert reg.agent_store.get("rulebot").status == "champion" and reg.agent_store.get("randbot").status == "active"
     refused = cli(home, "promote", "randbot", "--max-games", "20")
     assert refused.exit_code == 2 and "--max-games goes with --sprt" in one_line(refused)
@@ -95,7 +97,7 @@ def test_sprt_promotes_on_h1_and_records_the_match(league):
     m = match_outcome(reg, 1)
     assert (m.a, m.b, m.decision, m.game_seconds) == ("rulebot", "randbot", "H1", GAME_SECONDS)
     assert 2 <= m.stats.games < 20 and len(reg.game_store.games(tournament_id=m.tournament_id)) == m.stats.games
-    (row,) = reg.promotion_store.promoted_by_sprt(1)
+    (row,) = promoted_by_sprt(reg.promotion_store, 1)
     assert (row.agent, row.previous_champion, row.method, row.promoted, row.match_id, row.decision) == (
         "rulebot", "randbot", "sprt", True, m.id, "H1")
     assert (row.llr, row.elo, row.elo_lo, row.elo_hi, row.los, row.games) == (
@@ -119,16 +121,16 @@ def test_sprt_h0_keeps_the_champion_and_exits_1(league):
     assert "H0 accepted: net is no more than 0 normalized Elo better than rulebot.  (match 1)" in result.output
     assert "not promoted: H0 accepted; rulebot stays the 1v1 champion." in text
     m = match_outcome(reg, 1)
-    (row,) = reg.promotion_store.for_agent("net")
+    (row,) = promotions_of(reg.promotion_store, "net")
     assert (row.method, row.promoted, row.match_id, row.decision, row.previous_champion, row.games) == (
         "sprt", False, m.id, "H0", "rulebot", m.stats.games)
     assert reg.agent_store.get("rulebot").status == "champion" and reg.agent_store.get("net").status == "active"
-    assert reg.promotion_store.promoted_by_sprt() == []
+    assert promoted_by_sprt(reg.promotion_store) == []
     # The same command again replays nothing: the decided test is shown, and recorded once.
     games = len(reg.game_store.games())
     again = cli(home, "promote", "net", "--sprt", *QUICK)
     assert again.exit_code == 1 and "already decided this test" in again.output and "not promoted: H0" in again.output
-    assert len(reg.game_store.games()) == games and len(reg.promotion_store.for_agent("net")) == 1
+    assert len(reg.game_store.games()) == games and len(promotions_of(reg.promotion_store, "net")) == 1
 
 
 def test_without_a_champion_the_candidate_must_beat_rule(league):
@@ -138,7 +140,7 @@ def test_without_a_champion_the_candidate_must_beat_rule(league):
     text = " ".join(result.output.split())
     assert "Testing randbot against rule (the 1v1 stage has no champion yet" in text
     assert "not promoted: H0 accepted" in text and "the 1v1 stage still has no champion." in text
-    (row,) = reg.promotion_store.for_agent("randbot")
+    (row,) = promotions_of(reg.promotion_store, "randbot")
     assert row.previous_champion is None and match_outcome(reg, row.match_id).b == "rule"
     assert reg.agent_store.champion(1) is None
 
@@ -226,8 +228,8 @@ def test_an_older_home_read_only_has_no_promotions(tmp_path):
     old = Registry.open(path, readonly=True)
     assert "promotions" not in old.db.table_names()
     store = old.promotion_store
-    assert store.all() == [] and store.for_stage(1) == [] and store.for_agent("x") == []
-    assert store.promoted_by_sprt() == [] and store.for_match(1) is None
+    assert store.all() == [] and store.for_stage(1) == [] and promotions_of(store, "x") == []
+    assert promoted_by_sprt(store) == [] and store.for_match(1) is None
     old.close()
     assert "promotions" in Registry.open(path).db.table_names()  # a writing open migrates
 
@@ -260,7 +262,7 @@ def test_training_tests_a_promising_snapshot_and_promotes_it_on_h1(league):
     attempt = promote_after_evaluation(home, reg, cfg, "rulebot", {"randbot": 0.75}, seed=5)
     assert attempt.result is not None and attempt.result.promoted, attempt.note
     assert attempt.note.startswith("promotion: rulebot is now the 1v1 champion (was randbot): H1 accepted")
-    (row,) = reg.promotion_store.promoted_by_sprt(1)
+    (row,) = promoted_by_sprt(reg.promotion_store, 1)
     m = match_outcome(reg, row.match_id)
     assert (row.agent, row.method, row.decision, m.seed, m.max_games) == ("rulebot", "training", "H1", 5, 20)
     assert attempt.metrics() == {"promotion/promoted": 1.0, "promotion/llr": m.stats.llr,
@@ -282,7 +284,7 @@ def test_league_train_with_promotion_tests_its_evaluated_snapshot(league):
     notes = []
     result = SelfPlayTrainer(cfg, home, reg, on_progress=lambda e: notes.append(getattr(e, "text", ""))).run()
     snapshot = result.versions[0]  # the evaluated one (a final snapshot, if any, is not evaluated)
-    (row,) = reg.promotion_store.for_agent(snapshot)
+    (row,) = promotions_of(reg.promotion_store, snapshot)
     m = match_outcome(reg, row.match_id)
     assert (row.method, row.previous_champion, m.a, m.b, m.max_games) == ("training", "randbot", snapshot, "randbot", 4)
     assert row.decision == m.decision and row.promoted == (m.decision == "H1")

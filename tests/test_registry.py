@@ -11,7 +11,7 @@ from league.errors import LeagueError, NotFoundError
 from league.lineage import ancestors, descendants, line_to, lineage_of, roots
 from league.registry import BASELINES, GameRecord, MatchSettings, Registry, connect
 
-from conftest import play
+from conftest import play, recompute_ratings
 
 
 def test_create_makes_baselines_wal_and_foreign_keys(home, registry):
@@ -64,7 +64,7 @@ def test_record_game_updates_ratings_history_and_counts(registry):
     assert hist[0].elo_after == hist[1].elo_before
     assert registry.game_store.rating("a", 2).games == 0  # ratings are per team size
     stored = {n: (registry.game_store.rating(n, 1).elo, registry.game_store.rating(n, 1).mu, registry.game_store.rating(n, 1).sigma) for n in ("a", "rule")}
-    recomputed = registry.game_store.recompute_ratings(1)
+    recomputed = recompute_ratings(registry.game_store, 1)
     for name in stored:
         assert recomputed[name] == pytest.approx(stored[name])
 
@@ -147,7 +147,7 @@ def test_two_processes_writing_at_once_lose_nothing(home):
     assert reg.game_store.rating("rule", 1).games == 80
     assert len(list(reg.db.query("SELECT * FROM rating_history"))) == 160
     stored = {n: reg.game_store.rating(n, 1) for n in reg.agent_store.names()}
-    for name, (elo, mu, sigma) in reg.game_store.recompute_ratings(1).items():
+    for name, (elo, mu, sigma) in recompute_ratings(reg.game_store, 1).items():
         assert stored[name].elo == pytest.approx(elo) and stored[name].sigma == pytest.approx(sigma)
 
 
@@ -239,3 +239,14 @@ def test_stores_share_one_transaction_and_return_typed_ratings(registry):
     assert "b" not in registry.agent_store.names() and registry.game_store.games() == []
     rating = registry.game_store.rating("a", 1)
     assert (rating.elo, rating.games) == (registry.ratings_cfg.elo.initial, 0)
+
+
+def test_every_migration_module_is_one_step_in_order():
+    from pathlib import Path
+
+    import league.migrations as steps
+
+    files = sorted(p.stem for p in Path(steps.__file__).parent.glob("m[0-9]*.py"))
+    assert [step.__name__.rsplit(".", 1)[1] for step in steps.STEPS] == files
+    assert [int(name[1:5]) for name in files] == list(range(1, len(files) + 1))
+    assert schema.latest_version() == len(files)

@@ -79,7 +79,7 @@ def test_the_plain_rlgym_path_pays_what_the_batched_path_pays():
     actions = np.random.default_rng(2).integers(0, 90, size=(120, 2 * spec.n_cars))
     paid = []
     for reward in (build_reward(EVERY_TERM), PlainRLGymReward(build_reward(EVERY_TERM))):
-        with VecGame(spec, workers=1, envs_per_worker=2, backend="serial", seed=3,
+        with VecGame(spec, workers=1, envs_per_worker=2, placement="in-process", seed=3,
                      plugins=GamePlugins(reward_fn=reward)) as games:
             games.reset(seed=3)
             rows, resets = [], 0

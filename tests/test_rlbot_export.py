@@ -253,9 +253,9 @@ sys.exit(1 if bad else 0)
 def test_bot_class_plays_through_its_runner(bots):
     folder, manifest, _, modules = bots["mlp"]
     rng = np.random.default_rng(0)
-    with VecGame(GameSpec(team_size=1), workers=1, envs_per_worker=1, backend="serial", seed=3) as games:
+    with VecGame(GameSpec(team_size=1), workers=1, envs_per_worker=1, placement="in-process", seed=3) as games:
         games.reset(seed=3)
-        worker = games.serial_workers[0]
+        worker = games.in_process_workers[0]
         arena, cars = worker.arenas[0], worker.cars[0]
         field = field_info_of(arena, rng)
         bot = modules["bot"].LeagueBot(manifest["agent_id"])
@@ -311,8 +311,8 @@ def test_field_without_standard_pads_is_refused(bots):
 
 def test_pad_table_is_rocketsims(bots):
     packet_mod = bots["mlp"][3]["league_packet"]
-    with VecGame(GameSpec(team_size=1), workers=1, envs_per_worker=1, backend="serial") as games:
-        arena = games.serial_workers[0].arenas[0]
+    with VecGame(GameSpec(team_size=1), workers=1, envs_per_worker=1, placement="in-process") as games:
+        arena = games.in_process_workers[0].arenas[0]
         positions = np.array([pad.get_pos().as_numpy() for pad in arena.get_boost_pads()])
     np.testing.assert_array_equal(positions, packet_mod.LEAGUE_PAD_POSITIONS)
 
@@ -324,7 +324,7 @@ def test_numpy_actor_equals_torch(bots):
     """CarFrame and the actor's logits in numpy equal torch's on real observations (and LSTM steps)."""
     rng = np.random.default_rng(1)
     with VecGame(GameSpec(team_size=3, random_start_share=1.0), workers=1, envs_per_worker=4,
-                 backend="serial", seed=5) as games:
+                 placement="in-process", seed=5) as games:
         obs = games.reset(seed=5).copy()
         more, *_ = games.step(rng.integers(0, 90, games.num_agents))
         obs = np.concatenate([obs, more])
@@ -376,10 +376,10 @@ def play_parity(bot, team_size: int, seed: int, steps: int = STEPS) -> dict:
     counts = {side: Counter() for side in ("blue", "orange")}
     seen = Counter()
     worst_obs = 0.0
-    with VecGame(spec, workers=1, envs_per_worker=2, backend="serial", seed=seed) as games:
+    with VecGame(spec, workers=1, envs_per_worker=2, placement="in-process", seed=seed) as games:
         obs = games.reset(seed=seed).copy()
         starts = games.info.episode_start.copy()
-        worker = games.serial_workers[0]
+        worker = games.in_process_workers[0]
         fields = [field_info_of(arena, rng) for arena in worker.arenas]
         runners = [[Runner(folder) for _ in range(games.agents_per_env)] for _ in worker.arenas]
         state = policy.initial_state(games.num_agents)
@@ -464,9 +464,9 @@ def test_every_tick_packets_repeat_actions_for_tick_skip(bots, kind):
     policy = NetworkPolicy(ckpt.net)
     rng = np.random.default_rng(7)
     spec = GameSpec(team_size=2, tick_skip=tick_skip, random_start_share=0.0)
-    with VecGame(spec, workers=1, envs_per_worker=1, backend="serial", seed=2) as games:
+    with VecGame(spec, workers=1, envs_per_worker=1, placement="in-process", seed=2) as games:
         games.reset(seed=2)
-        worker = games.serial_workers[0]
+        worker = games.in_process_workers[0]
         arena, cars = worker.arenas[0], worker.cars[0]
         field = field_info_of(arena, rng)
         n = len(cars)
@@ -527,9 +527,9 @@ def test_episode_boundaries_reset_the_lstm(bots):
     folder, _, _, modules = bots["lstm"]
     runner = modules["league_runner"].LeaguePolicyRunner(folder)
     rng = np.random.default_rng(0)
-    with VecGame(GameSpec(team_size=1), workers=1, envs_per_worker=1, backend="serial", seed=1) as games:
+    with VecGame(GameSpec(team_size=1), workers=1, envs_per_worker=1, placement="in-process", seed=1) as games:
         games.reset(seed=1)
-        worker = games.serial_workers[0]
+        worker = games.in_process_workers[0]
         arena, cars = worker.arenas[0], worker.cars[0]
         field = field_info_of(arena, rng)
 
@@ -562,9 +562,9 @@ def test_sampled_export_samples(bots, tmp_path):
     modules = load_bot(folder)
     runner = modules["league_runner"].LeaguePolicyRunner(folder, seed=0)
     assert runner.deterministic is False
-    with VecGame(GameSpec(team_size=1), workers=1, envs_per_worker=1, backend="serial", seed=1) as games:
+    with VecGame(GameSpec(team_size=1), workers=1, envs_per_worker=1, placement="in-process", seed=1) as games:
         games.reset(seed=1)
-        worker = games.serial_workers[0]
+        worker = games.in_process_workers[0]
         arena, cars = worker.arenas[0], worker.cars[0]
         field = field_info_of(arena, np.random.default_rng(0))
         chosen = set()
@@ -580,9 +580,9 @@ def test_orange_observation_is_mirrored(bots):
     _, _, _, modules = bots["mlp"]
     runner = modules["league_runner"].LeaguePolicyRunner(bots["mlp"][0])
     with VecGame(GameSpec(team_size=1, random_start_share=1.0), workers=1, envs_per_worker=1,
-                 backend="serial", seed=4) as games:
+                 placement="in-process", seed=4) as games:
         obs = games.reset(seed=4)
-        worker = games.serial_workers[0]
+        worker = games.in_process_workers[0]
         arena, cars = worker.arenas[0], worker.cars[0]
         packet = packet_of(arena, cars, frame=0, phase=flat.MatchPhase.Active, seconds_left=300.0)
         field = field_info_of(arena, np.random.default_rng(0))
@@ -611,7 +611,7 @@ def test_a_student_with_heads_and_previous_controls_plays_the_same_in_the_bot(tm
     state = policy.initial_state(1)
     rng = np.random.default_rng(4)
     with VecGame(GameSpec(team_size=1, random_start_share=1.0), workers=1, envs_per_worker=1,
-                 backend="serial", seed=4) as games:
+                 placement="in-process", seed=4) as games:
         obs = games.reset(seed=4).copy()
         sent = set()
         for step in range(60):

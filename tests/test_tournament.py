@@ -24,6 +24,8 @@ from league.home import LeagueHome
 from league.registry import BASELINES, Registry
 from league.standings import read_tournament_standings
 
+from conftest import recompute_ratings
+
 GAME_SECONDS = 8
 
 
@@ -86,7 +88,7 @@ def test_round_robin_records_every_game_with_a_consistent_replay(league):
         assert replay.score_from_events() == (g.blue_goals, g.orange_goals)
         assert replay.meta["blue"] == g.blue and replay.meta["seed"] == g.seed
         assert abs(replay.meta["length_seconds"] - GAME_SECONDS) < 0.1
-    recomputed = reg.game_store.recompute_ratings(1)
+    recomputed = recompute_ratings(reg.game_store, 1)
     for name, (elo, mu, sigma) in recomputed.items():
         row = reg.game_store.rating(name, 1)
         assert row.elo == pytest.approx(elo) and row.mu == pytest.approx(mu)
@@ -154,7 +156,7 @@ def test_kill_9_then_resume_finishes_exactly_the_planned_games(league, tmp_path)
     games = reg.game_store.games(tournament_id=tid)
     assert sorted(g.schedule_index for g in games) == list(range(12))  # none twice, none missing
     assert reg.tournament_store.get(tid).status == "finished"
-    for name, (elo, mu, sigma) in reg.game_store.recompute_ratings(1).items():
+    for name, (elo, mu, sigma) in recompute_ratings(reg.game_store, 1).items():
         assert reg.game_store.rating(name, 1).elo == pytest.approx(elo) and reg.game_store.rating(name, 1).sigma == pytest.approx(sigma)
     # The same tournament uninterrupted, elsewhere, gives the same results.
     fresh, reg2 = league_copy(tmp_path, "fresh", home, reg)

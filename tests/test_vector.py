@@ -57,6 +57,11 @@ def random_actions(games: VecGame, steps: int, seed: int = 0) -> np.ndarray:
     return np.random.default_rng(seed).integers(0, 90, (steps, games.num_agents))
 
 
+def worker_pids(games: VecGame) -> list[int]:
+    """The game worker processes' ids (of the processes placement)."""
+    return games._backend.pids
+
+
 def alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -68,7 +73,7 @@ def alive(pid: int) -> bool:
 
 
 def test_layout_spaces_and_dtypes():
-    with VecGame(GameSpec(team_size=2), workers=2, envs_per_worker=3, backend="serial") as games:
+    with VecGame(GameSpec(team_size=2), workers=2, envs_per_worker=3, placement="in-process") as games:
         assert (games.num_envs, games.agents_per_env, games.num_agents) == (6, 4, 24)
         assert games.teams.tolist()[:8] == [0, 0, 1, 1, 0, 0, 1, 1]
         assert games.env_of_row.tolist()[:8] == [0, 0, 0, 0, 1, 1, 1, 1]
@@ -84,7 +89,7 @@ def test_layout_spaces_and_dtypes():
 
 
 def test_bad_actions_are_refused_with_the_values():
-    with VecGame(GameSpec(team_size=1), workers=1, envs_per_worker=2, backend="serial") as games:
+    with VecGame(GameSpec(team_size=1), workers=1, envs_per_worker=2, placement="in-process") as games:
         games.reset()
         with pytest.raises(ValueError, match=r"\[0, 90\), got \[90\]"):
             games.step(np.array([0, 90, 1, 2]))
@@ -92,24 +97,24 @@ def test_bad_actions_are_refused_with_the_values():
             games.step(np.zeros(3, dtype=np.int64))
 
 
-def test_serial_and_multiprocessing_agree_exactly():
+def test_in_process_and_processes_agree_exactly():
     spec = GameSpec(team_size=1, random_start_share=0.5, no_touch_timeout_seconds=1.0)
     actions = None
     results = {}
-    for backend in ("serial", "multiprocessing"):
-        with VecGame(spec, workers=2, envs_per_worker=2, backend=backend, seed=3) as games:
+    for placement in ("in-process", "processes"):
+        with VecGame(spec, workers=2, envs_per_worker=2, placement=placement, seed=3) as games:
             actions = random_actions(games, 40) if actions is None else actions
             trace = [games.reset().copy()]
             for a in actions:
                 obs, rewards, terminated, truncated, info = games.step(a)
                 trace += [obs.copy(), rewards.copy(), terminated.copy(), truncated.copy(), info.final_obs.copy()]
-            results[backend] = trace
-    assert all(np.array_equal(a, b) for a, b in zip(results["serial"], results["multiprocessing"]))
+            results[placement] = trace
+    assert all(np.array_equal(a, b) for a, b in zip(results["in-process"], results["processes"]))
 
 
 def test_seeded_reset_replays_exactly_after_play():
     with VecGame(GameSpec(team_size=2, random_start_share=1.0), workers=1, envs_per_worker=2,
-                 backend="serial") as games:
+                 placement="in-process") as games:
         actions = random_actions(games, 30, seed=1)
 
         def episode() -> list[np.ndarray]:
@@ -124,7 +129,7 @@ def test_seeded_reset_replays_exactly_after_play():
 
 def test_no_touch_timeout_truncates_and_resets_automatically():
     spec = GameSpec(team_size=1, no_touch_timeout_seconds=1.0)
-    with VecGame(spec, workers=1, envs_per_worker=2, backend="serial", seed=0) as games:
+    with VecGame(spec, workers=1, envs_per_worker=2, placement="in-process", seed=0) as games:
         games.reset()
         idle = np.full(games.num_agents, 8)  # action 8: no input at all, nobody reaches the ball
         limit = int(1.0 * 120 / spec.tick_skip)  # 15 steps
@@ -142,7 +147,7 @@ def test_no_touch_timeout_truncates_and_resets_automatically():
 
 def test_goal_terminates_a_training_episode_with_goal_rewards():
     plugins = GamePlugins(mutators=(BallIntoOrangeGoal(),))
-    with VecGame(GameSpec(team_size=1), workers=1, envs_per_worker=2, backend="serial", plugins=plugins) as games:
+    with VecGame(GameSpec(team_size=1), workers=1, envs_per_worker=2, placement="in-process", plugins=plugins) as games:
         games.reset()
         for _ in range(10):
             obs, rewards, terminated, truncated, info = games.step(np.full(games.num_agents, 8))
@@ -159,7 +164,7 @@ def test_goal_terminates_a_training_episode_with_goal_rewards():
 def test_a_goal_that_does_not_end_the_episode_restarts_play_with_a_kickoff():
     spec = GameSpec(team_size=1, goal_ends_episode=False)
     plugins = GamePlugins(mutators=(BallIntoOrangeGoal(),))  # only the episode's start uses it
-    with VecGame(spec, workers=1, envs_per_worker=2, backend="serial", plugins=plugins) as games:
+    with VecGame(spec, workers=1, envs_per_worker=2, placement="in-process", plugins=plugins) as games:
         games.reset()
         for _ in range(10):
             obs, rewards, terminated, truncated, info = games.step(np.full(games.num_agents, 8))
@@ -187,7 +192,7 @@ def test_goal_ends_episode_is_read_from_the_config():
 def test_timed_game_restarts_with_a_kickoff_and_ends_on_the_clock():
     spec = GameSpec(team_size=1, mode="timed", game_seconds=2.0)
     plugins = GamePlugins(mutators=(BallIntoOrangeGoal(),))  # only the game's first start uses it
-    with VecGame(spec, workers=1, envs_per_worker=1, backend="serial", plugins=plugins) as games:
+    with VecGame(spec, workers=1, envs_per_worker=1, placement="in-process", plugins=plugins) as games:
         games.reset()
         steps = int(2.0 * 120 / spec.tick_skip)
         goal_at = None
@@ -208,7 +213,7 @@ def test_timed_game_restarts_with_a_kickoff_and_ends_on_the_clock():
 def test_plain_rlgym_reward_runs_through_the_adapter_and_matches_touches():
     spec = GameSpec(team_size=1)
     plugins = GamePlugins(reward_fn=TouchReward())
-    with VecGame(spec, workers=1, envs_per_worker=2, backend="serial", seed=1, plugins=plugins) as games:
+    with VecGame(spec, workers=1, envs_per_worker=2, placement="in-process", seed=1, plugins=plugins) as games:
         games.reset()
         forward = find_action(throttle=1, steer=0, boost=1, handbrake=0, jump=0, pitch=0, roll=0)
         touched = False  # both cars boost straight at the kickoff ball
@@ -222,7 +227,7 @@ def test_plain_rlgym_reward_runs_through_the_adapter_and_matches_touches():
 def test_worker_exception_is_raised_with_its_traceback_and_everything_stops():
     plugins = GamePlugins(reward_fn=FailingReward())
     games = VecGame(GameSpec(team_size=1), workers=2, envs_per_worker=1, plugins=plugins)
-    pids = games.worker_pids
+    pids = worker_pids(games)
     games.reset()
     started = time.monotonic()
     with pytest.raises(WorkerError) as caught:
@@ -239,7 +244,7 @@ def test_worker_exception_is_raised_with_its_traceback_and_everything_stops():
 def test_worker_that_dies_outright_is_reported_not_waited_for():
     plugins = GamePlugins(reward_fn=DyingReward())
     games = VecGame(GameSpec(team_size=1), workers=2, envs_per_worker=1, plugins=plugins)
-    pids = games.worker_pids
+    pids = worker_pids(games)
     games.reset()
     with pytest.raises(WorkerError, match="died without a traceback.*exit code 7"):
         for _ in range(5):
@@ -249,7 +254,7 @@ def test_worker_that_dies_outright_is_reported_not_waited_for():
 
 def test_close_leaves_no_worker_processes():
     games = VecGame(GameSpec(team_size=3), workers=2, envs_per_worker=1)
-    pids = games.worker_pids
+    pids = worker_pids(games)
     games.reset()
     games.step(np.zeros(games.num_agents, dtype=np.int64))
     games.close()
@@ -308,7 +313,7 @@ def ball_height_reward(batch, terminated, truncated):
 
 def test_a_plain_function_is_a_batched_reward():
     plugins = GamePlugins(reward_fn=ball_height_reward)
-    with VecGame(GameSpec(team_size=1), workers=1, envs_per_worker=2, backend="serial", plugins=plugins) as games:
+    with VecGame(GameSpec(team_size=1), workers=1, envs_per_worker=2, placement="in-process", plugins=plugins) as games:
         games.reset()
         obs, rewards, *_ = games.step(np.full(games.num_agents, 8))
         np.testing.assert_allclose(rewards, obs[:, LAYOUT["ball"].start + 2] * 2300, rtol=1e-5)
@@ -326,7 +331,7 @@ def test_kill_9_of_the_driver_leaves_no_worker_and_no_fork_server():
     code = ("import os, sys, numpy as np\n"
             "from arena.engine.game import GameSpec\nfrom arena.engine.vector import VecGame\n"
             "g = VecGame(GameSpec(team_size=1), workers=2, envs_per_worker=1)\ng.reset()\n"
-            "print(*g.worker_pids, flush=True)\nsys.stdin.read()\n")
+            "print(*g._backend.pids, flush=True)\nsys.stdin.read()\n")
     driver = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         pids = [int(p) for p in driver.stdout.readline().split()]

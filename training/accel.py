@@ -18,12 +18,13 @@
 from __future__ import annotations
 
 import contextlib
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
 from torch import nn
+
+from arena.engine.cores import usable_cores
 
 AMP_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
 
@@ -36,13 +37,13 @@ def cuda_available() -> bool:
 
 def learner_threads(training_cfg, workers: int) -> int:
     """Torch threads for the driver while the game workers run: the cores they leave, at least 1."""
-    return training_cfg.torch_threads or max(1, (os.cpu_count() or 1) - workers)
+    return training_cfg.torch_threads or max(1, usable_cores() - workers)
 
 
 def update_threads(training_cfg, busy_workers: int = 0) -> int:
     """Torch threads for the PPO update: every core by default while the workers wait for it, the cores
     left by `busy_workers` that play beside it (pipelined), at least 1."""
-    return training_cfg.update_threads or max(1, (os.cpu_count() or 1) - busy_workers)
+    return training_cfg.update_threads or max(1, usable_cores() - busy_workers)
 
 
 @contextlib.contextmanager

@@ -21,7 +21,6 @@ The self-play loop (training.selfplay) submits, waits and updates; it never know
 
 from __future__ import annotations
 
-import os
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -30,6 +29,8 @@ from typing import Protocol
 import numpy as np
 import torch
 
+from arena.engine.cores import usable_cores
+from arena.engine.placement import Backend
 from training.collector import Collector
 from training.opponents import PolicySpec
 from training.segment import Segment
@@ -68,25 +69,22 @@ class Collection(Protocol):
     def close(self) -> None: ...
 
 
-def collection_backend(choice: str, device: torch.device) -> str:
-    """The backend runner.backend names; auto: rollout worker processes (`rollout`), where every
+def collection_backend(choice: str) -> Backend:
+    """The backend runner.backend names (where its workers run: `Backend.placement`); auto: rollout
+    worker processes (`rollout`), where every
     policy's forward runs beside the physics on every core and no worker waits for another
     (docs/scaling.md: on 2 cores 0.53x of bare RocketSim against 0.28x with the forwards in the
     learner's process; on a 16-core GPU machine the lockstep `central` runner reached 0.41x of bare
     physics with random actions alone), with a CPU learner and with a GPU one."""
-    if choice != "auto":
-        return choice
-    return "rollout"
+    return Backend.ROLLOUT if choice == "auto" else Backend(choice)
 
 
 def collection_workers(configured: int, backend: str, device: torch.device) -> int:
     """Local game or rollout workers: runner.workers, or 0 (auto): one per core, but with a GPU learner's
     rollout workers one core is left to the learner, which updates while they play (pipelined)."""
-    from arena.engine.vector import default_workers
-
     if configured:
         return configured
-    cores = default_workers()
+    cores = usable_cores()
     return max(1, cores - 1) if backend == "rollout" and device.type == "cuda" and cores > 2 else cores
 
 
@@ -99,7 +97,7 @@ def pipelining(choice: str, backend: str, device: torch.device, game_workers: in
     """
     if choice != "auto":
         return choice == "always"
-    return device.type == "cuda" or backend == "ray" or (os.cpu_count() or 1) > game_workers
+    return device.type == "cuda" or backend == "ray" or usable_cores() > game_workers
 
 
 class LocalCollection:

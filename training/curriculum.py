@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.match import run_sprt_match
-from arena.engine.vector import default_workers
+from arena.engine.cores import workers_or_default
 from league.config import Config, team_size_of
 from league.home import LeagueHome
 from league.locks import claim
@@ -272,7 +272,7 @@ class CurriculumTrainer:
         match_cfg = dataclasses.replace(cfg, seed=derived_seed(cfg.seed, "gate-sprt", n_checks),
                                         game=dataclasses.replace(cfg.game, game_seconds=gate.game_seconds))
         m = run_sprt_match(self.home, self.registry, match_cfg, agent, previous, params, gate.sprt_max_games,
-                           workers=cfg.runner.workers or default_workers(), b_any_stage=True)
+                           workers=workers_or_default(cfg.runner.workers), b_any_stage=True)
         return SprtOutcome(m.decision or "inconclusive", m.stats.llr or 0.0, m.stats.elo, m.stats.games, m.id)
 
 

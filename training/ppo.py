@@ -2,8 +2,8 @@
 
 The learner owns the network, the optimizer and the buffer; a driver either hands it whole
 collected segments (`ingest`, the self-play loop: training.collection) or steps the
-environments itself and calls `act` and `observe_rewards` (a test on a classic-control task);
-when the buffer is full it calls `update`. Feed-forward minibatches are shuffled agent steps;
+environments itself, storing each step (training.measure.stepwise: the update benchmarks, a test on
+a classic-control task); when the buffer is full it calls `update`. Feed-forward minibatches are shuffled agent steps;
 recurrent minibatches are whole fixed-length sequences cut by env slot, replayed from the
 LSTM state stored at their first step (truncated backprop through time).
 
@@ -190,23 +190,6 @@ class PpoLearner:
 
     # ------------------------------------------------------------------ collection
 
-    @torch.no_grad()
-    def act(self, obs: torch.Tensor, episode_start: torch.Tensor,
-            teacher_probs: torch.Tensor | None = None) -> torch.Tensor:
-        """Sample actions for all learner slots and store the step (with the teacher's label when
-        kickstarting); returns actions [slots]."""
-        if self.accel.pin_memory:
-            obs, episode_start = obs.pin_memory(), episode_start.pin_memory()
-        obs = obs.to(self.device, non_blocking=True).float()
-        episode_start = episode_start.to(self.device, non_blocking=True).float()
-        before = self.state
-        with self.accel.inference_autocast():
-            logits, value, self.state = self.model.step(obs, self.state, episode_start)
-        actions, logprob = self.space.sample(logits.cpu(), self.generator)
-        actions, logprob = actions.to(self.device), logprob.to(self.device)
-        self.buffer.add(obs, actions, logprob, value.float(), episode_start, before, teacher_probs)
-        return actions
-
     def ingest(self, segment: Segment) -> None:
         """Fill the buffer with a collected segment (training.segment) in one copy per array; its
         width may differ from the last one's (a Ray rollout worker lost or replaced)."""
@@ -249,9 +232,6 @@ class PpoLearner:
         logits, labels = logits.float().reshape(-1, self.space.logits), buf.teacher_probs.reshape(-1, self.space.logits)
         return (float(self.space.agreement(logits, labels).mean()),
                 float(self.space.cross_entropy(logits, labels).mean()))
-
-    def observe_rewards(self, rewards: torch.Tensor) -> None:
-        self.buffer.add_rewards(rewards.to(self.device, non_blocking=True).float())
 
     @torch.no_grad()
     def bootstrap_value(self, obs: torch.Tensor, episode_start: torch.Tensor) -> torch.Tensor:

@@ -186,11 +186,11 @@ class RolesTrainer:
         training slices until the clock is spent; an error in one stops them all. Ray is started (or joined)
         once here, and every learner joins it, so none shuts it down under the others."""
         from arena.engine.ray_cluster import ray_session
-        from arena.engine.vector import default_workers
+        from arena.engine.cores import workers_or_default
         from training.learner_process import run_apart
 
         runner = self.configs[self.spec.main.name].runner
-        local = self.role_workers(runner.rollout_workers or default_workers())  # a local instance has room for all
+        local = self.role_workers(workers_or_default(runner.rollout_workers))  # a local instance has room for all
         with ray_session(sum(local.values()), runner.address or None) as ray:
             total = runner.rollout_workers or int(ray.cluster_resources().get("CPU", 1))
             address = runner.address or ray.get_runtime_context().gcs_address  # where each learner joins it

@@ -18,7 +18,7 @@ from training.opponents import PolicySpec
 # so more arenas amortise each call's fixed cost (the learner's, the teacher's, each opponent's):
 # auto gives a worker 256 cars (128 arenas in 1v1, 64 in 2v2, 42 in 3v3). One worker's collection
 # in 1v1 on this 2-core machine, in agent steps a second: 128 arenas 1.48x of 32 with the teacher's
-# pull, 1.33x without (docs/learning.md, run RR).
+# pull, 1.33x without (docs/runs/learning-defaults.md, run RR).
 ROLLOUT_CARS_PER_WORKER = 256
 
 
@@ -41,13 +41,14 @@ class RolloutWorker:
             os.sched_setaffinity(0, {core})
 
         from arena.engine.game import GamePlugins
+        from arena.engine.placement import Placement
         from arena.engine.vector import VecGame
         from training.collector import Collector, training_spec
         from training.rewards import build_reward
 
         torch.set_num_threads(1)
         envs = rollout_envs_per_worker(cfg.runner, cfg.game.team_size)
-        games = VecGame(training_spec(cfg.game, cfg.training.opponents, teacher), seed=seed, workers=1, envs_per_worker=envs, backend="serial",
+        games = VecGame(training_spec(cfg.game, cfg.training.opponents, teacher), seed=seed, workers=1, envs_per_worker=envs, placement=Placement.IN_PROCESS,
                         plugins=GamePlugins(reward_fn=build_reward(cfg.rewards)))
         try:
             self.collector = Collector(games, cfg.training.opponents, cfg.game.team_size, net_config, seed,

@@ -236,7 +236,7 @@ class SelfPlayTrainer:
             self.net = ckpt.net.train() if init_from else build_network(cfg.policy)
         self.versions = run_versions(registry, self.prefix)
         self.net.to(self.device)
-        self.backend = collection_backend(cfg.runner.backend, self.device)
+        self.backend = collection_backend(cfg.runner.backend)
         self.workers = collection_workers(cfg.runner.workers, self.backend, self.device)
         self.pipelined = pipelining(cfg.runner.pipeline, self.backend, self.device, self.workers)
         # Leave the cores to the game workers while they step (2 threads here made inference and

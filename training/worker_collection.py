@@ -25,7 +25,8 @@ from collections import deque
 from contextlib import ExitStack
 from dataclasses import dataclass
 
-from arena.engine.pool import ProcessPool, RayPool
+from arena.engine.placement import Backend, Placement
+from arena.engine.pool import open_pool
 from arena.engine.procs import WorkerError
 from arena.engine.vector import default_workers
 from league.config import Config, PolicyConfig
@@ -54,26 +55,26 @@ class _Round:
 class WorkerCollection(WorkerShapes):
     """Rollout workers on a pool behind the Collection interface (training.collection)."""
 
-    def __init__(self, cfg: Config, net_config: PolicyConfig, teacher: PolicySpec | None, kind: str, workers: int,
-                 pipelined: bool, on_progress: OnProgress):
+    def __init__(self, cfg: Config, net_config: PolicyConfig, teacher: PolicySpec | None, backend: Backend | str,
+                 workers: int, pipelined: bool, on_progress: OnProgress):
+        """`backend`: `rollout` (worker processes here, `workers` of them, each pinned to a core) or `ray`."""
         self.cfg, self.net_config, self.teacher = cfg, net_config, teacher
         self.pipelined, self.on_progress = pipelined, on_progress
         self._spawned = 0
         self._stack = ExitStack()
+        placement = Backend(backend).placement
+        address = cfg.runner.address or None
         try:
-            if kind == "ray":
-                from arena.engine.ray_cluster import (
-                    ray_session,  # Ray only where it is asked for
-                )
+            if placement is Placement.RAY:  # as many workers as asked for, or as the cluster has cores
+                from arena.engine.ray_cluster import ray_session  # Ray only where it is asked for
 
-                ray = self._stack.enter_context(ray_session(default_workers(), cfg.runner.address or None))
-                count = cfg.runner.rollout_workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-                self.pool = self._stack.enter_context(RayPool(ray, RolloutWorker, self._args(count), WHO))
+                ray = self._stack.enter_context(ray_session(default_workers(), address))
+                args = self._args(cfg.runner.rollout_workers or max(1, int(ray.cluster_resources().get("CPU", 1))))
             else:
-                cores = worker_cores(workers)
-                args = [a + (core,) for a, core in zip(self._args(workers), cores)]
-                self.pool = self._stack.enter_context(ProcessPool(RolloutWorker, args, WHO, background_sends=pipelined))
-            self.replace_lost = kind == "ray"
+                args = [a + (core,) for a, core in zip(self._args(workers), worker_cores(workers))]
+            self.pool = self._stack.enter_context(open_pool(placement, RolloutWorker, args, WHO, address,
+                                                            background_sends=pipelined))
+            self.replace_lost = placement is Placement.RAY  # a lost Ray node's workers; a lost process is a bug
             self.shapes: list[tuple[int, int]] = self._shapes(range(self.pool.size))
         except BaseException:
             self._stack.close()
@@ -81,7 +82,7 @@ class WorkerCollection(WorkerShapes):
         self._pool: tuple[list[str], dict[str, PolicySpec], int] | None = None
         self._dealt: tuple[list[str], dict[str, PolicySpec], int] | None = None
         self._rounds: deque[_Round] = deque()  # rounds under way, oldest first
-        if kind == "ray":
+        if placement is Placement.RAY:
             on_progress(Note(f"Ray: {self.pool.size} rollout workers, {self.slots} learner slots"))
 
     def _args(self, count: int) -> list[tuple]:
@@ -99,7 +100,7 @@ class WorkerCollection(WorkerShapes):
         return [tuple(self.pool.reply(k)) for k in workers]
 
     @property
-    def pids(self) -> list[int]:
+    def pids(self) -> list[int | None]:
         return self.pool.pids
 
     def set_pool(self, picks: list[str], specs: dict[str, PolicySpec], seed: int) -> None:

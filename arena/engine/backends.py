@@ -1,11 +1,22 @@
-"""Where game workers run: in this process (serial) or in worker processes (multiprocessing).
+"""Where a game runner's workers run: in this process (Placement.IN_PROCESS) or in worker processes
+(Placement.PROCESSES).
 
-Both backends drive the same ArenaWorker over the same array layout, so switching
-`runner.backend` changes nothing but speed. The multiprocessing backend signals each worker
-through a pipe (a few bytes per step; the arrays are shared memory). A worker that raises
-sends its traceback instead of "ok"; one that dies outright (segfault, kill) closes its end of
-the pipe, so the runner reads EOF at once instead of hanging. Either way every worker is
-stopped and the runner raises WorkerError.
+Both drive the same ArenaWorker over the same array layout, so switching placement changes
+nothing but speed. The process backend signals each worker through a pipe (a few bytes per step;
+the arrays are shared memory). A worker that raises sends its traceback instead of "ok"; one that
+dies outright (segfault, kill) closes its end of the pipe, so the runner reads EOF at once instead
+of hanging. Either way every worker is stopped and the runner raises WorkerError.
+
+Why these workers are not the worker pool's (arena.engine.pool): the runner steps in lockstep,
+every worker once per step, thousands of steps a second, and each step's data is already in
+shared memory. The pool's protocol (a pickled (method, args) call and a pickled (status, value)
+answer per call, a sender thread per worker, Ray actors that share no memory with the driver)
+would add a pickle round trip and a thread hand-off to every step for nothing the runner needs:
+it never replaces a worker, never waits for whichever answers first, and cannot run on Ray,
+whose workers could not write into this machine's shared arrays. What the two share is how a
+worker process starts and stops and the one error that says it failed (arena.engine.procs).
+The runner's messages are bytes: a step, a reset (its argument JSON: null, one seed, or a list
+of per-arena seeds), a close.
 """
 
 from __future__ import annotations
@@ -13,6 +24,7 @@ from __future__ import annotations
 import json
 import weakref
 
+from arena.engine.placement import Placement
 from arena.engine.procs import (
     JOIN_SECONDS,
     WorkerError,
@@ -33,18 +45,18 @@ from arena.engine.worker import (
     run_worker,
 )
 
-__all__ = ["MultiprocessingBackend", "SerialBackend", "WorkerError", "make_backend"]
+__all__ = ["ProcessBackend", "InProcessBackend", "WorkerError", "make_backend"]
 
 
 def reset_message(seed: int | None) -> bytes:
-    return MSG_RESET + (str(int(seed)).encode() if seed is not None else b"")
+    return MSG_RESET + json.dumps(None if seed is None else int(seed)).encode()
 
 
 def reset_games_message(seeds: list[int]) -> bytes:
     return MSG_RESET + json.dumps([int(s) for s in seeds]).encode()
 
 
-class SerialBackend:
+class InProcessBackend:
     """Every worker's arenas stepped in this process, one worker after another."""
 
     def __init__(self, plans: list[WorkerPlan]):
@@ -76,7 +88,7 @@ def _send_close(conn) -> None:
     conn.send_bytes(MSG_CLOSE)
 
 
-class MultiprocessingBackend:
+class ProcessBackend:
     """One process per WorkerPlan, all writing into one shared RawArray."""
 
     def __init__(self, plans: list[WorkerPlan]):
@@ -140,10 +152,10 @@ class MultiprocessingBackend:
         self._finalizer()
 
 
-def make_backend(kind: str, plans: list[WorkerPlan]):
-    if kind == "serial":
-        return SerialBackend(plans)
-    if kind == "multiprocessing":
-        return MultiprocessingBackend(plans)
-    raise ValueError(f"runner backend must be 'serial' or 'multiprocessing', got {kind!r}")
+def make_backend(placement: Placement, plans: list[WorkerPlan]):
+    if placement is Placement.IN_PROCESS:
+        return InProcessBackend(plans)
+    if placement is Placement.PROCESSES:
+        return ProcessBackend(plans)
+    raise ValueError(f"a game runner's workers run in-process or in processes, not {placement!r}")
 

@@ -1,6 +1,6 @@
 """A single-agent Gymnasium env: the learner drives one car, a fixed Policy drives all the others.
 
-Built on the game runner (one arena, serial backend), so it plays exactly the game and the
+Built on the game runner (one arena, in-process placement), so it plays exactly the game and the
 observation layout the vectorized runner plays. Spaces are the runner's single-agent spaces:
 Box(196) float32 observations, Discrete(90) actions. The opponent policy gets one batched
 `act` call per step for every car that is not the learner's (teammates included, in 2v2/3v3).
@@ -21,6 +21,7 @@ import numpy as np
 
 from agents.policy import Policy
 from arena.engine.game import GamePlugins, GameSpec, Mode
+from arena.engine.placement import Placement
 from arena.engine.vector import VecGame, action_space, observation_space
 
 
@@ -46,7 +47,7 @@ class SingleAgentEnv(gym.Env):
         self.action_space = action_space()
         self.opponent = opponent
         self.learner = learner_car
-        self._games = VecGame(spec, workers=1, envs_per_worker=1, backend="serial", seed=seed, plugins=plugins)
+        self._games = VecGame(spec, workers=1, envs_per_worker=1, placement=Placement.IN_PROCESS, seed=seed, plugins=plugins)
         self._others = np.flatnonzero(np.arange(spec.n_cars) != learner_car)
         self._actions = np.zeros(spec.n_cars, dtype=np.int64)
         self._obs: np.ndarray | None = None

@@ -3,12 +3,17 @@
 A worker hosts one service object, built inside the worker from a class and its arguments (a
 tournament's GameService, training's RolloutWorker), and answers calls of its methods in order:
 
-    with open_pool("processes", RolloutWorker, [args_0, args_1], "Rollout worker") as pool:
+    with open_pool(Placement.PROCESSES, RolloutWorker, [args_0, args_1], "Rollout worker") as pool:
         pool.call(k, "collect", weights, ...)     # a request to worker k; it answers calls in order
         value = pool.reply(k)                     # worker k's next answer
         k, value = pool.next_reply()              # whichever worker with a call under way answers first
         handle = pool.shared(weights)             # a value passed to many calls (Ray: stored once)
         pool.restart(k, args)                     # a fresh worker in the place of a lost one
+        pool.remove(keep)                         # only the workers `keep`, renumbered in that order
+        pool.pids                                 # each worker's process id
+
+Both kinds (Placement.PROCESSES: ProcessPool; Placement.RAY: RayPool) implement the whole `Pool`
+protocol below; a caller holds a `Pool` and never asks which kind it has.
 
 One message protocol serves both kinds: a call is (method, args); every answer is (OK, value),
 (REFUSED, sentence) for a LeagueError or OSError of the service (a bad file, a full disk: one
@@ -31,7 +36,9 @@ from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from multiprocessing.connection import wait
-from typing import Any
+from typing import Any, Protocol
+
+from arena.engine.placement import Placement, as_placement
 
 from arena.engine.procs import (
     JOIN_SECONDS,
@@ -44,7 +51,7 @@ from arena.engine.procs import (
 from league.errors import LeagueError
 
 OK, REFUSED, FAILED = "ok", "refused", "failed"
-POOL_KINDS = ("processes", "ray")
+POOLED = (Placement.PROCESSES, Placement.RAY)  # where a pool's workers may run
 READY_SECONDS = 300.0  # how long Ray workers may take to start (building arenas, importing torch)
 
 
@@ -107,7 +114,44 @@ def serve(conn, cls: type, args: tuple) -> None:
         conn.close()
 
 
-class _Pool:
+class Pool(Protocol):
+    """Long-lived workers, each hosting one service and answering its calls in order (the module's docstring)."""
+
+    who: str  # what a worker is called in errors ("Rollout worker")
+
+    @property
+    def size(self) -> int: ...
+
+    @property
+    def pids(self) -> list[int | None]:
+        """Each worker's process id (on Ray, its actor's; None where it never started)."""
+
+    def shared(self, value: Any) -> Any:
+        """A handle to `value` to pass to many calls (Ray: stored once in its object store)."""
+
+    def call(self, k: int, method: str, *args) -> None:
+        """Ask worker k to call `method(*args)` of its service; returns at once."""
+
+    def reply(self, k: int) -> Any:
+        """Worker k's answer to its oldest call under way (WorkerError if it failed, refused or died)."""
+
+    def next_reply(self) -> tuple[int, Any]:
+        """(k, answer) of whichever worker with a call under way answers first."""
+
+    def restart(self, k: int, args: tuple, seconds: float = 60.0) -> bool:
+        """A fresh worker hosting cls(*args) in place of worker k; False if none started within `seconds`."""
+
+    def remove(self, keep: list[int]) -> None:
+        """Keep only the workers `keep`, renumbered in that order, stopping the others."""
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Pool: ...
+
+    def __exit__(self, *exc) -> None: ...
+
+
+class _Answers:
     """What both kinds share: the order of answers, and turning a protocol pair into a value."""
 
     who: str
@@ -159,7 +203,7 @@ class _Sender:
     def send(self, item: Any) -> None:
         self.queue.put(item)
 
-    def close(self, conn=None) -> None:
+    def close(self) -> None:
         """After the calls queued before it: ask the worker to stop, then let the thread end."""
         self.queue.put(None)
         self.queue.put(_STOP)
@@ -168,13 +212,13 @@ class _Sender:
 _STOP = object()
 
 
-class ProcessPool(_Pool):
+class ProcessPool(_Answers):
     """Workers as processes of this machine (the fork server's), each talking over its own pipe.
 
     `background_sends`: each worker's calls are sent by a thread of its own (_Sender), so `call`
     returns at once even while the worker is busy; its answers come back in order as ever."""
 
-    kind = "processes"
+    placement = Placement.PROCESSES
 
     def __init__(self, cls: type, args: list[tuple], who: str, background_sends: bool = False):
         self.cls, self.who = cls, who
@@ -194,7 +238,7 @@ class ProcessPool(_Pool):
         return len(self._procs)
 
     @property
-    def pids(self) -> list[int]:
+    def pids(self) -> list[int | None]:
         return [p.pid for p in self._procs]
 
     def _pid(self, k: int) -> int | None:
@@ -266,7 +310,7 @@ class ProcessPool(_Pool):
         else:
             conn.send(None)
 
-    def restart(self, k: int, args: tuple, seconds: float | None = None) -> bool:
+    def restart(self, k: int, args: tuple, seconds: float = 60.0) -> bool:
         """A fresh worker in place of worker k (whatever it was doing is dropped); always True here."""
         old, conn = self._procs[k], self._conns[k]
         stop_processes([old], [conn], self._send_close)
@@ -274,15 +318,22 @@ class ProcessPool(_Pool):
         self._await_ready(k)
         return True
 
+    def remove(self, keep: list[int]) -> None:
+        """Keep only the workers `keep` (in that order), stopping the others."""
+        gone = [k for k in range(self.size) if k not in keep]
+        stop_processes([self._procs[k] for k in gone], [self._conns[k] for k in gone], self._send_close)
+        self._procs, self._conns = [self._procs[k] for k in keep], [self._conns[k] for k in keep]
+        self._senders, self._pending = [self._senders[k] for k in keep], [self._pending[k] for k in keep]
+
     def close(self) -> None:
         stop_processes(self._procs, self._conns, self._send_close)
         self._pending, self._senders = [], []
 
 
-class RayPool(_Pool):
+class RayPool(_Answers):
     """Workers as Ray actors (one CPU each, spread over the cluster's nodes), hosted like processes."""
 
-    kind = "ray"
+    placement = Placement.RAY
 
     def __init__(self, ray: Any, cls: type, args: list[tuple], who: str):
         self.ray, self.cls, self.who = ray, cls, who
@@ -308,6 +359,10 @@ class RayPool(_Pool):
     @property
     def size(self) -> int:
         return len(self._actors)
+
+    @property
+    def pids(self) -> list[int | None]:
+        return list(self._pids)
 
     def _pid(self, k: int) -> int | None:
         return self._pids[k]
@@ -384,16 +439,20 @@ class RayPool(_Pool):
 
 
 @contextmanager
-def open_pool(kind: str, cls: type, args: list[tuple], who: str, address: str | None = None) -> Iterator[_Pool]:
-    """A pool of len(args) workers of `kind` ("processes" or "ray"), each hosting cls(*args[k]);
+def open_pool(placement: Placement | str, cls: type, args: list[tuple], who: str, address: str | None = None,
+              background_sends: bool = False) -> Iterator[Pool]:
+    """A pool of len(args) workers placed at `placement` (PROCESSES or RAY), each hosting cls(*args[k]);
     closed on leaving. Ray: the cluster at `address`, or a local instance on 127.0.0.1
-    (arena.engine.ray_cluster), let go on leaving too."""
-    if kind == "processes":
-        with ProcessPool(cls, args, who) as pool:
+    (arena.engine.ray_cluster), let go on leaving too (one this process already holds is used as it is).
+    `background_sends`: processes send each worker's calls from a thread of their own (ProcessPool);
+    Ray's calls never block their caller anyway."""
+    placement = as_placement(placement, "open_pool")
+    if placement is Placement.PROCESSES:
+        with ProcessPool(cls, args, who, background_sends) as pool:
             yield pool
         return
-    if kind != "ray":
-        raise ValueError(f"pool kind must be one of {', '.join(POOL_KINDS)}, got {kind!r}")
+    if placement is not Placement.RAY:
+        raise ValueError(f"a pool's workers run at one of {', '.join(POOLED)}, not {placement!r}")
     from arena.engine.ray_cluster import ray_session
 
     with ray_session(len(args), address) as ray, RayPool(ray, cls, args, who) as pool:

@@ -2,8 +2,8 @@
 
 Workers write observations, rewards, done flags and per-step info straight into these arrays
 and the main process reads them as numpy views, so a step moves no array through a pipe. The
-block is one `multiprocessing.RawArray` for the multiprocessing backend (handed to each worker
-when it starts) or plain memory for the serial backend; both are viewed the same way.
+block is one `multiprocessing.RawArray` for game worker processes (handed to each worker
+when it starts) or plain memory for the in-process placement; both are viewed the same way.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def views(buffer, layout: dict[str, ArraySpec]) -> dict[str, np.ndarray]:
 
 
 def allocate_local(layout: dict[str, ArraySpec]) -> np.ndarray:
-    """Plain process memory for the serial backend."""
+    """Plain process memory for the in-process placement."""
     return np.zeros(nbytes_of(layout), dtype=np.uint8)
 
 

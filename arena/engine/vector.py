@@ -14,14 +14,15 @@ episode (`info.episode_start`), and `info.final_obs` keeps the last observation 
 ended. Returned arrays are views of the runner's shared memory, overwritten by the next step:
 copy what you keep.
 
-The main process does no per-arena work: it writes actions and waits. Workers run serially
-in-process or as processes (`runner.backend`, PufferLib style), with identical results for
-a seed, since each arena's randomness depends only on the seed and its global index.
+The main process does no per-arena work: it writes actions and waits. Workers run one after
+another in this process (Placement.IN_PROCESS) or as processes (Placement.PROCESSES; from a
+config, arena.engine.placement.Backend.games_of its `runner.backend`), PufferLib style, with
+identical results for a seed, since each arena's randomness depends only on the seed and its
+global index.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import gymnasium as gym
@@ -31,12 +32,15 @@ from agents.actions import N_ACTIONS
 from agents.game_state import GameArrays
 from agents.obs import OBS_DIM
 from arena.engine.backends import WorkerError, make_backend, reset_games_message, reset_message
+from arena.engine.cores import default_workers, workers_or_default
 from arena.engine.phases import add_phases
 from arena.engine.game import GamePlugins, GameSpec, Mode
+from arena.engine.placement import Backend, Placement, as_placement
 from arena.engine.sim import team_layout
 from arena.engine.worker import MSG_STEP, WorkerPlan
 
-__all__ = ["VecGame", "StepInfo", "WorkerError", "observation_space", "action_space"]
+# default_workers stays importable from here, where it lived before arena.engine.cores.
+__all__ = ["VecGame", "StepInfo", "WorkerError", "observation_space", "action_space", "default_workers"]
 
 
 def observation_space() -> gym.spaces.Box:
@@ -71,14 +75,6 @@ class StepInfo:
     episode_seconds: np.ndarray
 
 
-def default_workers() -> int:
-    """One worker per core this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
-
-
 DEFAULT_ENVS_PER_WORKER = 32
 
 
@@ -105,23 +101,22 @@ class VecGame:
         seed: int = 0,
         workers: int | None = None,
         envs_per_worker: int | None = None,
-        backend: str | None = None,
+        placement: Placement | str | None = None,
         plugins: GamePlugins | None = None,
     ):
         """`game`: a league.config.GameConfig or a GameSpec; `runner`: a league.config.RunnerConfig.
 
-        Keyword arguments override the runner config. `plugins` carries training's reward
+        Keyword arguments override the runner config; `placement`: where the workers run, in this
+        process or in worker processes (default: what the runner config's backend says for games). `plugins` carries training's reward
         function, extra start-state mutators and extra done conditions (RLGym objects).
         """
         spec = game if isinstance(game, GameSpec) else GameSpec.from_config(game, mode)
         workers = workers if workers is not None else getattr(runner, "workers", 0)
-        workers = workers or default_workers()
+        workers = workers_or_default(workers)
         if envs_per_worker is None:  # the runner config's value; 0 there means auto
             envs_per_worker = envs_per_worker_of(runner)
-        backend = backend or getattr(runner, "backend", "multiprocessing")
-        backend = {"in-process": "serial"}.get(backend, backend)  # runner.backend's name for the serial runner
-        if backend not in ("serial", "multiprocessing"):  # training's other choices (auto, rollout, central, ray):
-            backend = "multiprocessing"  # games played here run in game worker processes
+        placement = (as_placement(placement, "VecGame") if placement is not None
+                     else Backend.games_of(getattr(runner, "backend", None)))
         if workers < 1 or envs_per_worker < 1:
             raise ValueError(f"need at least one worker and one arena per worker, got workers={workers}, "
                              f"envs_per_worker={envs_per_worker}")
@@ -148,8 +143,8 @@ class VecGame:
                        n_envs=envs_per_worker, total_envs=self.num_envs, seed=seed)
             for w in range(workers)
         ]
-        self.backend_kind = backend
-        self._backend = make_backend(backend, plans)
+        self.placement = placement
+        self._backend = make_backend(placement, plans)
         arrays = self._backend.arrays
         self._arrays = arrays
         self.info = StepInfo(**{name: arrays[name] for name in StepInfo.__dataclass_fields__})
@@ -242,20 +237,15 @@ class VecGame:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    @property
-    def worker_pids(self) -> list[int]:
-        """Process ids of the game workers (empty for the serial backend)."""
-        return list(getattr(self._backend, "pids", []))
-
     def take_phases(self) -> dict[str, float]:
         """Seconds per phase of the in-process workers' steps since the last take (arena.engine.phases);
         empty for game worker processes, whose clocks stay in their own processes."""
         total: dict[str, float] = {}
-        for worker in self.serial_workers:
+        for worker in self.in_process_workers:
             total = add_phases(total, worker.clock.take())
         return total
 
     @property
-    def serial_workers(self) -> list:
-        """The in-process ArenaWorkers of the serial backend (tests and debugging read their arenas)."""
+    def in_process_workers(self) -> list:
+        """The ArenaWorkers of the in-process placement (tests and debugging read their arenas)."""
         return list(getattr(self._backend, "workers", []))

@@ -44,10 +44,13 @@ from league.game_values import TICKS_PER_SECOND
 
 # Messages between the runner and a worker process.
 MSG_STEP = b"step"
-MSG_RESET = b"reset"  # followed by the seed as text, a JSON list of per-arena seeds, or nothing
+MSG_RESET = b"reset"  # followed by JSON: null (no seed), one seed, or a list of per-arena seeds
 MSG_CLOSE = b"close"
 REPLY_OK = b"ok"
 REPLY_ERROR = b"error:"  # followed by the traceback text
+
+# The phases of ArenaWorker.step its clock counts, in the order they run (arena.engine.phases).
+STEP_PHASES = ("physics", "state read", "rules and rewards", "observations", "resets")
 
 
 @dataclass(frozen=True)
@@ -337,11 +340,12 @@ def _any_done(conditions: list, batch: StepBatch) -> np.ndarray:
 
 
 def apply_reset(worker: ArenaWorker, arg: bytes) -> None:
-    """Carry out a reset message's argument: nothing, one seed, or a JSON list of per-arena game seeds."""
-    if arg.startswith(b"["):
-        worker.reset_games(json.loads(arg))
+    """Carry out a reset message's JSON argument: null, one seed, or a list of per-arena game seeds."""
+    seeds = json.loads(arg)
+    if isinstance(seeds, list):
+        worker.reset_games(seeds)
     else:
-        worker.reset(int(arg) if arg else None)
+        worker.reset(None if seeds is None else int(seeds))
 
 
 def run_worker(conn, buffer, plan: WorkerPlan) -> None:

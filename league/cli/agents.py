@@ -210,7 +210,7 @@ def _promote_by_sprt(name: str, sprt_params: str | None, max_games: int | None, 
     import time
 
     from arena.promotion import REFERENCE_WITHOUT_CHAMPION, candidate, promote_by_sprt
-    from arena.engine.vector import default_workers
+    from arena.engine.cores import workers_or_default
     from league.cli.match import match_settings_text, play_with_progress, print_match_result
     from league.config import load_config
     from league.home import resolve_home
@@ -246,7 +246,7 @@ def _promote_by_sprt(name: str, sprt_params: str | None, max_games: int | None, 
         played = play_with_progress(run, f"Run the same command to finish the test (match {m.id}).")
 
     result = promote_by_sprt(league_home, registry, cfg, name, params, max_games, batch_pairs=batch_pairs,
-                             workers=workers or default_workers(), play=play)
+                             workers=workers_or_default(workers), play=play)
     if result.already_champion:
         out.print(f"{name} is already the {stage} champion; nothing to test.", highlight=False)
         return True

@@ -34,7 +34,7 @@ def _env_rows(report) -> list[tuple[str, str, object, tuple[float | None, float 
                      report.bare_rocketsim_one_process, None))
     rows.append((f"RLGym v2 standard env (reference) x{scale}", f"one process measured, scaled by {scale} cores",
                  report.reference, None))
-    rows.append(("this runner, random actions", "VecGame, multiprocessing backend", report.runner,
+    rows.append(("this runner, random actions", "VecGame, game worker processes", report.runner,
                  (report.runner_vs_ceiling, report.runner_vs_reference)))
     if report.runner_mlp is not None:
         rows.append(("this runner, MLP policy", "agents MLP actor-critic in the main process, one forward per step",
@@ -44,7 +44,7 @@ def _env_rows(report) -> list[tuple[str, str, object, tuple[float | None, float 
                      "per-step hand-off", report.rollout, (report.rollout_vs_ceiling, report.rollout_vs_reference)))
     if report.rollout_mlp is not None:
         rows.append(("rollout workers, MLP policy", "each worker process steps its arenas and runs the MLP itself "
-                     "(processes and ray backends)", report.rollout_mlp,
+                     "(the rollout and ray backends)", report.rollout_mlp,
                      (report.rollout_mlp_vs_ceiling, report.rollout_mlp_vs_reference)))
     return rows
 
@@ -170,12 +170,12 @@ def tournament(
     """
     from rich.table import Table
 
-    from arena.engine.vector import default_workers
+    from arena.engine.cores import workers_or_default
     from training.measure.tournament import bench_tournament
 
     if games < 1 or game_seconds <= 0:
         raise LeagueError("--games must be at least 1 and --game-seconds positive.")
-    r = bench_tournament(games, game_seconds, workers or default_workers(), bots=bots)
+    r = bench_tournament(games, game_seconds, workers_or_default(workers), bots=bots)
     table = Table(title=f"Tournament: {r.games} games of {r.game_seconds:g} s, {r.workers} workers")
     table.add_column("measure")
     table.add_column("value", justify="right")

@@ -53,7 +53,7 @@ def match_command(
     Example: league match ppo-1v1-v13 necto --max-games 100 --sampled
     """
     from arena.match import abandon_match, start_or_resume_match
-    from arena.engine.vector import default_workers
+    from arena.engine.cores import workers_or_default
     from league.config import load_config
     from league.home import resolve_home
     from league.registry import Registry
@@ -74,7 +74,7 @@ def match_command(
     registry = Registry.open(league_home.db_path, cfg.ratings)
     started = time.perf_counter()
     run = start_or_resume_match(registry, league_home, cfg, a, b, params=params, max_games=max_games,
-                                batch_pairs=batch_pairs, workers=workers or default_workers(), resume=resume,
+                                batch_pairs=batch_pairs, workers=workers_or_default(workers), resume=resume,
                                 max_arenas=arenas, deterministic=not sampled)
     m = run.match
     if run.already_finished:

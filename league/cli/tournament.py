@@ -21,7 +21,7 @@ def tournament_command(
     seed: Annotated[Optional[int], typer.Option("--seed", help="Tournament seed.", show_default=False)] = None,
     resume: Annotated[Optional[int], typer.Option("--resume", help="Finish an interrupted tournament by id.", show_default=False)] = None,
     game_seconds: Annotated[Optional[float], typer.Option("--game-seconds", help="Game clock per game.", show_default=False)] = None,
-    backend: Annotated[str, typer.Option("--backend", help="local (worker processes) or ray.")] = "local",
+    backend: Annotated[str, typer.Option("--backend", help="Where the workers run: processes (worker processes on this machine; formerly local) or ray.")] = "processes",
     arenas: Annotated[int, typer.Option("--arenas", help="Most games a worker plays at once.")] = 64,
     address: Annotated[Optional[str], typer.Option("--address", help="Ray cluster address (default: a local Ray instance).", show_default=False)] = None,
     abandon: Annotated[Optional[int], typer.Option("--abandon", help="End an unfinished tournament for good (its finished games are kept).", show_default=False)] = None,
@@ -43,7 +43,7 @@ def tournament_command(
     Example: league tournament --abandon 3
     """
     from arena.tournament import abandon_tournament, start_or_resume_tournament
-    from arena.engine.vector import default_workers
+    from arena.engine.cores import workers_or_default
     from league.config import load_config
     from league.home import resolve_home
     from league.registry import Registry
@@ -67,7 +67,7 @@ def tournament_command(
     # Claims the tournament before anything is printed: one that another process plays is left alone.
     run = start_or_resume_tournament(
         registry, league_home, cfg, resume=resume, games_per_pair=games if games is not None else 2,
-        agents=entrants, baselines=not no_baselines, teams=sides, workers=workers or default_workers(),
+        agents=entrants, baselines=not no_baselines, teams=sides, workers=workers_or_default(workers),
         backend=backend, address=address, max_arenas=arenas)
     out.print(f"{'Resuming' if run.resumed else 'Starting'} tournament {run.id}: {len(run.entrants)} entrants, "
               f"{run.planned_games} games ({run.to_play} to play), {run.game_seconds:g} s each", highlight=False)

@@ -44,7 +44,7 @@ def train_command(
         "--backend", help="Where the games run and who acts in them: rollout (rollout workers on this machine, "
                           "each with its own forwards), central (game workers on this machine, every forward in the "
                           "learner), in-process (this process) or ray (rollout workers on a Ray cluster).  [default: "
-                          "auto: rollout on a CPU learner, central on a GPU]", show_default=False)] = None,
+                          "auto: rollout, with a CPU learner and with a GPU one]", show_default=False)] = None,
     address: Annotated[Optional[str], typer.Option(
         "--address", help="With --backend ray: a cluster's head (host:port); default a local instance on 127.0.0.1.",
         show_default=False)] = None,

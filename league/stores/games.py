@@ -323,24 +323,6 @@ class GameStore(Store):
             args.append(team_size)
         return [RatingChange(**r) for r in self.db.query(sql + " ORDER BY id", args)]
 
-    def recompute_ratings(self, team_size: int) -> dict[str, tuple[float, float, float]]:
-        """(elo, mu, sigma) per agent name from replaying every recorded game in order.
-
-        Used to check that the stored ratings lost or doubled no update.
-        """
-        cfg = self.ratings_cfg
-        initial = (cfg.elo.initial, cfg.trueskill.mu, cfg.trueskill.sigma)
-        state: dict[str, tuple[float, float, float]] = {}
-        for g in self.games(team_size):
-            if g.blue == g.orange:
-                continue
-            score = rating_math.score_from_goals(g.blue_goals, g.orange_goals)
-            blue, orange = members(g.blue), members(g.orange)
-            after = self._rate_sides([state.get(n, initial) for n in blue], [state.get(n, initial) for n in orange],
-                                     score, team_size if g.mixed else None)
-            state.update(zip(blue + orange, after[0] + after[1]))
-        return state
-
 
 def read_team_sides(db, where: str = "1", args: list[Any] | dict[str, Any] | None = None) -> dict[tuple[int, str], str]:
     """(game id, side) -> the side's name ("A+B", or one agent's name) of every mixed game of `games g`

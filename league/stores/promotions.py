@@ -157,10 +157,6 @@ class PromotionStore(Store):
     def all(self) -> list[Promotion]:
         return self._query()
 
-    def for_agent(self, name: str) -> list[Promotion]:
-        """Every promotion (and SPRT test) of agent `name`, oldest first."""
-        return self._query("a.name = ?", [name])
-
     def for_stage(self, team_size: int) -> list[Promotion]:
         """A stage's promotions and tests, oldest first: its line of champions, with the tests that failed."""
         return self._query("p.team_size = ?", [team_size])
@@ -168,10 +164,3 @@ class PromotionStore(Store):
     def for_match(self, match_id: int) -> Promotion | None:
         rows = self._query("p.match_id = ?", [match_id])
         return rows[0] if rows else None
-
-    def promoted_by_sprt(self, team_size: int | None = None) -> list[Promotion]:
-        """The promotions an SPRT decided (H1 accepted; from `league promote --sprt` or training)."""
-        where = f"p.promoted = 1 AND p.method IN {TESTED_METHODS}"
-        if team_size is None:
-            return self._query(where)
-        return self._query(f"{where} AND p.team_size = ?", [team_size])

@@ -180,9 +180,10 @@ class Diagnosis:
 
 
 def resolved_runner(cfg: Config) -> tuple[int, int]:
-    from arena.engine.vector import default_workers, envs_per_worker_of
+    from arena.engine.cores import workers_or_default
+    from arena.engine.vector import envs_per_worker_of
 
-    return cfg.runner.workers or default_workers(), envs_per_worker_of(cfg.runner)
+    return workers_or_default(cfg.runner.workers), envs_per_worker_of(cfg.runner)
 
 
 def _percentiles(seconds: list[float]) -> tuple[float, float, float]:
@@ -285,6 +286,7 @@ def measure_update(cfg: Config, budget: MeasureTimes, notes: list[str]) -> Updat
     from agents.networks import build_network
     from agents.obs import OBS_DIM
     from training.accel import make_accel, maybe_compile, update_threads
+    from training.measure.stepwise import act, observe_rewards
     from training.ppo import PpoLearner
     from training.selfplay import pick_device
 
@@ -311,8 +313,8 @@ def measure_update(cfg: Config, budget: MeasureTimes, notes: list[str]) -> Updat
         minibatches = 0
         for rep in range(budget.update_repeats + 1):  # the first update warms up (allocations, compile)
             for t in range(ppo.steps_per_env):
-                learner.act(obs[t], starts)
-                learner.observe_rewards(rewards[t])
+                act(learner, obs[t], starts)
+                observe_rewards(learner, rewards[t])
             if device.type == "cuda":
                 torch.cuda.synchronize()
             stats = learner.update(obs[-1], starts)

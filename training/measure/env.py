@@ -32,16 +32,18 @@ steps x cars) and physics ticks/s (env steps x tick skip).
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
 import statistics
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass
 
 import numpy as np
 
-from arena.engine.vector import default_workers
+from arena.engine.placement import Placement
+from arena.engine.pool import open_pool
+from arena.engine.cores import usable_cores, workers_or_default
 
 WARMUP_SECONDS = 1.0
 ROUND_SECONDS = 1.0
@@ -95,10 +97,6 @@ class EnvBench:
     def reference_ticks_per_second(self) -> float:
         return self.reference.ticks_per_second
 
-    @property
-    def runner_ticks_per_second(self) -> float:
-        return self.runner.ticks_per_second
-
 
 def _timed(step: Callable[[], int], duration: float) -> tuple[int, float]:
     """Call `step` (returns env steps done) until `duration` seconds passed; (env steps, seconds)."""
@@ -111,68 +109,61 @@ def _timed(step: Callable[[], int], duration: float) -> tuple[int, float]:
 # --------------------------------------------------------------------------- ceiling
 
 
-def _ceiling_process(team_size: int, n_arenas: int, tick_skip: int, warmup: float, conn) -> None:
-    from arena.engine.sim import apply_actions, controls_table, new_arena
+class CeilingWorker:
+    """Bare RocketSim in one worker: `n_arenas` arenas stepped with random actions, warmed up when built."""
 
-    arenas, cars = [], []
-    for i in range(n_arenas):
-        arena, arena_cars = new_arena(team_size)
-        arena.reset_kickoff(i)
-        arenas.append(arena)
-        cars.extend(arena_cars)
-    table = controls_table()
-    actions = np.random.default_rng(0).integers(0, len(table), (256, len(cars))).tolist()
-    counter = iter(range(1 << 62))
+    def __init__(self, team_size: int, n_arenas: int, tick_skip: int, warmup: float):
+        from arena.engine.sim import apply_actions, controls_table, new_arena
 
-    def step() -> int:
-        apply_actions(cars, actions[next(counter) % 256], table)
-        for arena in arenas:
-            arena.step(tick_skip)
-        return n_arenas
+        arenas, cars = [], []
+        for i in range(n_arenas):
+            arena, arena_cars = new_arena(team_size)
+            arena.reset_kickoff(i)
+            arenas.append(arena)
+            cars.extend(arena_cars)
+        table = controls_table()
+        actions = np.random.default_rng(0).integers(0, len(table), (256, len(cars))).tolist()
+        counter = iter(range(1 << 62))
 
-    _timed(step, warmup)
-    conn.send("ready")
-    while (duration := conn.recv()) is not None:
-        conn.send(_timed(step, duration))
+        def step() -> int:
+            apply_actions(cars, actions[next(counter) % 256], table)
+            for arena in arenas:
+                arena.step(tick_skip)
+            return n_arenas
+
+        self._step = step
+        _timed(step, warmup)
+
+    def run(self, duration: float) -> tuple[int, float]:
+        """(env steps, seconds) of stepping for `duration` seconds."""
+        return _timed(self._step, duration)
 
 
 class ProcessMeter:
-    """W idle processes, each running `target(*args_of(k), pipe)`, that all run together when asked."""
+    """W idle workers of the worker pool (arena.engine.pool, worker processes of this machine), each
+    hosting `service(*args_of(k))`, that all run together when asked. A worker that fails or dies ends
+    the measurement with the pool's WorkerError naming it, never a hang or a figure short of a worker."""
 
-    def __init__(self, workers: int, target: Callable, args_of: Callable[[int], tuple]):
-        ctx = mp.get_context("spawn")
+    def __init__(self, workers: int, service: type, args_of: Callable[[int], tuple]):
         self.workers = workers
-        self._pipes, self._procs = [], []
-        for k in range(workers):
-            parent, child = ctx.Pipe()
-            proc = ctx.Process(target=target, daemon=True, args=(*args_of(k), child))
-            proc.start()
-            self._pipes.append(parent)
-            self._procs.append(proc)
-        for parent in self._pipes:
-            parent.recv()
+        self._stack = ExitStack()
+        self.pool = self._stack.enter_context(open_pool(Placement.PROCESSES, service,
+                                                        [args_of(k) for k in range(workers)], "Meter worker"))
 
     def run(self, duration: float) -> tuple[int, float]:
-        for parent in self._pipes:
-            parent.send(duration)
-        results = [parent.recv() for parent in self._pipes]
+        """(env steps of all workers, the longest worker's seconds) of `duration` seconds stepped together."""
+        for k in range(self.pool.size):
+            self.pool.call(k, "run", duration)
+        results = [self.pool.reply(k) for k in range(self.pool.size)]
         return sum(steps for steps, _ in results), max(elapsed for _, elapsed in results)
 
     def close(self) -> None:
-        for parent in self._pipes:
-            try:
-                parent.send(None)
-            except OSError:
-                pass
-        for proc in self._procs:
-            proc.join(5)
-            if proc.is_alive():
-                proc.kill()
+        self._stack.close()
 
 
 def ceiling_meter(team_size: int, workers: int, envs_per_worker: int, tick_skip: int, warmup: float) -> ProcessMeter:
     """W idle processes of bare RocketSim that all run together when asked."""
-    return ProcessMeter(workers, _ceiling_process, lambda k: (team_size, envs_per_worker, tick_skip, warmup))
+    return ProcessMeter(workers, CeilingWorker, lambda k: (team_size, envs_per_worker, tick_skip, warmup))
 
 
 # --------------------------------------------------------------------------- reference
@@ -286,7 +277,7 @@ class RunnerMeter:
         from arena.engine.vector import VecGame
 
         self.games = VecGame(GameSpec(team_size=team_size, tick_skip=tick_skip), workers=workers,
-                             envs_per_worker=envs_per_worker, backend="multiprocessing", seed=seed)
+                             envs_per_worker=envs_per_worker, placement=Placement.PROCESSES, seed=seed)
         self._obs = self.games.reset()
         rng = np.random.default_rng(seed)
         self.random_actions = lambda obs: rng.integers(0, 90, self.games.num_agents)
@@ -314,38 +305,43 @@ class RunnerMeter:
 # --------------------------------------------------------------------------- rollout workers
 
 
-def _rollout_process(team_size: int, n_arenas: int, tick_skip: int, warmup: float, seed: int, mlp: bool,
-                     policy_config, conn) -> None:
-    """One rollout worker as the `processes` and `ray` backends run it: its arenas stepped in-process
-    (the serial runner), with random actions or the MLP's forward for its own cars on one torch thread."""
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    import torch
+class RolloutMeterWorker:
+    """One rollout worker as the `rollout` and `ray` backends run it: its arenas stepped in its own process
+    (Placement.IN_PROCESS), with random actions or the MLP's forward for its own cars on one torch thread."""
 
-    from arena.engine.game import GameSpec
-    from arena.engine.vector import VecGame
+    def __init__(self, team_size: int, n_arenas: int, tick_skip: int, warmup: float, seed: int, mlp: bool,
+                 policy_config):
+        import torch
 
-    torch.set_num_threads(1)
-    games = VecGame(GameSpec(team_size=team_size, tick_skip=tick_skip), workers=1, envs_per_worker=n_arenas,
-                    backend="serial", seed=seed)
-    rng = np.random.default_rng(seed)
-    choose = mlp_chooser(policy_config, seed) if mlp else lambda obs: rng.integers(0, 90, len(obs))
-    obs = [games.reset()]
+        from arena.engine.game import GameSpec
+        from arena.engine.vector import VecGame
 
-    def step() -> int:
-        obs[0], *_ = games.step(choose(obs[0]))
-        return n_arenas
+        torch.set_num_threads(1)
+        self.games = VecGame(GameSpec(team_size=team_size, tick_skip=tick_skip), workers=1, envs_per_worker=n_arenas,
+                             placement=Placement.IN_PROCESS, seed=seed)
+        rng = np.random.default_rng(seed)
+        choose = mlp_chooser(policy_config, seed) if mlp else lambda obs: rng.integers(0, 90, len(obs))
+        obs = [self.games.reset()]
 
-    _timed(step, warmup)
-    conn.send("ready")
-    while (duration := conn.recv()) is not None:
-        conn.send(_timed(step, duration))
-    games.close()
+        def step() -> int:
+            obs[0], *_ = self.games.step(choose(obs[0]))
+            return n_arenas
+
+        self._step = step
+        _timed(step, warmup)
+
+    def run(self, duration: float) -> tuple[int, float]:
+        """(env steps, seconds) of stepping for `duration` seconds."""
+        return _timed(self._step, duration)
+
+    def close(self) -> None:
+        self.games.close()
 
 
 def rollout_meter(team_size: int, workers: int, envs_per_worker: int, tick_skip: int, warmup: float,
                   seed: int = 0, mlp: bool = True, policy_config=None) -> ProcessMeter:
     """W idle rollout worker processes (games, and the MLP when `mlp`, in each) that all run together when asked."""
-    return ProcessMeter(workers, _rollout_process,
+    return ProcessMeter(workers, RolloutMeterWorker,
                         lambda k: (team_size, envs_per_worker, tick_skip, warmup, seed + k, mlp, policy_config))
 
 
@@ -368,8 +364,8 @@ def bench_env(team_size: int, workers: int = 0, envs_per_worker: int = 32, tick_
     With several workers a one-process ceiling is measured too: its ratio to the W-process
     ceiling is how many cores' worth of work W processes really get on this machine.
     """
-    workers = workers or default_workers()
-    scale = min(workers, default_workers())
+    workers = workers_or_default(workers)
+    scale = min(workers, usable_cores())
     rounds = max(1, round(seconds / ROUND_SECONDS))
     duration = seconds / rounds
     meters: list = []
@@ -399,7 +395,7 @@ def bench_env(team_size: int, workers: int = 0, envs_per_worker: int = 32, tick_
 
             threads = torch.get_num_threads()
             mlp = mlp_chooser(policy_config, seed)
-            inference_threads = fastest_threads(mlp, runner.observations, (1, default_workers()))
+            inference_threads = fastest_threads(mlp, runner.observations, (1, usable_cores()))
             torch.set_num_threads(inference_threads)
         samples: dict[str, list[tuple[int, float]]] = {k: [] for k in ("ceiling", "single", "reference", "runner", "mlp", "rollout", "rollout_mlp")}
         for _ in range(rounds):

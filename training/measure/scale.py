@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from arena.engine.worker import STEP_PHASES
 from league.config import load_config
 from training.accel import cuda_available
 from league.home import LeagueHome
@@ -33,8 +34,7 @@ from training.profile import LEARNER_PHASES
 from training.progress import Note, TrainerEvent
 
 # The collector's phases in print order; "waiting" is what is left of the wall time.
-WORKER_PHASES = ("physics", "state read", "rules and rewards", "observations", "resets", "runner other",
-                 "waiting for game workers", "learner forward", "teacher", "opponents", "segment writes", "waiting")
+WORKER_PHASES = (*STEP_PHASES, "runner other", "waiting for game workers", "learner forward", "teacher", "opponents", "segment writes", "waiting")
 GPU_WINDOWS = 10
 
 
@@ -84,7 +84,7 @@ def profile_scale(stage: str | None, seconds: float, gpu: bool, sets: list[str] 
                       sets=(SMALL if small else []) + list(sets or []) + [f"training.minutes={seconds / 60:.4f}", "training.steps=0",
                                                "training.eval_games=0"], gpu=cuda_available)
     device = pick_device(cfg.training.device)
-    backend = collection_backend(cfg.runner.backend, device)
+    backend = collection_backend(cfg.runner.backend)
     marks: dict[str, float] = {}
     notes: list[str] = []
 

@@ -2,45 +2,35 @@
 
     python -m training.measure.step_profile [--stage 1v1] [--envs 32] [--seconds 10] [--json FILE]
 
-One worker's arenas stepped in this process (the serial backend: the same ArenaWorker code the
-worker processes run) under cProfile, with the training reward (configs/rewards.yaml) and uniformly
-random actions, so each phase of ArenaWorker.step is one profiled function:
+One worker's arenas stepped in this process (Placement.IN_PROCESS: the same ArenaWorker code the
+worker processes run) with the training reward (configs/rewards.yaml) and uniformly random actions,
+each step's time split by the worker's own phase clock (arena.engine.phases, the clock
+`league diagnose --test scale` reads from every worker, so both speak of the same phases):
 
-  actions     apply_actions: every car's controls from the action table
-  physics     RocketSim's Arena.step, tick_skip ticks per arena (C++)
-  state read  read_arrays: get_gym_state per arena, one gather, demolished cars
-  rules       goals, clocks, done conditions (ArenaWorker._bookkeep and the conditions)
-  rewards     the training reward's terms over the batch
-  obs         _publish: the shared arrays and one build_obs for every car
-  resets      _restart: start states of finished arenas and their observations
+  physics           every car's controls from the action table, then RocketSim's Arena.step, tick_skip
+                    ticks per arena (C++)
+  state read        get_gym_state per arena, one gather, demolished cars
+  rules and rewards goals, clocks, done conditions and the training reward's terms over the batch
+  observations      the shared arrays and one build_obs for every car
+  resets            start states of finished arenas and their observations
 
 then the default MLP's batched forward for the same rows (the learner's inference, which runs in
-the main process while the workers wait), timed on its own. Shares are of the profiled total, so
-the figures hold on a noisy machine; cProfile's own overhead inflates the Python phases a little.
+the main process while the workers wait), timed on its own. "other" is the runner's own share of
+a step outside the worker's phases. Shares are of the step's total including inference.
 """
 
 from __future__ import annotations
 
 import argparse
-import cProfile
 import json
-import pstats
 import time
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
-# Phase -> the (file suffix, function name) cProfile reports for it, cumulative time.
-PHASES = {
-    "actions": ("arena/engine/sim.py", "apply_actions"),
-    "physics": ("~", "<method 'step' of 'RocketSim.Arena' objects>"),
-    "state read": ("arena/engine/worker.py", "read_arrays"),
-    "rules": ("arena/engine/worker.py", "_bookkeep"),
-    "done conditions": ("arena/engine/worker.py", "_any_done"),
-    "rewards": ("training/rewards.py", "get_rewards_batch"),
-    "obs": ("arena/engine/worker.py", "_publish"),
-    "resets": ("arena/engine/worker.py", "_restart"),
-}
+from arena.engine.worker import STEP_PHASES
+
+PHASES = STEP_PHASES
 
 
 @dataclass(frozen=True)
@@ -52,17 +42,11 @@ class StepProfile:
     share: dict[str, float]  # of the step's total including inference
 
 
-def _cumulative(stats: pstats.Stats, file_suffix: str, function: str) -> float:
-    """The largest cumulative time of a matching function: the outermost of nested ones of one name
-    (the weighted reward's get_rewards_batch calls its terms' get_rewards_batch)."""
-    return max((cumulative for (filename, _, name), (_, _, _, cumulative, _) in stats.stats.items()
-                if name == function and filename.endswith(file_suffix)), default=0.0)
-
-
 def profile_step(team_size: int = 1, arenas: int = 32, seconds: float = 10.0, seed: int = 0) -> StepProfile:
     import torch
 
     from arena.engine.game import GamePlugins, GameSpec
+    from arena.engine.placement import Placement
     from arena.engine.vector import VecGame
     from league.config import load_config
     from training.measure.env import mlp_chooser
@@ -71,20 +55,21 @@ def profile_step(team_size: int = 1, arenas: int = 32, seconds: float = 10.0, se
     cfg = load_config(overrides=[])
     torch.set_num_threads(1)
     with VecGame(GameSpec(team_size=team_size, tick_skip=cfg.game.tick_skip), workers=1, envs_per_worker=arenas,
-                 backend="serial", seed=seed, plugins=GamePlugins(reward_fn=build_reward(cfg.rewards))) as games:
+                 placement=Placement.IN_PROCESS, seed=seed, plugins=GamePlugins(reward_fn=build_reward(cfg.rewards))) as games:
         obs = games.reset()
         rng = np.random.default_rng(seed)
         for _ in range(20):  # warm up
             obs, *_ = games.step(rng.integers(0, 90, games.num_agents))
-        profiler, steps, start = cProfile.Profile(), 0, time.perf_counter()
+        games.take_phases()  # the warm-up's
+        steps, stepping, start = 0, 0.0, time.perf_counter()
         while time.perf_counter() - start < seconds:
             actions = rng.integers(0, 90, games.num_agents)
-            profiler.enable()
+            began = time.perf_counter()
             obs, *_ = games.step(actions)
-            profiler.disable()
+            stepping += time.perf_counter() - began
             steps += 1
-        stats = pstats.Stats(profiler)
-        ms = {phase: 1000 * _cumulative(stats, *where) / steps for phase, where in PHASES.items()}
+        phases = games.take_phases()
+        ms = {phase: 1000 * phases.get(phase, 0.0) / steps for phase in PHASES}
         choose, sample = mlp_chooser(cfg.policy, seed), np.array(obs, copy=True)
         for _ in range(20):
             choose(sample)
@@ -93,8 +78,8 @@ def profile_step(team_size: int = 1, arenas: int = 32, seconds: float = 10.0, se
             choose(sample)
             calls += 1
         ms["inference"] = 1000 * (time.perf_counter() - start) / calls
-    total = 1000 * stats.total_tt / steps + ms["inference"]
-    ms["other"] = max(0.0, total - sum(ms.values()))
+    ms["other"] = max(0.0, 1000 * stepping / steps - sum(ms[p] for p in PHASES))
+    total = sum(ms.values())
     return StepProfile(team_size=team_size, arenas=arenas, steps=steps, ms_per_step=ms,
                        share={k: v / total for k, v in ms.items()})
 
@@ -107,9 +92,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args(argv)
     report = profile_step(int(args.stage[0]), args.envs, args.seconds)
-    print(f"{args.stage}, {report.arenas} arenas, {report.steps} profiled steps; ms per step of all arenas:")
+    print(f"{args.stage}, {report.arenas} arenas, {report.steps} steps; ms per step of all arenas:")
     for phase, ms in sorted(report.ms_per_step.items(), key=lambda kv: -kv[1]):
-        print(f"  {phase:<16} {ms:7.3f} ms  {100 * report.share[phase]:5.1f}%")
+        print(f"  {phase:<18} {ms:7.3f} ms  {100 * report.share[phase]:5.1f}%")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(asdict(report), f, indent=2)

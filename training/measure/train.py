@@ -20,7 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
-from arena.engine.vector import VecGame, default_workers, envs_per_worker_of
+from arena.engine.placement import Backend, Placement
+from arena.engine.cores import workers_or_default
+from arena.engine.vector import VecGame, envs_per_worker_of
 from league.config import load_config
 from league.config_tree import renamed_note
 from league.errors import LeagueError
@@ -29,13 +31,21 @@ from league.registry import Registry
 from training.progress import Note, TrainerEvent
 from training.selfplay import SelfPlayTrainer
 
-# Each backend `league bench train` compares, as the config keys that choose it.
+# Each backend `league bench train` compares: a runner.backend (arena.engine.placement.Backend) and
+# whether it pipelines; a pipelined one is named for its backend and `-pipelined`, except Ray's,
+# which always pipelines.
 BACKENDS = {
-    "central": ["runner.backend=central", "runner.pipeline=never"],
-    "central-pipelined": ["runner.backend=central", "runner.pipeline=always"],
-    "rollout": ["runner.backend=rollout", "runner.pipeline=never"],
-    "ray": ["runner.backend=ray", "runner.pipeline=always"],
+    "central": (Backend.CENTRAL, "never"),
+    "central-pipelined": (Backend.CENTRAL, "always"),
+    "rollout": (Backend.ROLLOUT, "never"),
+    "ray": (Backend.RAY, "always"),
 }
+
+
+def backend_settings(name: str) -> list[str]:
+    """The config keys that choose bench backend `name`."""
+    backend, pipeline = BACKENDS[name]
+    return [f"runner.backend={backend}", f"runner.pipeline={pipeline}"]
 # The names these had before runner.backend's choices were renamed; they work until the next release.
 RENAMED = {"local": "central", "pipelined": "central-pipelined", "processes": "rollout"}
 
@@ -85,7 +95,7 @@ class TrainBench:
 def collection_rate(cfg, seconds: float) -> float:
     """Agent steps/s of the same runner with random actions and no learner."""
     rng = np.random.default_rng(0)
-    with VecGame(cfg.game, cfg.runner, mode="training", seed=cfg.seed, backend="multiprocessing") as games:
+    with VecGame(cfg.game, cfg.runner, mode="training", seed=cfg.seed, placement=Placement.PROCESSES) as games:
         games.reset()
         actions = rng.integers(0, 90, size=(64, games.num_agents))
         for k in range(20):
@@ -106,7 +116,7 @@ def bench_config(stage: str = "1v1", iterations: int = 4, batch: int = 50_000, w
     if envs_per_worker is not None:
         sets.append(f"runner.envs_per_worker={envs_per_worker}")
     cfg = load_config(stage=stage, user_file=user_file, sets=sets)
-    n_workers, envs = cfg.runner.workers or default_workers(), envs_per_worker_of(cfg.runner)
+    n_workers, envs = workers_or_default(cfg.runner.workers), envs_per_worker_of(cfg.runner)
     n_agents = n_workers * envs * 2 * cfg.game.team_size
     steps_per_env = max(1, round(batch / n_agents))
     return load_config(stage=stage, user_file=user_file,
@@ -161,10 +171,10 @@ def bench_train(stage: str = "1v1", iterations: int = 4, batch: int = 50_000, wo
         raise LeagueError(f"Unknown backend {unknown[0] if unknown else ''!r}; expected some of {', '.join(BACKENDS)}.")
     measured: dict[str, tuple[float, TimeSplit]] = {}
     for backend in backends:
-        cfg = bench_config(stage, iterations, batch, workers, envs_per_worker, (extra or []) + BACKENDS[backend])
-        if backend == "ray":  # as many one-core rollout workers as game workers, each with as many arenas
-            cfg = bench_config(stage, iterations, batch, workers, envs_per_worker,
-                               (extra or []) + BACKENDS[backend] + [f"runner.rollout_workers={resolved_workers(cfg)}"])
+        cfg = bench_config(stage, iterations, batch, workers, envs_per_worker, (extra or []) + backend_settings(backend))
+        if BACKENDS[backend][0] is Backend.RAY:  # as many one-core rollout workers as game workers, each with as many arenas
+            cfg = bench_config(stage, iterations, batch, workers, envs_per_worker, (extra or []) + backend_settings(backend)
+                               + [f"runner.rollout_workers={resolved_workers(cfg)}"])
         measured[backend] = training_rate(cfg)
     reference = collection_rate(cfg, seconds=8.0)
     rate, share = measured[backends[0]]
@@ -172,4 +182,4 @@ def bench_train(stage: str = "1v1", iterations: int = 4, batch: int = 50_000, wo
 
 
 def resolved_workers(cfg) -> int:
-    return cfg.runner.workers or default_workers()
+    return workers_or_default(cfg.runner.workers)
