@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -41,7 +42,7 @@ def _registry(db: sqlite_utils.Database) -> Registry:
 def summary(db: sqlite_utils.Database) -> dict[str, int]:
     """Counts of agents, games and tournaments."""
     reg = _registry(db)
-    return {"agents": reg.agent_store.count(), "games": sum(reg.game_store.counts_by_team_size().values()),
+    return {"agents": reg.agent_store.count(), "games": reg.game_store.count(),
             "tournaments": reg.tournament_store.count()}
 
 
@@ -200,9 +201,8 @@ def agent_details(db: sqlite_utils.Database, name: str) -> dict[str, Any] | None
     and its ratings per team size (league.stores.games.Rating's fields); None if there is no such agent."""
     reg = _registry(db)
     agents = reg.agent_store
-    try:
-        agent = agents.get(name)
-    except LeagueError:
+    agent = agents.find(name)
+    if agent is None:
         return None
     row = dataclasses.asdict(agent)
     row["parent"] = agents.by_id(agent.parent_id).name if agent.parent_id is not None else None
@@ -241,6 +241,7 @@ def tournament_standings(db: sqlite_utils.Database, tournament_id: int, cfg: Rat
 RESULT_FILTERS = RESULTS
 GAME_COLUMNS = ["id", "tournament_id", "schedule_index", "origin", "team_size", "blue", "orange", "blue_goals",
                 "orange_goals", "result", "length_seconds", "seed", "replay_path", "played"]
+_game_row = operator.attrgetter(*GAME_COLUMNS)
 
 
 def games(db: sqlite_utils.Database, tournament_id: int | None = None, outside_tournaments: bool = False,
@@ -251,7 +252,7 @@ def games(db: sqlite_utils.Database, tournament_id: int | None = None, outside_t
     keeps); a mixed game's sides are its whole teams ("A+necto"). Columns: GAME_COLUMNS."""
     found = find_games(db, GameFilter(tournament_id, outside_tournaments, team_size, agent, versus, result,
                                       with_replay, no_mirror), limit)
-    return pd.DataFrame([[getattr(g, c) for c in GAME_COLUMNS] for g in found], columns=GAME_COLUMNS)
+    return pd.DataFrame.from_records([_game_row(g) for g in found], columns=GAME_COLUMNS)
 
 
 def games_listing(games: pd.DataFrame) -> pd.DataFrame:

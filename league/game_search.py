@@ -20,6 +20,13 @@ import sqlite_utils
 from league.stores.games import Game, read_team_sides
 
 RESULTS = ("any", "win", "draw", "loss", "blue", "orange")  # `GameFilter.result`
+_SIDE_NAMES = {"blue": "b.name", "orange": "o.name"}
+
+
+def _game_fields(members: bool) -> str:
+    """SQL: Game's fields in order (`mixed` 0 on a home older than schema version 9, which lacks the column)."""
+    named = {**_SIDE_NAMES, **({} if members else {"mixed": "0"})}
+    return ", ".join(named.get(f.name, f"g.{f.name}") for f in dataclasses.fields(Game))
 
 
 @dataclass(frozen=True)
@@ -61,8 +68,7 @@ def _agent_id(db: sqlite_utils.Database, name: str) -> int:
     return int(rows[0]["id"]) if rows else -1  # no agent has id -1: the filter matches nothing
 
 
-def _where(db: sqlite_utils.Database, f: GameFilter) -> tuple[list[str], dict[str, Any]]:
-    members = has_members(db)
+def _where(db: sqlite_utils.Database, f: GameFilter, members: bool) -> tuple[list[str], dict[str, Any]]:
     where: list[str] = []
     params: dict[str, Any] = {}
     if f.tournament_id is not None:
@@ -98,12 +104,14 @@ def _where(db: sqlite_utils.Database, f: GameFilter) -> tuple[list[str], dict[st
 def find_games(db: sqlite_utils.Database, f: GameFilter = GameFilter(), limit: int = 1000) -> list[Game]:
     """The newest `limit` games that `f` keeps, newest first; a mixed game's sides are its whole teams
     ("A+necto", as league.stores.games names them), read in one more query."""
-    where, params = _where(db, f)
-    sql = """SELECT g.*, b.name AS blue, o.name AS orange
-             FROM games g JOIN agents b ON b.id = g.blue_agent_id JOIN agents o ON o.id = g.orange_agent_id"""
+    members = has_members(db)
+    where, params = _where(db, f, members)
+    sql = f"""SELECT {_game_fields(members)}
+              FROM games g JOIN agents b ON b.id = g.blue_agent_id JOIN agents o ON o.id = g.orange_agent_id"""
     if where:
         sql += " WHERE " + " AND ".join(where)
-    games = [Game(**r) for r in db.query(sql + " ORDER BY g.id DESC LIMIT :limit", {**params, "limit": limit})]
+    # rows as tuples in Game's field order: a listing of 1000 games costs what one read_sql would
+    games = [Game(*r) for r in db.execute(sql + " ORDER BY g.id DESC LIMIT :limit", {**params, "limit": limit})]
     mixed = [g.id for g in games if g.mixed]
     if not mixed:
         return games

@@ -161,3 +161,21 @@ def test_dashboard_reads_cost_the_same_queries_for_more_rows(league, home):
     after = (count(queries.community_bots), count(queries.games), count(queries.agents),
              count(queries.curriculum_stages, "c"))
     assert after == before
+
+
+def test_listings_read_a_home_older_than_mixed_games(league, home):
+    """The dashboard never migrates: a home from before schema version 9 (no game_members, no games.mixed)
+    is listed as it was, every game single-agent."""
+    league.db.execute("DROP TABLE game_members")
+    league.db.execute("DELETE FROM rating_history WHERE game_id IN (SELECT id FROM games WHERE mixed = 1)")
+    league.db.execute("DELETE FROM games WHERE mixed = 1")
+    league.db.execute("ALTER TABLE games DROP COLUMN mixed")
+    league.db.conn.commit()
+    ro = Registry.open(home.db_path, readonly=True)
+    try:
+        assert [(g.blue, g.orange, g.mixed) for g in find_games(ro.db, GameFilter(team_size=2))] == [
+            ("team-v1", "necto", 0)]
+        assert len(queries.games(ro.db, agent="necto")) == 3
+        assert players(ro.db, outside_tournaments=True) == sorted(["necto", "rule", "run-v1", "run-v2", "team-v1"])
+    finally:
+        ro.close()

@@ -96,6 +96,11 @@ class AgentStore(Store):
     def names(self) -> list[str]:
         return [r["name"] for r in self.db.query("SELECT name FROM agents ORDER BY id")]
 
+    def find(self, name: str) -> Agent | None:
+        """The agent named `name`, or None (`get` says, with the nearest names, that there is none)."""
+        row = self._row(name)
+        return Agent(**row) if row else None
+
     def get(self, name: str) -> Agent:
         row = self._row(name)
         if row is None:

@@ -329,6 +329,9 @@ class GameStore(Store):
         return dataclasses.replace(game, blue=sides.get((game_id, "blue"), game.blue),
                                    orange=sides.get((game_id, "orange"), game.orange))
 
+    def count(self) -> int:
+        return int(next(self.db.query("SELECT COUNT(*) AS n FROM games"))["n"])
+
     def counts_by_team_size(self) -> dict[int, int]:
         """How many games each team size has (sizes without games are absent), smallest first."""
         return {int(r["team_size"]): int(r["n"]) for r in
@@ -348,11 +351,12 @@ class GameStore(Store):
         found: dict[str, list[RatingChange]] = {name: [] for name in names}
         if not names:
             return found
-        rows = self.db.query(f"""SELECT a.name, h.* FROM rating_history h JOIN agents a ON a.id = h.agent_id
-                                 WHERE h.team_size = ? AND a.name IN ({", ".join("?" for _ in names)})
-                                 ORDER BY h.id""", [team_size, *names])
-        for row in rows:
-            found[row.pop("name")].append(RatingChange(**row))
+        fields = ", ".join(f"h.{f.name}" for f in dataclasses.fields(RatingChange))
+        rows = self.db.execute(f"""SELECT a.name, {fields} FROM rating_history h JOIN agents a ON a.id = h.agent_id
+                                   WHERE h.team_size = ? AND a.name IN ({", ".join("?" for _ in names)})
+                                   ORDER BY h.id""", [team_size, *names])
+        for name, *row in rows:  # tuples in RatingChange's field order: long histories stay cheap
+            found[name].append(RatingChange(*row))
         return found
 
     def rating_history(self, name: str, team_size: int | None = None) -> list[RatingChange]:
