@@ -1,6 +1,7 @@
 """The dashboard's reading of matches (`league match A B`) and promotions: read-only, no Streamlit.
-Matches are read through the match store (league.stores.matches), whose sides are the tournament's
-entrants: an agent, or a mixed team "A+necto".
+Read through the stores (league.registry): matches through the match store (league.stores.matches),
+whose sides are the tournament's entrants (an agent, or a mixed team "A+necto"), their games through
+the game store and promotions through the promotion store; no SQL here.
 
 A match is a two-entrant tournament plus a `matches` row (docs/match.md, docs/schema.md): pair p
 is the games with schedule_index 2p (A on blue) and 2p + 1 (B on blue). Its statistics after each
@@ -18,17 +19,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
 import sqlite_utils
 
 from league.errors import LeagueError
-from league.stores.agents import AgentStore
-from league.stores.database import Database
-from league.stores.matches import MatchStore
-from league.stores.tournaments import TournamentStore
+from league.registry import Registry
 from league.sprt import SprtParams, elo_estimate, pair_score, sprt_result
 
 PAIR_LABELS = ("LL", "LD", "WL+DD", "WD", "WW")  # A's pentanomial classes: the pair's mean score 0, 1/4 .. 1
@@ -45,18 +42,10 @@ PATH_COLUMNS = ["n", "pair", "games", "outcome", "n0", "n1", "n2", "n3", "n4", "
 
 
 def has_table(db: sqlite_utils.Database, name: str) -> bool:
-    return bool(list(db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [name])))
-
-
-def _frame(db: sqlite_utils.Database, sql: str, params: Sequence[Any] = ()) -> pd.DataFrame:
-    return pd.read_sql_query(sql, db.conn, params=params)
+    return name in db.table_names()
 
 
 # --------------------------------------------------------------------------- matches
-
-def _store(db: sqlite_utils.Database) -> MatchStore:
-    database = Database(db)
-    return MatchStore(database, AgentStore(database), TournamentStore(database))
 
 
 def matches(db: sqlite_utils.Database) -> pd.DataFrame:
@@ -68,7 +57,7 @@ def matches(db: sqlite_utils.Database) -> pd.DataFrame:
     tournament's: how it ended), created, finished. Empty in a home without matches."""
     if not has_table(db, "matches"):
         return pd.DataFrame(columns=MATCH_COLUMNS)
-    rows = [dataclasses.asdict(m) for m in reversed(_store(db).all())]
+    rows = [dataclasses.asdict(m) for m in reversed(Registry(db).match_store.all())]
     return pd.DataFrame(rows, columns=[*MATCH_COLUMNS, *(["deterministic"] if rows else [])])[MATCH_COLUMNS]
 
 
@@ -78,14 +67,14 @@ def match(db: sqlite_utils.Database, match_id: int) -> dict[str, Any] | None:
     if not has_table(db, "matches"):
         return None
     try:
-        found = _store(db).get(int(match_id))
+        found = Registry(db).match_store.get(int(match_id))
     except LeagueError:
         return None
     row = {k: getattr(found, k) for k in MATCH_COLUMNS}
     row["params"] = match_params(row["params_json"])
     try:
-        counts = json.loads(row["counts_json"])
-        row["counts"] = [int(c) for c in counts] if isinstance(counts, list) and len(counts) == 5 else [0] * 5
+        counts = found.stats.counts
+        row["counts"] = [int(c) for c in counts] if len(counts) == 5 else [0] * 5
     except (TypeError, ValueError):
         row["counts"] = [0] * 5
     return row
@@ -118,19 +107,17 @@ def match_pairs(db: sqlite_utils.Database, match_id: int) -> pd.DataFrame:
     m = match(db, match_id)
     if m is None:
         return pd.DataFrame(columns=PAIR_COLUMNS)
-    rows = db.query("""SELECT g.id, g.schedule_index, g.blue_goals, g.orange_goals, g.replay_path
-                       FROM games g WHERE g.tournament_id = ? AND g.schedule_index IS NOT NULL
-                       ORDER BY g.schedule_index""", [int(m["tournament_id"])])
+    played = [g for g in Registry(db).game_store.games(tournament_id=int(m["tournament_id"]))
+              if g.schedule_index is not None]
     pairs: dict[int, dict[str, Any]] = {}
-    for g in rows:
-        p, second = divmod(int(g["schedule_index"]), 2)
+    for g in sorted(played, key=lambda g: g.schedule_index):
+        p, second = divmod(int(g.schedule_index), 2)
         slot = "second" if second else "first"
         pair = pairs.setdefault(p, {"pair": p})
         # A is on blue in a pair's first game (by the schedule, so a mixed team's side needs no name)
-        a_goals, b_goals = ((g["orange_goals"], g["blue_goals"]) if second
-                            else (g["blue_goals"], g["orange_goals"]))
-        pair.update({f"{slot}_game": int(g["id"]), f"{slot}_blue_goals": g["blue_goals"],
-                     f"{slot}_orange_goals": g["orange_goals"], f"{slot}_replay": g["replay_path"],
+        a_goals, b_goals = (g.orange_goals, g.blue_goals) if second else (g.blue_goals, g.orange_goals)
+        pair.update({f"{slot}_game": int(g.id), f"{slot}_blue_goals": g.blue_goals,
+                     f"{slot}_orange_goals": g.orange_goals, f"{slot}_replay": g.replay_path,
                      f"a_{slot}": game_score(a_goals, b_goals)})
     out = []
     for p in sorted(pairs):
@@ -195,13 +182,11 @@ def promotions(db: sqlite_utils.Database, match_id: int | None = None) -> pd.Dat
     decision, llr, elo, elo_lo, elo_hi, los, games, created. Empty in a home without the table."""
     if not has_table(db, "promotions"):
         return pd.DataFrame(columns=PROMOTION_COLUMNS)
-    where, params = ("WHERE p.match_id = ?", [match_id]) if match_id is not None else ("", [])
-    frame = _frame(db, f"""
-        SELECT p.id, a.name AS agent, p.team_size, c.name AS previous_champion, p.method, p.promoted, p.match_id,
-               p.decision, p.llr, p.elo, p.elo_lo, p.elo_hi, p.los, p.games, p.created
-        FROM promotions p JOIN agents a ON a.id = p.agent_id LEFT JOIN agents c ON c.id = p.previous_champion_id
-        {where} ORDER BY p.id DESC""", params)
-    frame["promoted"] = frame["promoted"].fillna(0).astype(bool)
+    store = Registry(db).promotion_store
+    found = store.citing(int(match_id)) if match_id is not None else store.all()
+    frame = pd.DataFrame([[getattr(p, c) for c in PROMOTION_COLUMNS] for p in reversed(found)],
+                         columns=PROMOTION_COLUMNS)
+    frame["promoted"] = frame["promoted"].fillna(False).astype(bool)
     for col in ("team_size", "match_id", "games"):
         frame[col] = frame[col].astype("Int64")
     return frame

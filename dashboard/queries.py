@@ -1,14 +1,15 @@
-"""The dashboard's data access: read-only SQL over the league database, returning DataFrames.
-
-No Streamlit here (the pages cache these results; tests call them directly). Aggregation runs in
-SQLite with GROUP BY, so a page costs the same few queries whether the league has 200 games or
-20,000. Table and column meanings: docs/schema.md.
+"""The dashboard's data access: the league database read through its stores (league.stores: typed rows,
+their JSON columns read by the stores) and read models (league.standings, league.game_search,
+league.climb), turned into DataFrames. No SQL here, and no Streamlit (the pages cache these results;
+tests call them directly). Aggregation runs in SQLite in those read models, so a page costs the same few
+queries whether the league has 200 games or 20,000. Column meanings: docs/schema.md.
 """
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import math
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,22 +19,21 @@ import sqlite_utils
 
 from league.climb import climb
 from league.config import RatingsConfig
+from league.errors import LeagueError
+from league.game_search import RESULTS, GameFilter, find_games, players, records_against
 from league.lineage import build_lineage
+from league.names import split_version
 from league.ratings import MleRatings, conservative
-from league.registry import BASELINES, Agent
+from league.registry import BASELINES, Agent, GateCheck, Registry
 from league.sprt import Z95, elo_estimate
 from league.standings import read_pair_records, read_standings, read_tournament_standings
-from league.stores.games import read_team_sides
 from league.teams import is_team
 from league.teams import members as team_members
 
 
-def _frame(db: sqlite_utils.Database, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> pd.DataFrame:
-    return pd.read_sql_query(sql, db.conn, params=params)
-
-
-def _marks(values: Sequence[Any]) -> str:
-    return ", ".join("?" for _ in values)
+def _registry(db: sqlite_utils.Database) -> Registry:
+    """The stores over the dashboard's read-only connection (building them reads nothing)."""
+    return Registry(db)
 
 
 # --------------------------------------------------------------------------- the league as a whole
@@ -41,22 +41,19 @@ def _marks(values: Sequence[Any]) -> str:
 
 def summary(db: sqlite_utils.Database) -> dict[str, int]:
     """Counts of agents, games and tournaments."""
-    row = next(db.query("""SELECT (SELECT COUNT(*) FROM agents) AS agents, (SELECT COUNT(*) FROM games) AS games,
-                                  (SELECT COUNT(*) FROM tournaments) AS tournaments"""))
-    return dict(row)
+    reg = _registry(db)
+    return {"agents": reg.agent_store.count(), "games": reg.game_store.count(),
+            "tournaments": reg.tournament_store.count()}
 
 
 def team_sizes(db: sqlite_utils.Database) -> list[int]:
     """Team sizes that have games or stage agents, smallest first (1 when there are none)."""
-    rows = db.query("""SELECT team_size FROM games GROUP BY team_size
-                       UNION SELECT team_size FROM agents WHERE team_size IS NOT NULL GROUP BY team_size""")
-    sizes = sorted({int(r["team_size"]) for r in rows})
-    return sizes or [1]
+    reg = _registry(db)
+    return sorted(set(reg.game_store.counts_by_team_size()) | set(reg.agent_store.stage_sizes())) or [1]
 
 
 def games_by_team_size(db: sqlite_utils.Database) -> dict[int, int]:
-    return {int(r["team_size"]): int(r["n"]) for r in
-            db.query("SELECT team_size, COUNT(*) AS n FROM games GROUP BY team_size")}
+    return _registry(db).game_store.counts_by_team_size()
 
 
 # --------------------------------------------------------------------------- leaderboard
@@ -137,20 +134,17 @@ def score_matrix(pairs: pd.DataFrame, names: Sequence[str]) -> pd.DataFrame:
 def rating_history(db: sqlite_utils.Database, names: Sequence[str], team_size: int) -> pd.DataFrame:
     """Each chosen agent's rating after every rated game: name, game_no, game_id, played, elo, mu,
     sigma, ts. game_no 0 is the rating before its first game."""
+    columns = ["name", "game_no", "game_id", "played", "elo", "mu", "sigma"]
     if not names:
-        return pd.DataFrame(columns=["name", "game_no", "game_id", "played", "elo", "mu", "sigma", "ts"])
-    frame = _frame(db, f"""
-        WITH h AS (
-            SELECT rh.*, ROW_NUMBER() OVER (PARTITION BY rh.agent_id ORDER BY rh.id) AS game_no
-            FROM rating_history rh
-            WHERE rh.team_size = ? AND rh.agent_id IN (SELECT id FROM agents WHERE name IN ({_marks(names)})))
-        SELECT a.name, 0 AS game_no, NULL AS game_id, h.played, h.elo_before AS elo, h.mu_before AS mu,
-               h.sigma_before AS sigma
-        FROM h JOIN agents a ON a.id = h.agent_id WHERE h.game_no = 1
-        UNION ALL
-        SELECT a.name, h.game_no, h.game_id, h.played, h.elo_after, h.mu_after, h.sigma_after
-        FROM h JOIN agents a ON a.id = h.agent_id
-        ORDER BY 1, 2""", [team_size, *names])
+        return pd.DataFrame(columns=[*columns, "ts"])
+    rows = []
+    for name, changes in sorted(_registry(db).game_store.rating_histories(names, team_size).items()):
+        if changes:
+            first = changes[0]
+            rows.append((name, 0, None, first.played, first.elo_before, first.mu_before, first.sigma_before))
+        rows += [(name, n, h.game_id, h.played, h.elo_after, h.mu_after, h.sigma_after)
+                 for n, h in enumerate(changes, start=1)]
+    frame = pd.DataFrame(rows, columns=columns)
     frame["played"] = pd.to_datetime(frame["played"], utc=True, format="ISO8601")
     frame["ts"] = conservative(frame["mu"], frame["sigma"])
     return frame
@@ -161,18 +155,22 @@ def rating_history(db: sqlite_utils.Database, names: Sequence[str], team_size: i
 
 def agents(db: sqlite_utils.Database) -> pd.DataFrame:
     """Every agent with its parent's name and, per agent, its best-known rating (own stage)."""
-    return _frame(db, """
-        SELECT a.id, a.name, a.kind, a.team_size, a.status, p.name AS parent, a.created, a.steps_trained,
-               a.checkpoint_path, a.notes,
-               r.elo, r.mu, r.sigma, COALESCE(r.games, 0) AS games
-        FROM agents a LEFT JOIN agents p ON p.id = a.parent_id
-        LEFT JOIN ratings r ON r.agent_id = a.id AND r.team_size = COALESCE(a.team_size, 1)
-        ORDER BY a.id""")
+    reg = _registry(db)
+    every = reg.agent_store.all(include_retired=True)
+    names = {a.id: a.name for a in every}
+    ratings = {(r.agent_id, r.team_size): r for r in reg.game_store.ratings()}
+    rows = []
+    for a in every:
+        r = ratings.get((a.id, a.team_size or 1))
+        rows.append((a.id, a.name, a.kind, a.team_size, a.status, names.get(a.parent_id), a.created, a.steps_trained,
+                     a.checkpoint_path, a.notes, *((r.elo, r.mu, r.sigma, r.games) if r else (None, None, None, 0))))
+    return pd.DataFrame(rows, columns=["id", "name", "kind", "team_size", "status", "parent", "created",
+                                       "steps_trained", "checkpoint_path", "notes", "elo", "mu", "sigma", "games"])
 
 
 def lineage_graph(db: sqlite_utils.Database) -> nx.DiGraph:
     """league.lineage's graph (parent -> child) of every agent, retired ones included."""
-    return build_lineage([Agent(**row) for row in db.query("SELECT * FROM agents ORDER BY id")])
+    return build_lineage(_registry(db).agent_store.all(include_retired=True))
 
 
 def tree_layout(graph: nx.DiGraph) -> dict[str, tuple[float, float]]:
@@ -199,15 +197,17 @@ def tree_layout(graph: nx.DiGraph) -> dict[str, tuple[float, float]]:
 
 
 def agent_details(db: sqlite_utils.Database, name: str) -> dict[str, Any] | None:
-    """One agent row plus its children's names and its ratings per team size."""
-    rows = list(db.query("""SELECT a.*, p.name AS parent FROM agents a LEFT JOIN agents p ON p.id = a.parent_id
-                            WHERE a.name = ?""", [name]))
-    if not rows:
+    """One agent's row (league.stores.agents.Agent's fields) plus its parent's name, its children's names
+    and its ratings per team size (league.stores.games.Rating's fields); None if there is no such agent."""
+    reg = _registry(db)
+    agents = reg.agent_store
+    agent = agents.find(name)
+    if agent is None:
         return None
-    row = rows[0]
-    row["children"] = [r["name"] for r in db.query("SELECT name FROM agents WHERE parent_id = ? ORDER BY id",
-                                                  [row["id"]])]
-    row["ratings"] = list(db.query("SELECT * FROM ratings WHERE agent_id = ? ORDER BY team_size", [row["id"]]))
+    row = dataclasses.asdict(agent)
+    row["parent"] = agents.by_id(agent.parent_id).name if agent.parent_id is not None else None
+    row["children"] = [child.name for child in agents.children(name)]
+    row["ratings"] = [dataclasses.asdict(r) for r in reg.game_store.ratings([agent.id])]
     return row
 
 
@@ -216,11 +216,13 @@ def agent_details(db: sqlite_utils.Database, name: str) -> dict[str, Any] | None
 
 def tournaments(db: sqlite_utils.Database) -> pd.DataFrame:
     """Tournaments newest first with entrants count and progress (0..1)."""
-    frame = _frame(db, """SELECT id, name, team_size, status, seed, games_per_pair, planned_games, finished_games,
-                                 entrants_json, created, finished FROM tournaments ORDER BY id DESC""")
-    frame["entrants"] = [len(json.loads(e)) for e in frame["entrants_json"]]
+    columns = ["id", "name", "team_size", "status", "seed", "games_per_pair", "planned_games", "finished_games",
+               "created", "finished"]
+    listed = list(reversed(_registry(db).tournament_store.all()))
+    frame = pd.DataFrame([[getattr(t, c) for c in columns] for t in listed], columns=columns)
+    frame["entrants"] = pd.Series([len(t.entrants) for t in listed], dtype="int64")
     frame["progress"] = (frame["finished_games"] / frame["planned_games"].where(frame["planned_games"] > 0)).fillna(0.0)
-    return frame.drop(columns=["entrants_json"])
+    return frame
 
 
 def tournament_standings(db: sqlite_utils.Database, tournament_id: int, cfg: RatingsConfig) -> pd.DataFrame:
@@ -236,86 +238,21 @@ def tournament_standings(db: sqlite_utils.Database, tournament_id: int, cfg: Rat
 
 # --------------------------------------------------------------------------- games and replays
 
-RESULT_FILTERS = ("any", "win", "draw", "loss", "blue", "orange")
-
-
-def has_members(db: sqlite_utils.Database) -> bool:
-    """Whether the home records mixed teams' cars (game_members, schema version 9; the dashboard never migrates)."""
-    return "game_members" in db.table_names()
-
-
-def _on_side(side: str, param: str, members: bool) -> str:
-    """SQL: the agent of id :param drove a car of `side` in game g (a mixed game's later members included)."""
-    first = f"g.{side}_agent_id = :{param}"
-    if not members:
-        return first
-    return (f"({first} OR (g.mixed = 1 AND EXISTS (SELECT 1 FROM game_members m WHERE m.game_id = g.id "
-            f"AND m.side = '{side}' AND m.agent_id = :{param})))")
-
-
-def with_teams(db: sqlite_utils.Database, frame: pd.DataFrame) -> pd.DataFrame:
-    """`frame`'s blue and orange (games by id) named as the stores name a side: a mixed game's whole team,
-    its members joined by "+" in car order (league.stores.games.read_team_sides), not its first members."""
-    if frame.empty or not has_members(db):
-        return frame
-    ids = [int(i) for i in frame["id"]]
-    sides = read_team_sides(db, f"g.mixed = 1 AND g.id IN ({_marks(ids)})", ids)
-    if sides:
-        frame = frame.copy()
-        for side in ("blue", "orange"):
-            frame[side] = [sides.get((int(i), side), name) for i, name in zip(frame["id"], frame[side])]
-    return frame
+RESULT_FILTERS = RESULTS
+GAME_COLUMNS = ["id", "tournament_id", "schedule_index", "origin", "team_size", "blue", "orange", "blue_goals",
+                "orange_goals", "result", "length_seconds", "seed", "replay_path", "played"]
+_game_row = operator.attrgetter(*GAME_COLUMNS)
 
 
 def games(db: sqlite_utils.Database, tournament_id: int | None = None, outside_tournaments: bool = False,
           agent: str | None = None, result: str = "any", with_replay: bool = False,
           limit: int = 1000, versus: str | None = None, no_mirror: bool = False,
           team_size: int | None = None) -> pd.DataFrame:
-    """Games newest first, filtered in SQL; a mixed game's sides are its whole teams ("A+necto", with_teams).
-
-    `result` is `any`, `blue`, `orange` or `draw` for the game itself, or `win`, `loss` (and
-    `draw`) seen from `agent`. `agent` keeps the games in which it drove any car (a mixed team's
-    members included); `versus` (with `agent`) keeps those where it drove a car of the other side;
-    `no_mirror` leaves out the games an agent played against itself.
-    """
-    if result not in RESULT_FILTERS:
-        raise ValueError(f"unknown result filter {result!r}")
-    members = has_members(db)
-    where, params = [], {}
-    if tournament_id is not None:
-        where.append("g.tournament_id = :t")
-        params["t"] = tournament_id
-    elif outside_tournaments:
-        where.append("g.tournament_id IS NULL")
-    if team_size is not None:
-        where.append("g.team_size = :ts")
-        params["ts"] = team_size
-    if agent:
-        params["a"] = _agent_id(db, agent)
-        blue, orange = _on_side("blue", "a", members), _on_side("orange", "a", members)
-        if versus:
-            params["v"] = _agent_id(db, versus)
-            where.append(f"(({blue} AND {_on_side('orange', 'v', members)}) OR "
-                         f"({orange} AND {_on_side('blue', 'v', members)}))")
-        else:
-            where.append(f"({blue} OR {orange})")
-        if result in ("win", "loss"):
-            good, bad = ("blue", "orange") if result == "win" else ("orange", "blue")
-            where.append(f"(({blue} AND g.result = '{good}') OR ({orange} AND g.result = '{bad}'))")
-    if result in ("blue", "orange", "draw"):
-        where.append("g.result = :r")
-        params["r"] = result
-    if with_replay:
-        where.append("g.replay_path IS NOT NULL")
-    if no_mirror:
-        where.append("g.blue_agent_id != g.orange_agent_id")
-    sql = """SELECT g.id, g.tournament_id, g.schedule_index, g.origin, g.team_size, b.name AS blue, o.name AS orange,
-                    g.blue_goals, g.orange_goals, g.result, g.length_seconds, g.seed, g.replay_path, g.played
-             FROM games g JOIN agents b ON b.id = g.blue_agent_id JOIN agents o ON o.id = g.orange_agent_id"""
-    if where:
-        sql += " WHERE " + " AND ".join(where)
-    params["limit"] = limit
-    return with_teams(db, _frame(db, sql + " ORDER BY g.id DESC LIMIT :limit", params))
+    """Games newest first, as league.game_search.find_games lists them (GameFilter says what each filter
+    keeps); a mixed game's sides are its whole teams ("A+necto"). Columns: GAME_COLUMNS."""
+    found = find_games(db, GameFilter(tournament_id, outside_tournaments, team_size, agent, versus, result,
+                                      with_replay, no_mirror), limit)
+    return pd.DataFrame.from_records([_game_row(g) for g in found], columns=GAME_COLUMNS)
 
 
 def games_listing(games: pd.DataFrame) -> pd.DataFrame:
@@ -332,31 +269,20 @@ def games_listing(games: pd.DataFrame) -> pd.DataFrame:
 def agents_in_games(db: sqlite_utils.Database, tournament_id: int | None = None,
                     outside_tournaments: bool = False) -> list[str]:
     """Names of the agents that played in the chosen set of games (every member of a mixed team)."""
-    where = ("WHERE g.tournament_id = ?" if tournament_id is not None
-             else "WHERE g.tournament_id IS NULL" if outside_tournaments else "")
-    params = [tournament_id] if tournament_id is not None else []
-    cars = (f" UNION SELECT m.agent_id FROM game_members m JOIN games g ON g.id = m.game_id {where}"
-            if has_members(db) else "")
-    rows = db.query(f"""SELECT a.name FROM agents a WHERE a.id IN (
-                            SELECT blue_agent_id FROM games g {where} UNION SELECT orange_agent_id FROM games g {where}
-                            {cars})
-                        ORDER BY a.name""", params * (3 if cars else 2))
-    return [r["name"] for r in rows]
+    return players(db, tournament_id, outside_tournaments)
 
 
 def game(db: sqlite_utils.Database, game_id: int) -> dict[str, Any] | None:
-    """One game's row with its sides' names (a mixed game's whole teams) and its tournament's name."""
-    rows = list(db.query("""SELECT g.*, b.name AS blue, o.name AS orange, t.name AS tournament
-                            FROM games g JOIN agents b ON b.id = g.blue_agent_id
-                            JOIN agents o ON o.id = g.orange_agent_id
-                            LEFT JOIN tournaments t ON t.id = g.tournament_id WHERE g.id = ?""", [game_id]))
-    if not rows:
+    """One game's row (league.stores.games.Game's fields: its sides' names, a mixed game's whole teams) and
+    its tournament's name; None if there is no such game."""
+    reg = _registry(db)
+    try:
+        found = reg.game_store.game(int(game_id))
+    except LeagueError:
         return None
-    row = rows[0]
-    if row.get("mixed"):
-        sides = read_team_sides(db, "g.id = ?", [game_id])
-        row["blue"], row["orange"] = sides.get((game_id, "blue"), row["blue"]), sides.get((game_id, "orange"),
-                                                                                          row["orange"])
+    row = dataclasses.asdict(found)
+    row["tournament"] = (reg.tournament_store.get(found.tournament_id).name if found.tournament_id is not None
+                         else None)
     return row
 
 
@@ -386,7 +312,6 @@ def baseline_win_rates(db: sqlite_utils.Database, run: str, baselines: Sequence[
 
 
 COMMUNITY_KIND = "community"  # the registry's kind of every community bot (`league bot add`)
-RUN_VERSION = r"^(?P<run>.+)-v(?P<k>[0-9]+)$"  # a training run's versions are named RUN-v1, RUN-v2, ...
 
 
 def _community_manifest(agent: Agent) -> dict[str, Any]:
@@ -407,37 +332,27 @@ def community_bots(db: sqlite_utils.Database) -> pd.DataFrame:
     win_rate in those games (NaN without games).
     """
     columns = ["name", "bot", "kind", "stages", "licence", "status", "games", "wins", "draws", "losses", "win_rate"]
+    bots = _registry(db).agent_store.of_kind(COMMUNITY_KIND)
+    totals: dict[str, list[int]] = {}  # bot -> [games, wins, draws, losses], all bots' records in one query
+    for r in records_against(db, [a.name for a in bots]):
+        t = totals.setdefault(r.against, [0, 0, 0, 0])
+        for i, v in enumerate((r.games, r.wins, r.draws, r.losses)):
+            t[i] += v
     rows = []
-    for row in db.query("SELECT * FROM agents WHERE kind = ? ORDER BY id", [COMMUNITY_KIND]):
-        agent = Agent(**row)
+    for agent in bots:
         manifest = _community_manifest(agent)
         try:
             stages = agent.stage
         except (TypeError, ValueError, AttributeError):
             stages = "?"
-        record = next(db.query(f"""
-            WITH sides AS ({_sides_against_sql()})
-            SELECT COUNT(*) AS games, COALESCE(SUM(r = 1), 0) AS wins, COALESCE(SUM(r = 0), 0) AS draws,
-                   COALESCE(SUM(r = -1), 0) AS losses FROM sides""", {"bot": agent.id}))
+        games, wins, draws, losses = totals.get(agent.name, (0, 0, 0, 0))
         rows.append({"name": agent.name, "bot": str(manifest.get("title") or agent.name),
                      "kind": str(manifest.get("kind") or ""), "stages": stages,
-                     "licence": str(manifest.get("licence") or ""), "status": agent.status, **record})
+                     "licence": str(manifest.get("licence") or ""), "status": agent.status, "games": games,
+                     "wins": wins, "draws": draws, "losses": losses})
     frame = pd.DataFrame(rows, columns=columns[:-1])
     frame["win_rate"] = frame["wins"] / frame["games"].where(frame["games"] > 0)
     return frame
-
-
-def _sides_against_sql() -> str:
-    """Every game against the agent of id :bot, from the other side's view: a (its agent id),
-    team_size, r (1 won, 0 drew, -1 lost), gf, ga, game_id. Games against itself are left out."""
-    return """
-        SELECT g.orange_agent_id AS a, g.team_size, CASE g.result WHEN 'orange' THEN 1 WHEN 'draw' THEN 0 ELSE -1 END AS r,
-               g.orange_goals AS gf, g.blue_goals AS ga, g.id AS game_id
-        FROM games g WHERE g.blue_agent_id = :bot AND g.orange_agent_id != :bot
-        UNION ALL
-        SELECT g.blue_agent_id, g.team_size, CASE g.result WHEN 'blue' THEN 1 WHEN 'draw' THEN 0 ELSE -1 END,
-               g.blue_goals, g.orange_goals, g.id
-        FROM games g WHERE g.orange_agent_id = :bot AND g.blue_agent_id != :bot"""
 
 
 def rate_interval(wins: int, games: int) -> tuple[float, float]:
@@ -463,18 +378,13 @@ def community_results(db: sqlite_utils.Database, bot: str) -> pd.DataFrame:
     columns = ["agent", "kind", "status", "team_size", "steps", "run", "k", "games", "wins", "draws", "losses",
                "goals_for", "goals_against", "win_rate", "win_low", "win_high", "score_rate", "first_game",
                "last_game"]
-    frame = _frame(db, f"""
-        WITH sides AS ({_sides_against_sql()})
-        SELECT a.name AS agent, a.kind, a.status, sides.team_size, a.steps_trained AS steps, COUNT(*) AS games,
-               SUM(r = 1) AS wins, SUM(r = 0) AS draws, SUM(r = -1) AS losses, SUM(gf) AS goals_for,
-               SUM(ga) AS goals_against, MIN(game_id) AS first_game, MAX(game_id) AS last_game
-        FROM sides JOIN agents a ON a.id = sides.a
-        GROUP BY sides.a, sides.team_size""", {"bot": _agent_id(db, bot)})
-    if frame.empty:
+    records = [dataclasses.asdict(r) for r in records_against(db, [bot])]
+    if not records:
         return pd.DataFrame(columns=columns)
-    version = frame["agent"].str.extract(RUN_VERSION)
-    frame["run"] = version["run"].where(version["run"].notna(), None)
-    frame["k"] = pd.to_numeric(version["k"])
+    frame = pd.DataFrame(records).drop(columns=["against"])
+    versions = [split_version(name) for name in frame["agent"]]
+    frame["run"] = [v[0] if v else None for v in versions]
+    frame["k"] = pd.to_numeric(pd.Series([v[1] if v else math.nan for v in versions], index=frame.index))
     frame["win_rate"] = frame["wins"] / frame["games"]
     bounds = [rate_interval(int(w), int(n)) for w, n in zip(frame["wins"], frame["games"])]
     frame["win_low"] = [lo for lo, _ in bounds]
@@ -483,11 +393,6 @@ def community_results(db: sqlite_utils.Database, bot: str) -> pd.DataFrame:
     frame = frame.sort_values(["win_rate", "games", "agent", "team_size"], ascending=[False, False, True, True],
                               kind="stable")
     return frame[columns].reset_index(drop=True)
-
-
-def _agent_id(db: sqlite_utils.Database, name: str) -> int:
-    rows = list(db.query("SELECT id FROM agents WHERE name = ?", [name]))
-    return int(rows[0]["id"]) if rows else -1
 
 
 def community_climb(results: pd.DataFrame) -> pd.DataFrame:
@@ -504,20 +409,21 @@ def community_climb(results: pd.DataFrame) -> pd.DataFrame:
 def curricula(db: sqlite_utils.Database) -> pd.DataFrame:
     """Every curriculum, most recently updated first: name, status, stage_index (0-based, the stage
     in progress or last run), stages (how many), message, source, started, updated."""
-    return _frame(db, """
-        SELECT c.name, c.status, c.stage_index, (SELECT COUNT(*) FROM curriculum_stages s
-                                                 WHERE s.curriculum = c.name) AS stages,
-               c.message, c.source, c.started, c.updated
-        FROM curricula c ORDER BY c.updated DESC, c.name""")
+    store = _registry(db).curriculum_store
+    stages = store.stage_counts()
+    return pd.DataFrame([(c.name, c.status, c.stage_index, stages.get(c.name, 0), c.message, c.source, c.started,
+                          c.updated) for c in store.all()],
+                        columns=["name", "status", "stage_index", "stages", "message", "source", "started", "updated"])
 
 
 def curriculum_spec(db: sqlite_utils.Database, name: str) -> dict[str, Any] | None:
     """The curriculum as it was last run (its spec_json), {} if unreadable, None if there is no such curriculum."""
-    rows = list(db.query("SELECT spec_json FROM curricula WHERE name = ?", [name]))
-    if not rows:
+    try:
+        found = _registry(db).curriculum_store.get(name)
+    except LeagueError:
         return None
     try:
-        spec = json.loads(rows[0]["spec_json"])
+        spec = found.spec
     except (TypeError, ValueError):
         return {}
     return spec if isinstance(spec, dict) else {}
@@ -531,24 +437,32 @@ def curriculum_stages(db: sqlite_utils.Database, name: str) -> pd.DataFrame:
     start_agent, final_agent, started, finished, final_elo, final_mu, final_sigma, final_games
     (NaN / 0 when the stage has no final agent or it has no rated game), checks, checks_passed.
     """
-    return _frame(db, """
-        SELECT s.stage_index, s.name, s.team_size, s.run, s.status, s.steps, s.start_steps,
-               a.name AS start_agent, f.name AS final_agent, s.started, s.finished,
-               r.elo AS final_elo, r.mu AS final_mu, r.sigma AS final_sigma, COALESCE(r.games, 0) AS final_games,
-               (SELECT COUNT(*) FROM gate_checks g
-                WHERE g.curriculum = s.curriculum AND g.stage_index = s.stage_index) AS checks,
-               (SELECT COUNT(*) FROM gate_checks g
-                WHERE g.curriculum = s.curriculum AND g.stage_index = s.stage_index AND g.passed) AS checks_passed
-        FROM curriculum_stages s
-        LEFT JOIN agents a ON a.id = s.start_agent_id LEFT JOIN agents f ON f.id = s.final_agent_id
-        LEFT JOIN ratings r ON r.agent_id = s.final_agent_id AND r.team_size = s.team_size
-        WHERE s.curriculum = ? ORDER BY s.stage_index""", [name])
-
-
-def _criteria(text: str) -> list[dict[str, Any]]:
-    """A gate check's criteria_json as a list of {name, passed, value, threshold, reason} ([] if unreadable)."""
+    columns = ["stage_index", "name", "team_size", "run", "status", "steps", "start_steps", "start_agent",
+               "final_agent", "started", "finished", "final_elo", "final_mu", "final_sigma", "final_games", "checks",
+               "checks_passed"]
+    reg = _registry(db)
     try:
-        criteria = json.loads(text)
+        stages = reg.curriculum_store.get(name).stages
+    except LeagueError:
+        return pd.DataFrame(columns=columns)
+    checks = reg.curriculum_store.gate_checks(name)
+    finals = [s.final_agent_id for s in stages if s.final_agent_id is not None]
+    ratings = {(r.agent_id, r.team_size): r for r in reg.game_store.ratings(finals)}
+    rows = []
+    for s in stages:
+        rating = ratings.get((s.final_agent_id, s.team_size))
+        done = [c.passed for c in checks if c.stage_index == s.stage_index]
+        rows.append((s.stage_index, s.name, s.team_size, s.run, s.status, s.steps, s.start_steps, s.start_agent,
+                     s.final_agent, s.started, s.finished,
+                     *((rating.elo, rating.mu, rating.sigma, rating.games) if rating else (None, None, None, 0)),
+                     len(done), sum(done)))
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _criteria(check: GateCheck) -> list[dict[str, Any]]:
+    """A gate check's criteria as a list of {name, passed, value, threshold, reason} ([] if unreadable)."""
+    try:
+        criteria = check.criteria
     except (TypeError, ValueError):
         return []
     if not isinstance(criteria, list):
@@ -563,14 +477,13 @@ def gate_checks(db: sqlite_utils.Database, name: str) -> pd.DataFrame:
     (bool), criteria (the stored list of {name, passed, value, threshold, reason}), evidence (one
     line: every criterion's reason, failed ones first, as the curriculum's report says it).
     """
-    frame = _frame(db, """
-        SELECT g.id, g.stage_index, g.checked, a.name AS agent, g.steps, g.passed, g.criteria_json
-        FROM gate_checks g JOIN agents a ON a.id = g.agent_id
-        WHERE g.curriculum = ? ORDER BY g.id""", [name])
+    checks = _registry(db).curriculum_store.gate_checks(name)
+    frame = pd.DataFrame([(c.id, c.stage_index, c.checked, c.agent, c.steps, c.passed) for c in checks],
+                         columns=["id", "stage_index", "checked", "agent", "steps", "passed"])
     frame["passed"] = frame["passed"].astype(bool)
-    frame["criteria"] = [_criteria(text) for text in frame["criteria_json"]]
+    frame["criteria"] = [_criteria(c) for c in checks]
     frame["evidence"] = [gate_evidence(c) for c in frame["criteria"]]
-    return frame.drop(columns=["criteria_json"])
+    return frame
 
 
 def gate_evidence(criteria: Sequence[dict[str, Any]]) -> str:

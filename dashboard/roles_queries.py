@@ -9,17 +9,15 @@ the agents named RUN-v1, RUN-v2, ...
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pandas as pd
 import sqlite_utils
 
-from league.probes import ProbeResult
+from league.names import split_version
 from league.ratings import wilson_interval
-from league.stores.agents import AgentStore
-from league.stores.database import Database
+from league.registry import Registry
 from league.stores.roles import LeagueRun, RoleStore
 
 CHECK_COLUMNS = ["id", "created", "role", "restart", "agent", "steps", "against", "games", "wins", "draws", "losses",
@@ -27,7 +25,6 @@ CHECK_COLUMNS = ["id", "created", "role", "restart", "agent", "steps", "against"
 PROBE_COLUMNS = ["created", "target", "run", "target_steps", "probe", "team_size", "minutes", "steps", "games", "wins",
                  "draws", "losses", "win_rate", "win_low", "win_high"]
 RUN_COLUMNS = ["role", "kind", "restart", "run", "snapshots", "latest", "steps", "ended"]
-VERSION = re.compile(r"^(?P<run>.+)-v(?P<k>[0-9]+)$")
 
 
 @dataclass(frozen=True)
@@ -42,8 +39,7 @@ class RolesView:
 
 
 def _stores(db: sqlite_utils.Database) -> RoleStore:
-    database = Database(db)
-    return RoleStore(database, AgentStore(database))
+    return Registry(db).role_store
 
 
 def role_leagues(db: sqlite_utils.Database) -> list[str]:
@@ -53,16 +49,8 @@ def role_leagues(db: sqlite_utils.Database) -> list[str]:
 
 def run_snapshots(db: sqlite_utils.Database, runs: Sequence[str]) -> dict[str, list[tuple[int, str, int]]]:
     """Each run's snapshots as (k, name, steps_trained), oldest first."""
-    found: dict[str, list[tuple[int, str, int]]] = {run: [] for run in runs}
-    if not runs:
-        return found
-    like = " OR ".join("name LIKE ? ESCAPE '\\'" for _ in runs)
-    escaped = [run.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "-v%" for run in runs]
-    for row in db.query(f"SELECT name, steps_trained FROM agents WHERE {like}", escaped):
-        match = VERSION.match(row["name"])
-        if match and match["run"] in found:
-            found[match["run"]].append((int(match["k"]), row["name"], int(row["steps_trained"])))
-    return {run: sorted(versions) for run, versions in found.items()}
+    return {run: [(k, a.name, int(a.steps_trained)) for k, a in versions]
+            for run, versions in Registry(db).agent_store.versions(runs).items()}
 
 
 def role_runs(current: str, restart: int) -> list[str]:
@@ -119,20 +107,16 @@ def probes(db: sqlite_utils.Database, targets_of: Sequence[str] | None = None) -
     `targets_of`), with its win rate and 95% Wilson interval (league.probes.ProbeResult), the target's
     run (RUN of RUN-vN; the target's name otherwise) and steps trained. Empty on a home older than the
     probes table (schema version 10)."""
-    if "probes" not in db.table_names():
-        return pd.DataFrame(columns=PROBE_COLUMNS)
     rows = []
-    for r in db.query("""SELECT p.*, t.name AS target, t.steps_trained AS target_steps, a.name AS probe
-                         FROM probes p JOIN agents t ON t.id = p.target_id JOIN agents a ON a.id = p.probe_id
-                         ORDER BY p.id"""):
-        result = ProbeResult(r["target"], r["probe"], r["team_size"], r["minutes"], r["steps"], r["games"], r["wins"],
-                             r["draws"], r["losses"], r["seed"])
-        match = VERSION.match(result.target)
-        run = match["run"] if match else result.target
+    for stored in Registry(db).probe_store.all():
+        result = stored.result
+        version = split_version(result.target)
+        run = version[0] if version else result.target
         if targets_of is not None and run not in targets_of:
             continue
         low, high = result.interval
-        rows.append({"created": r["created"], "target": result.target, "run": run, "target_steps": r["target_steps"],
+        rows.append({"created": stored.created, "target": result.target, "run": run,
+                     "target_steps": stored.target_steps,
                      "probe": result.probe, "team_size": result.team_size, "minutes": result.minutes,
                      "steps": result.steps, "games": result.games, "wins": result.wins, "draws": result.draws,
                      "losses": result.losses, "win_rate": result.win_rate, "win_low": low, "win_high": high})

@@ -14,6 +14,6 @@
 Each store hands back frozen dataclasses, never dict rows. league.registry.Registry opens a
 league and holds one of each, as `reg.agent_store`, `reg.game_store`, ...: the one door callers
 use (the registry's docstring says why); the schema is league/schema.py
-(documented in docs/schema.md). Read models over several tables (standings) live in
-league/standings.py.
+(documented in docs/schema.md). Read models over several tables live beside them in league/:
+standings.py (leaderboards), game_search.py (game listings), climb.py (a run against the baselines).
 """

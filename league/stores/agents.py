@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from league.config import stage_of
 from league.errors import LeagueError, unknown_name
-from league.names import check_name
+from league.names import check_name, split_version
 from league.schema import STATUSES
 from league.stores.database import Store, utc_now
 
@@ -95,6 +96,11 @@ class AgentStore(Store):
     def names(self) -> list[str]:
         return [r["name"] for r in self.db.query("SELECT name FROM agents ORDER BY id")]
 
+    def find(self, name: str) -> Agent | None:
+        """The agent named `name`, or None (`get` says, with the nearest names, that there is none)."""
+        row = self._row(name)
+        return Agent(**row) if row else None
+
     def get(self, name: str) -> Agent:
         row = self._row(name)
         if row is None:
@@ -151,6 +157,37 @@ class AgentStore(Store):
                 )
             self.db.execute("UPDATE agents SET status = ? WHERE id = ?", [status, agent.id])
         return self.get(name)
+
+    def count(self) -> int:
+        return int(next(self.db.query("SELECT COUNT(*) AS n FROM agents"))["n"])
+
+    def stage_sizes(self) -> list[int]:
+        """The team sizes of the stages that have agents (baselines, of every stage, count for none), smallest first."""
+        return [int(r["team_size"]) for r in self.db.query(
+            "SELECT DISTINCT team_size FROM agents WHERE team_size IS NOT NULL ORDER BY team_size")]
+
+    def of_kind(self, kind: str) -> list[Agent]:
+        """Every agent of `kind` (retired ones included), in creation order."""
+        return [Agent(**r) for r in self.db.query("SELECT * FROM agents WHERE kind = ? ORDER BY id", [kind])]
+
+    def children(self, name: str) -> list[Agent]:
+        """The agents whose parent is `name`, in creation order (none for an unknown name)."""
+        return [Agent(**r) for r in self.db.query(
+            "SELECT c.* FROM agents c JOIN agents p ON p.id = c.parent_id WHERE p.name = ? ORDER BY c.id", [name])]
+
+    def versions(self, runs: Sequence[str]) -> dict[str, list[tuple[int, Agent]]]:
+        """Each run's snapshots, the agents named RUN-v1, RUN-v2, ..., as (k, agent), k ascending; one
+        query for every run."""
+        found: dict[str, list[tuple[int, Agent]]] = {run: [] for run in runs}
+        if not runs:
+            return found
+        like = " OR ".join("name LIKE ? ESCAPE '\\'" for _ in runs)
+        escaped = [run.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "-v%" for run in runs]
+        for row in self.db.query(f"SELECT * FROM agents WHERE {like}", escaped):
+            version = split_version(row["name"])
+            if version and version[0] in found:
+                found[version[0]].append((version[1], Agent(**row)))
+        return {run: sorted(versions, key=lambda v: (v[0], v[1].name)) for run, versions in found.items()}
 
     def champion(self, team_size: int) -> Agent | None:
         rows = list(self.db.query("SELECT * FROM agents WHERE status = 'champion' AND team_size = ?", [team_size]))

@@ -120,6 +120,11 @@ class CurriculumStore(Store):
         """Every curriculum (without its stages), most recently updated first."""
         return [Curriculum(**r) for r in self.db.query("SELECT * FROM curricula ORDER BY updated DESC, name")]
 
+    def stage_counts(self) -> dict[str, int]:
+        """How many stages each curriculum has, by name."""
+        return {r["curriculum"]: int(r["n"]) for r in self.db.query(
+            "SELECT curriculum, COUNT(*) AS n FROM curriculum_stages GROUP BY curriculum")}
+
     def get(self, name: str) -> Curriculum:
         """One curriculum with its spec and its `stages` (agent ids resolved to names)."""
         rows = list(self.db.query("SELECT * FROM curricula WHERE name = ?", [name]))

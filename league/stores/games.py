@@ -9,6 +9,7 @@ range (written by an older rl-league) is told to rebuild them from the games (`r
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -313,6 +314,50 @@ class GameStore(Store):
         sides = read_team_sides(self.db, " AND ".join(where) or "1", args)
         return [dataclasses.replace(g, blue=sides[g.id, "blue"], orange=sides[g.id, "orange"]) if g.mixed else g
                 for g in games]
+
+    def game(self, game_id: int) -> Game:
+        """One recorded game with its sides' names (a mixed team's members joined by "+")."""
+        rows = list(self.db.query("""SELECT g.*, b.name AS blue, o.name AS orange FROM games g
+                                     JOIN agents b ON b.id = g.blue_agent_id JOIN agents o ON o.id = g.orange_agent_id
+                                     WHERE g.id = ?""", [game_id]))
+        if not rows:
+            raise LeagueError(f"No game with id {game_id}.")
+        game = Game(**rows[0])
+        if not game.mixed:
+            return game
+        sides = read_team_sides(self.db, "g.id = ?", [game_id])
+        return dataclasses.replace(game, blue=sides.get((game_id, "blue"), game.blue),
+                                   orange=sides.get((game_id, "orange"), game.orange))
+
+    def count(self) -> int:
+        return int(next(self.db.query("SELECT COUNT(*) AS n FROM games"))["n"])
+
+    def counts_by_team_size(self) -> dict[int, int]:
+        """How many games each team size has (sizes without games are absent), smallest first."""
+        return {int(r["team_size"]): int(r["n"]) for r in
+                self.db.query("SELECT team_size, COUNT(*) AS n FROM games GROUP BY team_size ORDER BY team_size")}
+
+    def ratings(self, agent_ids: Sequence[int] | None = None) -> list[Rating]:
+        """The stored ratings (of every agent, or of those of `agent_ids`, in one query), by agent id then
+        team size; an agent has one in each team size it has played."""
+        ids = list(agent_ids) if agent_ids is not None else None
+        where = f"WHERE agent_id IN ({', '.join('?' for _ in ids)})" if ids is not None else ""
+        return [Rating(**r) for r in self.db.query(f"SELECT * FROM ratings {where} ORDER BY agent_id, team_size",
+                                                   ids or [])]
+
+    def rating_histories(self, names: Sequence[str], team_size: int) -> dict[str, list[RatingChange]]:
+        """Each named agent's rating changes in `team_size`, oldest first, in one query (an unknown name,
+        or one without rated games there, has none)."""
+        found: dict[str, list[RatingChange]] = {name: [] for name in names}
+        if not names:
+            return found
+        fields = ", ".join(f"h.{f.name}" for f in dataclasses.fields(RatingChange))
+        rows = self.db.execute(f"""SELECT a.name, {fields} FROM rating_history h JOIN agents a ON a.id = h.agent_id
+                                   WHERE h.team_size = ? AND a.name IN ({", ".join("?" for _ in names)})
+                                   ORDER BY h.id""", [team_size, *names])
+        for name, *row in rows:  # tuples in RatingChange's field order: long histories stay cheap
+            found[name].append(RatingChange(*row))
+        return found
 
     def rating_history(self, name: str, team_size: int | None = None) -> list[RatingChange]:
         agent = self.agents.get(name)

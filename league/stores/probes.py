@@ -3,9 +3,30 @@ and the promotion gate (`promotion.max_exploitability`)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from league.probes import ProbeResult
 from league.stores.agents import AgentStore
 from league.stores.database import Database, Store, utc_now
+
+
+@dataclass(frozen=True)
+class ProbeRecord:
+    """One stored probe: its result, when it was recorded and the target's steps trained now."""
+
+    result: ProbeResult
+    created: str
+    target_steps: int
+
+
+def _result(r: dict[str, Any]) -> ProbeResult:
+    return ProbeResult(r["target"], r["probe"], r["team_size"], r["minutes"], r["steps"], r["games"], r["wins"],
+                       r["draws"], r["losses"], r["seed"])
+
+
+_SELECT = """SELECT p.*, t.name AS target, t.steps_trained AS target_steps, a.name AS probe FROM probes p
+             JOIN agents t ON t.id = p.target_id JOIN agents a ON a.id = p.probe_id"""
 
 
 class ProbeStore(Store):
@@ -25,11 +46,14 @@ class ProbeStore(Store):
         """The probes of `target`, oldest first (none on a read-only home older than the probes table)."""
         if "probes" not in self.db.table_names():
             return []
-        rows = self.db.query(
-            """SELECT p.*, t.name AS target, a.name AS probe FROM probes p JOIN agents t ON t.id = p.target_id
-               JOIN agents a ON a.id = p.probe_id WHERE t.name = ? ORDER BY p.id""", [target])
-        return [ProbeResult(r["target"], r["probe"], r["team_size"], r["minutes"], r["steps"], r["games"], r["wins"],
-                            r["draws"], r["losses"], r["seed"]) for r in rows]
+        return [_result(r) for r in self.db.query(f"{_SELECT} WHERE t.name = ? ORDER BY p.id", [target])]
+
+    def all(self) -> list[ProbeRecord]:
+        """Every probe, oldest first (none on a read-only home older than the probes table)."""
+        if "probes" not in self.db.table_names():
+            return []
+        return [ProbeRecord(_result(r), r["created"], r["target_steps"])
+                for r in self.db.query(f"{_SELECT} ORDER BY p.id")]
 
     def latest(self, target: str, team_size: int) -> ProbeResult | None:
         """The most recent probe of `target` at `team_size`, or None."""

@@ -162,5 +162,10 @@ class PromotionStore(Store):
         return self._query("p.team_size = ?", [team_size])
 
     def for_match(self, match_id: int) -> Promotion | None:
-        rows = self._query("p.match_id = ?", [match_id])
+        rows = self.citing(match_id)
         return rows[0] if rows else None
+
+    def citing(self, match_id: int) -> list[Promotion]:
+        """Every row that cites match `match_id`, oldest first (recording a match's test again returns its
+        row, so there is one; a table written otherwise may hold more)."""
+        return self._query("p.match_id = ?", [match_id])

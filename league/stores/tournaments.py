@@ -60,6 +60,9 @@ class TournamentStore(Store):
     def all(self) -> list[Tournament]:
         return [Tournament(**r) for r in self.db.query("SELECT * FROM tournaments ORDER BY id")]
 
+    def count(self) -> int:
+        return int(next(self.db.query("SELECT COUNT(*) AS n FROM tournaments"))["n"])
+
     def abandon(self, tournament_id: int, reason: str) -> Tournament:
         """End an unfinished tournament for good: never resumed again; its finished games stay recorded."""
         with self.transaction():
