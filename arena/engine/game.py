@@ -100,6 +100,11 @@ class GameSpec:
         """What the clock starts at: the game length, or in training the episode timeout."""
         return self.game_seconds if self.timed else self.episode_timeout_seconds
 
+    @property
+    def step_seconds(self) -> float:
+        """Game seconds one step lasts (the watch loop paces frames by it)."""
+        return self.tick_skip / TICKS_PER_SECOND
+
 
 @dataclass
 class GamePlugins:
