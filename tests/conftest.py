@@ -40,7 +40,7 @@ def home(blank_template, tmp_path) -> LeagueHome:
 TINY_TRAINING = ["runner.workers=2", "runner.envs_per_worker=2", "ppo.steps_per_env=32", "ppo.minibatch_size=128",
                  "policy.actor_sizes=[32]", "policy.critic_sizes=[32]", "training.snapshot_every_steps=256",
                  "training.eval_every_snapshots=1", "training.eval_games=2", "training.eval_game_seconds=5"]
-TRAINED_STEPS = 1024
+TRAINED_STEPS = 512
 
 
 @pytest.fixture(scope="session")
@@ -54,7 +54,9 @@ def trained_template(tmp_path_factory):
     h = LeagueHome(tmp_path_factory.mktemp("trained") / "league")
     h.create_dirs()
     Registry.create(h.db_path).close()
-    cfg = load_config(stage="1v1", sets=[*TINY_TRAINING, f"training.steps={TRAINED_STEPS}"])
+    # Idle cars reset after 4 s (not 10): training games end within this short run, so it has results against opponents.
+    cfg = load_config(stage="1v1", sets=[*TINY_TRAINING, "game.no_touch_timeout_seconds=4",
+                                         f"training.steps={TRAINED_STEPS}"])
     reg = Registry.open(h.db_path, cfg.ratings)
     try:
         result = SelfPlayTrainer(cfg, h, reg).run()
