@@ -36,8 +36,9 @@ def home(blank_template, tmp_path) -> LeagueHome:
     return copy_home(blank_template, tmp_path / "league")
 
 
-# The tiny training run the self-play tests share: 2 rollout workers, 2 arenas each, a 32x32 network.
-TINY_TRAINING = ["runner.workers=2", "runner.envs_per_worker=2", "ppo.steps_per_env=32", "ppo.minibatch_size=128",
+# The tiny training run the self-play tests share: 1 rollout worker with 4 arenas (one process to start:
+# a second one cost each run about 2 s), collected between updates as with 2 workers on 2 cores, a 32x32 network.
+TINY_TRAINING = ["runner.workers=1", "runner.envs_per_worker=4", "runner.pipeline=never", "ppo.steps_per_env=32", "ppo.minibatch_size=128",
                  "policy.actor_sizes=[32]", "policy.critic_sizes=[32]", "training.snapshot_every_steps=256",
                  "training.eval_every_snapshots=1", "training.eval_games=2", "training.eval_game_seconds=5"]
 TRAINED_STEPS = 512
