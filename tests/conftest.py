@@ -73,6 +73,15 @@ def trained_home(trained_template, tmp_path):
     return copy_home(template, tmp_path / "league"), result
 
 
+@pytest.fixture(scope="session")
+def fixture_league_template(tmp_path_factory):
+    """The dashboard tests' fixture league (dashboard_fixture.build_fixture_league), built once per
+    session; never changed: take a copy (dashboard_fixture.copy_fixture_league)."""
+    from dashboard_fixture import build_fixture_league
+
+    return build_fixture_league(tmp_path_factory.mktemp("dash-template") / "league")
+
+
 @pytest.fixture
 def scripted_stage(home):
     """A 1v1 stage with two scripted stage agents: `rulebot` (the rule bot) and `randbot` (random actions)."""
