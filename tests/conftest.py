@@ -36,11 +36,12 @@ def home(blank_template, tmp_path) -> LeagueHome:
     return copy_home(blank_template, tmp_path / "league")
 
 
-# The tiny training run the self-play tests share: 2 rollout workers, 2 arenas each, a 32x32 network.
-TINY_TRAINING = ["runner.workers=2", "runner.envs_per_worker=2", "ppo.steps_per_env=32", "ppo.minibatch_size=128",
+# The tiny training run the self-play tests share: 1 rollout worker with 4 arenas (one process to start:
+# a second one cost each run about 2 s), collected between updates as with 2 workers on 2 cores, a 32x32 network.
+TINY_TRAINING = ["runner.workers=1", "runner.envs_per_worker=4", "runner.pipeline=never", "ppo.steps_per_env=32", "ppo.minibatch_size=128",
                  "policy.actor_sizes=[32]", "policy.critic_sizes=[32]", "training.snapshot_every_steps=256",
                  "training.eval_every_snapshots=1", "training.eval_games=2", "training.eval_game_seconds=5"]
-TRAINED_STEPS = 1024
+TRAINED_STEPS = 512
 
 
 @pytest.fixture(scope="session")
@@ -54,7 +55,9 @@ def trained_template(tmp_path_factory):
     h = LeagueHome(tmp_path_factory.mktemp("trained") / "league")
     h.create_dirs()
     Registry.create(h.db_path).close()
-    cfg = load_config(stage="1v1", sets=[*TINY_TRAINING, f"training.steps={TRAINED_STEPS}"])
+    # Idle cars reset after 4 s (not 10): training games end within this short run, so it has results against opponents.
+    cfg = load_config(stage="1v1", sets=[*TINY_TRAINING, "game.no_touch_timeout_seconds=4",
+                                         f"training.steps={TRAINED_STEPS}"])
     reg = Registry.open(h.db_path, cfg.ratings)
     try:
         result = SelfPlayTrainer(cfg, h, reg).run()
@@ -68,6 +71,15 @@ def trained_home(trained_template, tmp_path):
     """A copy of the shared trained home for this test, and the run's TrainResult."""
     template, result = trained_template
     return copy_home(template, tmp_path / "league"), result
+
+
+@pytest.fixture(scope="session")
+def fixture_league_template(tmp_path_factory):
+    """The dashboard tests' fixture league (dashboard_fixture.build_fixture_league), built once per
+    session; never changed: take a copy (dashboard_fixture.copy_fixture_league)."""
+    from dashboard_fixture import build_fixture_league
+
+    return build_fixture_league(tmp_path_factory.mktemp("dash-template") / "league")
 
 
 @pytest.fixture

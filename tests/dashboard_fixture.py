@@ -6,6 +6,7 @@
   see `add_climb`) whose versions' evaluation games against the baselines have fixed results, and
   three 3v3 matches with fixed results (`add_matches`: an SPRT that accepted H1 and promoted its
   agent, a fixed match, an interrupted SPRT with a half-recorded pair) and their promotions.
+- `copy_fixture_league(league, root)`: a copy of a built one (tests/conftest.py builds one per session).
 - `build_empty_league(root)`: a freshly initialised league (only the baselines).
 - `write_distill_run(home)`: a run that distils a teacher, its metrics as training writes them.
 - `build_scaled_league(root, agents=200, games=20000)`: the size the dashboard must stay
@@ -17,7 +18,8 @@ from __future__ import annotations
 import json
 import math
 import os
-from dataclasses import dataclass, field
+import shutil
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -367,6 +369,12 @@ CLIMB_GAMES = {
 CLIMB_OTHER_GAMES = [("climb-1v1-v3", "ppo-1v1-v4", 1, 1, "evaluation"), ("climb-1v1-v3", "rule", 2, 0, "manual")]
 CLIMB_GATES = [GateSpec(min_games=4, win_rate_vs_rule=0.7, confidence=0.0),
                GateSpec(min_games=2, win_rate_vs_rule=0.5, confidence=0.0, min_elo=1450.0)]
+
+
+def copy_fixture_league(league: FixtureLeague, root: Path) -> FixtureLeague:
+    """A copy of a built fixture league at `root` (building one takes seconds; copying it, milliseconds)."""
+    shutil.copytree(league.home.root, root, symlinks=True)
+    return replace(league, home=LeagueHome(Path(root)))
 
 
 def add_climb(reg: Registry) -> None:

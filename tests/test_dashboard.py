@@ -34,14 +34,14 @@ from league import game_values  # noqa: E402
 from league.ratings import conservative  # noqa: E402
 from league.registry import BASELINES, GameRecord, Registry  # noqa: E402
 from league.standings import read_standings  # noqa: E402
-from dashboard_fixture import TICK_SKIP, build_empty_league, build_fixture_league, synthetic_replay  # noqa: E402
+from dashboard_fixture import TICK_SKIP, build_empty_league, copy_fixture_league, synthetic_replay  # noqa: E402
 
 APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")
 
 
 @pytest.fixture(scope="module")
-def league(tmp_path_factory):
-    return build_fixture_league(tmp_path_factory.mktemp("dash") / "league")
+def league(fixture_league_template, tmp_path_factory):
+    return copy_fixture_league(fixture_league_template, tmp_path_factory.mktemp("dash") / "league")
 
 
 @pytest.fixture(scope="module")

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from dashboard_fixture import build_fixture_league
+from dashboard_fixture import copy_fixture_league
 from dashboard_leagues import build_mixed_league, build_roles_league, build_sparse_league
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -188,9 +188,9 @@ def serving(root: Path, log_dir: Path):
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
+def served(fixture_league_template, tmp_path_factory):
     """`league dashboard` on a fixture league and a free port; yields (base url, league)."""
-    league = build_fixture_league(tmp_path_factory.mktemp("e2e") / "league")
+    league = copy_fixture_league(fixture_league_template, tmp_path_factory.mktemp("e2e") / "league")
     with serving(league.home.root, tmp_path_factory.mktemp("e2e-log")) as base:
         yield base, league
 

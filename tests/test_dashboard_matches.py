@@ -24,14 +24,14 @@ from dashboard_fixture import (  # noqa: E402
     SPRT_PARAMS,
     add_promotion,
     build_empty_league,
-    build_fixture_league,
+    copy_fixture_league,
 )
 from test_dashboard import APP, charts, no_problems, page, texts  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def league(tmp_path_factory):
-    return build_fixture_league(tmp_path_factory.mktemp("dash-matches") / "league")
+def league(fixture_league_template, tmp_path_factory):
+    return copy_fixture_league(fixture_league_template, tmp_path_factory.mktemp("dash-matches") / "league")
 
 
 @pytest.fixture

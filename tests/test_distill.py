@@ -145,7 +145,7 @@ def bots(bots_template, tmp_path):
 
 
 def test_distilling_necto_records_versions_with_the_teacher_and_its_licence(bots):
-    done = train(bots, "--distill", "necto", "--steps", 2560, "--name", "student")
+    done = train(bots, "--distill", "necto", "--steps", 512, "--name", "student")
     assert done.exit_code == 0, done.output
     assert "distilling necto into necto heads" in done.output
     reg = Registry.open(bots.db_path)

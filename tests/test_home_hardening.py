@@ -9,13 +9,15 @@ through a read-only bind mount in a private mount namespace, as anyone else with
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import resource
 import signal
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -182,8 +184,9 @@ def _chmod_tree(root: Path, dirs: int, files: int) -> None:
         path.chmod(dirs if path.is_dir() else files)
 
 
-@pytest.fixture
-def read_only_home(tmp_path):
+@contextmanager
+def read_only_home_at(tmp_path: Path) -> Iterator[ReadOnlyHome]:
+    """A league home (two agents, one game) under `tmp_path` that commands run through it cannot write."""
     import torch
 
     from agents.checkpoint import save_checkpoint
@@ -210,6 +213,12 @@ def read_only_home(tmp_path):
         yield ReadOnlyHome(root, scratch, checkpoint, prefix)
     finally:
         _chmod_tree(root, 0o755, 0o644)  # so pytest can remove it
+
+
+@pytest.fixture
+def read_only_home(tmp_path):
+    with read_only_home_at(tmp_path) as home:
+        yield home
 
 
 @pytest.mark.slow  # 6 s: every read command in its own process; the write refusals run by default
@@ -240,18 +249,49 @@ def test_the_dashboard_reads_a_read_only_home(read_only_home):
     assert "'games': 1" in result.stdout and "'v2'" in result.stdout, result.stdout
 
 
-@pytest.mark.parametrize("command", ["promote v2", "init", "import CHECKPOINT --name striker --stage 1v1",
-                                     "tournament --games 1", "train --steps 64"])
-def test_write_commands_on_a_read_only_home_say_so(read_only_home, command):
-    home = read_only_home
-    before, files = sha256(home.db), home.files()
-    args = [str(home.checkpoint) if a == "CHECKPOINT" else a for a in command.split()]
-    result = home.league(*args)
-    assert result.returncode == 2, (result.stdout, result.stderr)
-    line = one_error_line(result.stderr)
-    assert f"The league home {home.root} is read-only" in line
+WRITE_COMMANDS = ["promote v2", "init", "import CHECKPOINT --name striker --stage 1v1", "tournament --games 1",
+                  "train --steps 64"]
+
+# Runs each command of argv[2] (JSON: name -> arguments) in this one process, as `league ARGS --home argv[1]`
+# does, and prints, per command, its exit code, stderr, the database's SHA-256 and the home's files after it.
+REFUSING = """
+import hashlib, json, sys, traceback
+from pathlib import Path
+from typer.testing import CliRunner
+from league.cli import app
+root, commands, done = Path(sys.argv[1]), json.loads(sys.argv[2]), {}
+for name, args in commands.items():
+    result = CliRunner().invoke(app, [*args, "--home", str(root)])
+    bug = isinstance(result.exception, Exception)  # not the SystemExit of a handled error
+    done[name] = {"exit_code": result.exit_code, "stdout": result.stdout,
+                  "stderr": result.stderr + ("".join(traceback.format_exception(result.exception)) if bug else ""),
+                  "db": hashlib.sha256((root / "league.db").read_bytes()).hexdigest(),
+                  "files": sorted(p.name for p in root.iterdir())}
+print(json.dumps(done))
+"""
+
+
+@pytest.fixture(scope="module")
+def write_refusals(tmp_path_factory):
+    """Every write command, run on one read-only home in one process (a process start imports torch, ~2 s):
+    the home before, and each command's result."""
+    with read_only_home_at(tmp_path_factory.mktemp("read-only")) as home:
+        before, files = sha256(home.db), home.files()
+        commands = {c: [str(home.checkpoint) if a == "CHECKPOINT" else a for a in c.split()] for c in WRITE_COMMANDS}
+        done = home.run("-c", REFUSING, home.root, json.dumps(commands))
+        assert done.returncode == 0, done.stderr
+        yield before, files, json.loads(done.stdout.splitlines()[-1]), home.root
+
+
+@pytest.mark.parametrize("command", WRITE_COMMANDS)
+def test_write_commands_on_a_read_only_home_say_so(write_refusals, command):
+    before, files, done, root = write_refusals
+    result = done[command]
+    assert result["exit_code"] == 2, (result["stdout"], result["stderr"])
+    line = one_error_line(result["stderr"])
+    assert f"The league home {root} is read-only" in line
     assert "not a league database" not in line
-    assert sha256(home.db) == before and home.files() == files
+    assert result["db"] == before and result["files"] == files
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file, so there is no unreadable database for it")

@@ -49,5 +49,5 @@ def test_argmax_play_reaches_every_policy(home, registry):
     theirs = Player("rule", Asked("rule", load_policy(registry.agent_store.get("rule"), home_root=home.root)))
     for deterministic in (True, False):
         asked.clear()
-        play_recorded(None, [(ours, theirs)], 2, 2, 2.0, seed=0, deterministic=deterministic)
+        play_recorded(None, [(ours, theirs)], 2, 2, 2.0, seed=0, workers=1, deterministic=deterministic)
         assert asked == {"duo": {deterministic}, "rule": {deterministic}}

@@ -54,8 +54,8 @@ def test_smoke_run_creates_versions_lineage_games_ratings_and_metrics(trained_ho
 def test_resume_continues_steps_and_lineage(trained_home):
     home, first = trained_home
     last = first.versions[-1]
-    second, reg = train(home, 512, resume=last)
-    assert second.versions[-1] != last and first.steps + 512 <= second.steps < first.steps + 512 + 8
+    second, reg = train(home, 256, resume=last)
+    assert second.versions[-1] != last and first.steps + 256 <= second.steps < first.steps + 256 + 8
     assert reg.agent_store.get(second.versions[len(first.versions)]).parent_id == reg.agent_store.get(last).id
     assert line_to(lineage_of(reg), second.versions[-1])[: len(first.versions)] == first.versions
 
@@ -188,7 +188,7 @@ def test_a_network_too_large_to_load_back_is_refused_before_training(home):
 
 
 def test_shaping_fades_over_the_networks_steps(home):
-    train(home, 1536, ["rewards.shaping_anneal_steps=1024", "rewards.shaping_floor=0.25",
+    train(home, 512, ["rewards.shaping_anneal_steps=384", "rewards.shaping_floor=0.25",
                        "training.eval_every_snapshots=0", "training.kickstart.teacher="])
     lines = [json.loads(l) for l in (home.runs / "mlp-1v1" / "metrics.jsonl").read_text().splitlines()]
     scales = [r["charts/shaping_scale"] for r in lines if "charts/shaping_scale" in r]
@@ -196,7 +196,7 @@ def test_shaping_fades_over_the_networks_steps(home):
     assert scales == sorted(scales, reverse=True) and scales[0] < 1.0 and scales[-1] == pytest.approx(0.25)
 
 
-@pytest.mark.parametrize("budget", [["training.steps=1536"],
+@pytest.mark.parametrize("budget", [["training.steps=512"],
                                     # 15 s: a clock budget runs it out (6 s gave only 2 updates on a busy host)
                                     pytest.param(["training.steps=0", "training.minutes=0.25"],
                                                  marks=pytest.mark.slow)],

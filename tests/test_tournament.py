@@ -217,7 +217,8 @@ def test_a_killed_game_worker_is_one_sentence_naming_the_worker_its_pid_and_sign
 
     agents = {name: registry.agent_store.get(name) for name in ("rule", "random")}
     games = [ScheduledGame(i, "rule", "random", seed=i) for i in range(4)]
-    with GamePool(agents, GameSpec(team_size=1, mode="timed", game_seconds=300.0), home.root, "replays/t-1",
+    # 30-second games (0.3 s of play each): the pool notices the dead worker when worker 0's first game ends.
+    with GamePool(agents, GameSpec(team_size=1, mode="timed", game_seconds=30.0), home.root, "replays/t-1",
                   {"tournament_id": 1}, workers=2, arenas=1, resume_hint="run it again") as pool:
         victim_pid = pool.pids[1]
         play = pool.play(games)
