@@ -14,6 +14,16 @@ import pytest
 from league.home import LeagueHome
 from league.registry import GameRecord, Registry
 
+# The modules of the classes the suite's worker pools host (game workers, rollout workers), loaded
+# once by the fork server: whichever pool a test run opens first, both kinds start without them.
+WORKER_MODULES = ("arena.game_pool", "training.rollout_worker")
+
+
+def pytest_sessionstart(session) -> None:
+    from arena.engine.procs import worker_context
+
+    worker_context(WORKER_MODULES)  # the list the fork server starts with, when a test first needs it
+
 
 def copy_home(template: LeagueHome, dest: Path) -> LeagueHome:
     """A private copy of a league home (database, checkpoints, runs, replays) for one test to change."""

@@ -222,7 +222,7 @@ class ProcessPool(_Answers):
 
     def __init__(self, cls: type, args: list[tuple], who: str, background_sends: bool = False):
         self.cls, self.who = cls, who
-        self._ctx = worker_context()
+        self._ctx = worker_context([cls.__module__])  # the hosted class's imports, once in the fork server
         self._procs: list = []
         self._conns: list = []
         self._senders: list[_Sender | None] = []

@@ -7,6 +7,7 @@ import ctypes
 import multiprocessing
 import multiprocessing.context
 import signal
+from collections.abc import Sequence
 
 _PR_SET_PDEATHSIG = 1
 JOIN_SECONDS = 3.0  # how long a stopping worker gets at each step (asked, terminated, killed)
@@ -39,14 +40,22 @@ def detach_worker_signals() -> None:
 WORKER_PRELOAD = ("numpy", "torch", "RocketSim", "arena.engine.worker")
 
 
-def worker_context() -> multiprocessing.context.BaseContext:
+# What the fork server will load when it starts: WORKER_PRELOAD and every module asked for since.
+# Process-wide, as the fork server itself is: it keeps the list it started with.
+_SERVER_PRELOAD: dict[str, None] = dict.fromkeys(WORKER_PRELOAD)
+
+
+def worker_context(preload: Sequence[str] = ()) -> multiprocessing.context.BaseContext:
     """The multiprocessing context our worker processes start from: the fork server where the
-    platform has one (Linux, macOS), preloaded with WORKER_PRELOAD; spawn elsewhere. Both start
-    workers from a clean, single-threaded process, never a fork of a driver running threads."""
+    platform has one (Linux, macOS), preloaded with WORKER_PRELOAD and every `preload` asked for
+    before it started (a pool asks for the module of the class it hosts: a game or rollout worker's
+    own imports, which cost each worker about 0.6 s otherwise); spawn elsewhere. Both start workers
+    from a clean, single-threaded process, never a fork of a driver running threads."""
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")
+    _SERVER_PRELOAD.update(dict.fromkeys(preload))
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(list(WORKER_PRELOAD))  # no effect once the server runs: it keeps its first list
+    ctx.set_forkserver_preload(list(_SERVER_PRELOAD))  # no effect once the server runs
     return ctx
 
 
