@@ -180,6 +180,11 @@ class PpoConfig:
                                 max=1 << 24)
     steps_per_env: int = param(128, "Decision steps each env slot collects per rollout.", min=1, max=65_536)
     sequence_length: int = param(16, "Truncated-BPTT sequence length for the LSTM learner.", min=1, max=4096)
+    temperature: float = param(
+        1.0, "The policy trained and sampled in training games is softmax(logits / temperature); the guide term and "
+             "argmax play see the logits as they are. Below 1 PPO improves a sharper policy, nearer the argmax that "
+             "league games play: for a distilled student, whose whole distribution copies a teacher that plays "
+             "argmax (docs/distill.md).", min=0.05, max=10)
     target_kl: float = param(0.0, "Stop the epoch loop early above this approximate KL (0: never).", min=0,
                              max=COEF_MAX)
 

@@ -40,9 +40,10 @@ from training.segment import Segment
 class Collector:
     def __init__(self, games: VecGame, mix: OpponentMix, team_size: int, net_config: PolicyConfig, seed: int,
                  goal_weight: float, device: torch.device | str = "cpu", accel: Accel | None = None,
-                 teacher: PolicySpec | None = None):
+                 teacher: PolicySpec | None = None, temperature: float = 1.0):
         """`goal_weight`: the reward's goal weight (the shaping scale fades everything else);
-        `teacher`: the kickstarting teacher, whose actions ride along while `collect(teach=True)`."""
+        `teacher`: the kickstarting teacher, whose actions ride along while `collect(teach=True)`;
+        `temperature`: the learner samples softmax(logits / temperature) (ppo.temperature)."""
         self.games = games
         self.layout = lay_out(games, mix, team_size)
         self.device = torch.device(device)
@@ -53,6 +54,7 @@ class Collector:
         self.version = 0
         self.generator = torch.Generator(device=self.device).manual_seed(seed)
         self.goal_weight = goal_weight
+        self.temperature = float(temperature)
         self.teacher = teacher.policy() if teacher is not None else None
         rows = self.layout.learner_rows
         self.teacher_state = self.teacher.initial_state(len(rows)) if self.teacher else None
@@ -110,7 +112,7 @@ class Collector:
         x, s = x.to(self.device, non_blocking=True), s.to(self.device, non_blocking=True)
         with self.accel.inference_autocast():
             logits, value, self.state = self.net.step(x, self.state, s)
-        actions, logprob = self.space.sample(logits, self.generator)
+        actions, logprob = self.space.sample(logits / self.temperature, self.generator)
         # One copy to the host per step, the only synchronisation on a GPU (indices are exact in float32).
         out = torch.stack([actions.float(), logprob, value.float()]).cpu().numpy()
         return out[0].astype(np.int64), out[1], out[2]

@@ -367,7 +367,8 @@ class PpoLearner:
             else:
                 logits, value = self.model(b["obs"])
         space, logits = self.space, logits.float()
-        logprob, entropy, value = space.log_prob(logits, b["actions"]), space.entropy(logits), value.float()
+        played = logits / cfg.temperature  # the policy the rollout sampled; the guide fits the logits as they are
+        logprob, entropy, value = space.log_prob(played, b["actions"]), space.entropy(played), value.float()
         adv = b["advantages"]
         if cfg.normalize_advantages and adv.numel() > 1:
             adv = (adv - adv.mean()) / (adv.std() + 1e-8)

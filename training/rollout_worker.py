@@ -52,7 +52,7 @@ class RolloutWorker:
                         plugins=GamePlugins(reward_fn=build_reward(cfg.rewards)))
         try:
             self.collector = Collector(games, cfg.training.opponents, cfg.game.team_size, net_config, seed,
-                                       cfg.rewards.weights.goal, "cpu", None, teacher)
+                                       cfg.rewards.weights.goal, "cpu", None, teacher, cfg.ppo.temperature)
         except BaseException:
             games.close()
             raise

@@ -364,7 +364,8 @@ class SelfPlayTrainer:
             try:
                 collector = Collector(games, cfg.training.opponents, self.team_size, self.net.config, cfg.seed,
                                       cfg.rewards.weights.goal, self.device,
-                                      make_accel(self.device, cfg.training.amp, cfg.training.pin_memory), teacher)
+                                      make_accel(self.device, cfg.training.amp, cfg.training.pin_memory), teacher,
+                                      cfg.ppo.temperature)
             except BaseException:
                 games.close()
                 raise
