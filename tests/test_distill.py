@@ -153,6 +153,7 @@ def test_distilling_necto_records_versions_with_the_teacher_and_its_licence(bots
     assert versions and all(a.config["distilled_from"]["teacher"] == "necto" for a in versions)
     last = versions[-1]
     assert last.config["policy"]["action_space"] == "necto" and last.config["policy"]["prev_controls"]
+    assert last.config["ppo"]["temperature"] == last.config["training"]["distill"]["temperature"] == 0.5
     ckpt = load_checkpoint(bots.root / last.checkpoint_path, expected_sha256=last.checkpoint_sha256)
     assert ckpt.net.space.name == "necto" and ckpt.meta.training_config["distilled_from"]["teacher"] == "necto"
     controls, _ = NetworkPolicy(ckpt.net).act(np.zeros((3, OBS_DIM), np.float32), deterministic=True)
