@@ -9,9 +9,11 @@ import json
 import numpy as np
 import pytest
 import torch
+import yaml
 from typer.testing import CliRunner
 
 from agents.checkpoint import load_checkpoint
+from agents.loading import load_policy
 from agents.networks import build_network
 from agents.nn_policy import NetworkPolicy
 from agents.obs import OBS_DIM
@@ -20,6 +22,7 @@ from league.cli import app
 from league.config import DistillConfig, PolicyConfig, PpoConfig
 from league.registry import Registry
 from training.distill import MIN_TEACHER_GAMES, DistillPhase
+from training.opponents import agent_spec
 from training.guide import Guide, UpdatePlan
 from training.measure.stepwise import act, observe_rewards
 from training.ppo import PpoLearner
@@ -158,6 +161,10 @@ def test_distilling_necto_records_versions_with_the_teacher_and_its_licence(bots
     assert ckpt.net.space.name == "necto" and ckpt.meta.training_config["distilled_from"]["teacher"] == "necto"
     controls, _ = NetworkPolicy(ckpt.net).act(np.zeros((3, OBS_DIM), np.float32), deterministic=True)
     assert controls.shape == (3, 8)  # a student with heads speaks controls
+    # Sampled (league match --sampled, and as an opponent in training) it draws at the 0.5 it trained at.
+    assert load_policy(last, home_root=bots.root).temperature == 0.5
+    assert agent_spec(reg, last.name, bots.root).temperature == 0.5
+    assert agent_spec(reg, "necto", bots.root).policy().name == "necto"
     rows = [json.loads(line) for line in (bots.runs / "student" / "metrics.jsonl").read_text().splitlines()]
     held = [r["distill/held_out_agreement"] for r in rows if "distill/held_out_agreement" in r]
     assert held and all(0 <= a <= 1 for a in held)
@@ -190,6 +197,30 @@ def test_a_retired_teacher_is_refused(bots):
     assert run("retire", "necto", "--home", bots.root).exit_code == 0
     done = train(bots, "--distill", "necto", "--steps", 512, "--name", "refused")
     assert done.exit_code == 2 and "retired" in done.output, done.output
+
+
+def test_a_curriculum_stage_that_names_a_teacher_builds_a_student_that_speaks_its_actions(bots, tmp_path):
+    """A stage with training.distill.teacher gets the teacher's heads and previous controls, as --distill's run
+    does; a stage that names policy.action_space keeps its own."""
+    stage = {"name": "copy", "stage": "1v1", "max_steps": 512, "eval_every_steps": 512, "on_gate_fail": "advance",
+             "gate": {"min_games": 2, "confidence": 3.0, "game_seconds": 5, "win_rate_vs_rule": 0.0},
+             "config": {"training": {"distill": {"teacher": "necto"}}}}
+    kept = {**stage, "name": "table", "config": {**stage["config"], "policy": {"action_space": "table"}}}
+    for name, stages in (("copy", [stage]), ("table", [kept])):
+        (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump({"name": name, "stages": stages}))
+    sets = [x for s in TINY for x in ("--set", s)]
+    done = run("train", "--curriculum", tmp_path / "copy.yaml", "--home", bots.root, *sets)
+    assert done.exit_code == 0, done.output
+    reg = Registry.open(bots.db_path)
+    student = [a for a in reg.agent_store.all() if a.name.startswith("copy-copy-v")][-1]
+    assert student.config["policy"]["action_space"] == "necto" and student.config["policy"]["prev_controls"]
+    assert student.config["distilled_from"]["teacher"] == "necto"
+    ckpt = load_checkpoint(bots.root / student.checkpoint_path, expected_sha256=student.checkpoint_sha256)
+    assert ckpt.net.space.name == "necto"
+    done = run("train", "--curriculum", tmp_path / "table.yaml", "--home", bots.root, *sets)
+    assert done.exit_code == 0, done.output
+    student = [a for a in Registry.open(bots.db_path).agent_store.all() if a.name.startswith("table-table-v")][-1]
+    assert student.config["policy"]["action_space"] == "table"
 
 
 def test_a_student_reads_its_own_previous_controls_and_forgets_them_when_an_episode_starts():

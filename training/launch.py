@@ -51,5 +51,5 @@ def run_curriculum(home: LeagueHome, file: Path | None, *, name: str | None = No
     configs = stage_configs(spec, home, user_file=user_file, overrides=overrides, sets=sets)
     registry = Registry.open(home.db_path, configs[0].ratings)
     trainer = CurriculumTrainer(spec, home, registry, source=source, minutes=minutes or 0.0, init_from=init_from,
-                                on_event=on_event, configs=configs)
+                                on_event=on_event, configs=configs, sets=sets)
     return trainer.run()
