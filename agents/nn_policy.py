@@ -6,7 +6,8 @@ agents.action_spaces: it speaks controls, as community bots do);
 this wrapper does the torch side: no autograd (inference_mode), no copy on the way in when
 the observations are already contiguous float32 on a CPU device, sampling (Gumbel-max,
 `ActionSpace.sample`) through the policy's own torch.Generator so a seeded game is reproducible,
-argmax when deterministic.
+argmax when deterministic. A policy trained at a temperature (ppo.temperature: a distilled student's 0.5)
+samples softmax(logits / temperature), as it did in training.
 The recurrent state of an LSTM policy stays a torch LstmState on the policy's device.
 """
 
@@ -25,7 +26,11 @@ class NetworkPolicy(Policy):
     previous controls (policy.prev_controls) keeps them per row in its state, zeros where an episode
     starts, and appends them to each observation."""
 
-    def __init__(self, net: ActorCritic, device: torch.device | str = "cpu", name: str = "network"):
+    def __init__(self, net: ActorCritic, device: torch.device | str = "cpu", name: str = "network",
+                 temperature: float = 1.0):
+        if not temperature > 0:
+            raise ValueError(f"A sampling temperature must be above 0, not {temperature!r}.")
+        self.temperature = float(temperature)
         self.device = torch.device(device)
         self.net = net.to(self.device).eval()
         self.name = name
@@ -77,7 +82,8 @@ class NetworkPolicy(Policy):
             if deterministic:
                 actions = self.space.greedy(logits)
             else:
-                actions, _ = self.space.sample(logits, self.generator)
+                tempered = logits if self.temperature == 1.0 else logits / self.temperature
+                actions, _ = self.space.sample(tempered, self.generator)
         actions = actions.to("cpu").numpy().astype(np.int64, copy=False)
         sent = self.space.controls[actions]
         state = (inner, sent) if self.with_prev else inner

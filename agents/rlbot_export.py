@@ -38,6 +38,7 @@ from torch import nn
 from agents import actions as league_actions
 from agents import obs as league_obs
 from agents.checkpoint import Checkpoint
+from agents.loading import sampling_temperature
 from league.config import GameConfig
 from league.errors import LeagueError
 from league.game_values import TICKS_PER_SECOND
@@ -246,7 +247,8 @@ def _readme(manifest: dict[str, Any]) -> str:
         shape = f"an MLP {arch['actor_sizes']}"
     lineage = " -> ".join(manifest["lineage"]) if manifest["lineage"] else "(none recorded)"
     mode = ("deterministic: it always takes the most likely action (argmax)" if manifest["deterministic"]
-            else "sampled: it draws each action from the policy's distribution")
+            else f"sampled: it draws each action from the policy's distribution at temperature "
+                 f"{manifest.get('temperature', 1.0):g}, as in training")
     derived = manifest.get("derived_from") or []
     notice = ("\n## Licence of the weights\n\n" + licence_notice(derived) + "\n") if derived else ""
     return f"""# {manifest['agent']} (rl-league)
@@ -362,6 +364,7 @@ def write_rlbot_bot(checkpoint: Checkpoint, dest: Path, *, agent_name: str, line
         "action_table": checkpoint.net.space.controls.tolist(),
         "tick_skip": tick_skip,
         "deterministic": bool(deterministic),
+        "temperature": sampling_temperature(checkpoint.meta.training_config, "The checkpoint"),  # what sampled play divides logits by
         "league_version": league_version,
         "checkpoint_sha256": checkpoint.sha256,
         "derived_from": list(derived_from),  # community bots whose weights these derive from (league.provenance)

@@ -38,13 +38,14 @@ class StackedActors(Policy):
     """K feed-forward networks of one architecture; network k acts on the k-th block of `counts[k]` rows."""
 
     def __init__(self, nets: list[MlpActorCritic], counts: list[int], device: torch.device | str = "cpu",
-                 name: str = "stacked"):
+                 name: str = "stacked", temperature: float = 1.0):
+        """`temperature`: every network's sampling temperature (networks that sample at different ones stack apart)."""
         if not nets or len(nets) != len(counts):
             raise ValueError("StackedActors needs one row count per network, and at least one network.")
         keys = {architecture_key(n) for n in nets}
         if len(keys) != 1 or not all(stackable(n) for n in nets):
             raise ValueError("StackedActors stacks feed-forward networks of one architecture only.")
-        self.name = name
+        self.name, self.temperature = name, float(temperature)
         self.device = torch.device(device)
         self.inputs = nets[0].inputs.to(self.device).eval()
         self.activation = ACTIVATIONS[nets[0].config.activation]()
@@ -88,5 +89,9 @@ class StackedActors(Policy):
         with torch.inference_mode():
             x = torch.from_numpy(np.ascontiguousarray(obs, dtype=np.float32)).to(self.device, non_blocking=True)
             logits = self.logits(x)
-            actions = logits.argmax(dim=-1) if deterministic else SPACES[TABLE].sample(logits, self.generator)[0]
+            if deterministic:
+                actions = logits.argmax(dim=-1)
+            else:
+                tempered = logits if self.temperature == 1.0 else logits / self.temperature
+                actions = SPACES[TABLE].sample(tempered, self.generator)[0]
         return actions.cpu().numpy().astype(np.int64, copy=False), None

@@ -625,3 +625,27 @@ def test_a_student_with_heads_and_previous_controls_plays_the_same_in_the_bot(tm
             obs, *_ = games.step(rng.integers(0, 90, games.num_agents))
             obs = obs.copy()
     assert len(sent) > 3  # the choice is not a constant
+
+
+def test_a_sampled_export_draws_at_the_temperature_the_agent_trained_at(tmp_path):
+    """A distilled student trained at ppo.temperature 0.5: its sampled bot draws from softmax(logits / 0.5), as
+    it played in training, so it picks the most likely action more often than at 1."""
+    torch.manual_seed(5)
+    net = build_network(PolicyConfig(kind="mlp", action_space="necto"))
+    with torch.no_grad():
+        net.actor[-1].weight.mul_(100.0)  # logits of about 1: neither uniform nor one-hot
+    save_checkpoint(tmp_path / "student", net, steps=10,
+                    training_config={"stage": "1v1", "game": {"tick_skip": 8}, "ppo": {"temperature": 0.5}})
+    ckpt = load_checkpoint(tmp_path / "student")
+    folder, manifest = export(ckpt, tmp_path / "student-bot", deterministic=False)
+    assert manifest["temperature"] == 0.5 and "temperature 0.5" in (folder / "README.md").read_text()
+    module = load_bot(folder)["league_runner"]
+    obs = np.random.default_rng(6).standard_normal(ckpt.net.obs_dim).astype(np.float32)
+    greedy = module.LeaguePolicyRunner(folder, deterministic=True)._choose(obs, commit=False)
+    share = {}
+    for temperature in (1.0, 0.5):
+        runner = module.LeaguePolicyRunner(folder, seed=0)
+        runner.temperature = temperature
+        share[temperature] = np.mean([runner._choose(obs, commit=False) == greedy for _ in range(400)])
+    assert share[0.5] > share[1.0] + 0.05, share
+    assert module.LeaguePolicyRunner(folder).temperature == 0.5

@@ -71,3 +71,30 @@ def test_a_pool_stacks_its_feed_forward_networks_and_keeps_one_group_per_opponen
     assert sorted(np.concatenate([actor.rows for actor in pool.actors]).tolist()) == opp_rows.ravel().tolist()
     stack = next(actor for actor in pool.actors if isinstance(actor.policy, StackedActors))
     assert stack.rows.tolist() == [3, 7, 5] and stack.policy.counts == [2, 1]
+
+
+def test_opponents_sample_at_the_temperature_they_trained_at_and_stack_apart_from_others():
+    """A snapshot trained at 0.5 (a distilled student's run) plays opponents' games at 0.5, not at 1: it draws its
+    most likely action far more often, and stacks only with networks of its own temperature."""
+    a, b, c = nets(3)
+    with torch.no_grad():
+        for net in (a, b, c):
+            net.actor[-1].weight.mul_(300.0)  # logits of a few units (the head starts near-uniform): the temperature shows
+    specs = {"v1": network_spec("v1", a), "v2": network_spec("v2", b, 0.5), "v3": network_spec("v3", c, 0.5)}
+    picks = ["v1", "v2", "v3"] * 200
+    opp_rows = np.arange(len(picks))[:, None]
+    pool = build_pool(picks, specs, opp_rows, seed=3)
+    stacks = sorted((actor.policy.temperature, len(actor.rows)) for actor in pool.actors)
+    assert stacks == [(0.5, 400), (1.0, 200)]
+    obs = np.random.default_rng(0).standard_normal((len(picks), OBS_DIM)).astype(np.float32)
+    greedy_share = {}
+    for actor in pool.actors:
+        sampled, _ = actor.policy.act(obs[actor.rows])
+        greedy, _ = actor.policy.act(obs[actor.rows], deterministic=True)
+        greedy_share[actor.policy.temperature] = float((sampled == greedy).mean())
+    assert greedy_share[0.5] > greedy_share[1.0] + 0.1, greedy_share
+    # One network alone (heads, an LSTM: it does not stack) samples at its own temperature too.
+    alone = PolicySpec("v2", "mlp", b.config, network_spec("v2", b).weights, temperature=0.5).policy()
+    assert isinstance(alone, NetworkPolicy) and alone.temperature == 0.5
+    with pytest.raises(ValueError, match="above 0"):
+        NetworkPolicy(a, temperature=0.0)

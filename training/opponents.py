@@ -138,13 +138,14 @@ class PolicySpec:
     config: PolicyConfig | None = None
     weights: dict[str, np.ndarray] | None = None
     bot: str | None = None  # a community bot's kind (agents.community.bots.KINDS)
+    temperature: float = 1.0  # a network's, as it sampled in training (ppo.temperature)
 
     def policy(self) -> Policy:
         if self.bot is not None:
             return community_policy(self.bot, self.weights, self.name)
         if self.weights is None:
             return make_baseline(self.kind)
-        return NetworkPolicy(network_from(self.config, self.weights), name=self.name)
+        return NetworkPolicy(network_from(self.config, self.weights), name=self.name, temperature=self.temperature)
 
     @property
     def reads_game(self) -> bool:
@@ -164,8 +165,8 @@ def numpy_weights(net: torch.nn.Module) -> dict[str, np.ndarray]:
     return {k: v.detach().cpu().numpy().copy() for k, v in net.state_dict().items()}
 
 
-def network_spec(name: str, net: torch.nn.Module) -> PolicySpec:
-    return PolicySpec(name, net.config.kind, copy.deepcopy(net.config), numpy_weights(net))
+def network_spec(name: str, net: torch.nn.Module, temperature: float = 1.0) -> PolicySpec:
+    return PolicySpec(name, net.config.kind, copy.deepcopy(net.config), numpy_weights(net), temperature=temperature)
 
 
 def agent_spec(registry: Registry, name: str, home_root: Path) -> PolicySpec:
@@ -177,12 +178,15 @@ def agent_spec(registry: Registry, name: str, home_root: Path) -> PolicySpec:
         bot, tensors = community_tensors(agent, checkpoint_file(agent, home_root))
         return PolicySpec(name, agent.kind, weights={k: v.numpy() for k, v in tensors.items()}, bot=bot)
     policy = load_policy(agent, home_root=home_root)
-    return network_spec(name, policy.net)
+    return network_spec(name, policy.net, policy.temperature)
 
 
-def pool_specs(picks: list[str], registry: Registry, home_root: Path, latest_net) -> dict[str, PolicySpec]:
-    """A spec for each distinct opponent in `picks` (LATEST: a frozen copy of `latest_net`)."""
-    return {name: network_spec(LATEST, latest_net) if name == LATEST else agent_spec(registry, name, home_root)
+def pool_specs(picks: list[str], registry: Registry, home_root: Path, latest_net,
+               latest_temperature: float = 1.0) -> dict[str, PolicySpec]:
+    """A spec for each distinct opponent in `picks` (LATEST: a frozen copy of `latest_net`, sampling at the
+    learner's `latest_temperature`)."""
+    return {name: network_spec(LATEST, latest_net, latest_temperature) if name == LATEST
+            else agent_spec(registry, name, home_root)
             for name in dict.fromkeys(picks)}
 
 
@@ -206,12 +210,13 @@ def build_pool(picks: list[str], specs: dict[str, PolicySpec], opp_rows_of_env: 
         spec = specs[name]
         net = network_from(spec.config, spec.weights) if spec.config is not None else None
         if net is not None and stackable(net):
-            stacks.setdefault(architecture_key(net), []).append((net, rows))
+            stacks.setdefault((architecture_key(net), spec.temperature), []).append((net, rows))
             continue
-        policy = spec.policy() if net is None else NetworkPolicy(net, device, name=name)
+        policy = spec.policy() if net is None else NetworkPolicy(net, device, name=name, temperature=spec.temperature)
         pool.actors.append(Actor(policy, rows))
-    for members in stacks.values():
-        pool.actors.append(Actor(StackedActors([n for n, _ in members], [len(r) for _, r in members], device),
+    for (_, temperature), members in stacks.items():
+        pool.actors.append(Actor(StackedActors([n for n, _ in members], [len(r) for _, r in members], device,
+                                               temperature=temperature),
                                  np.concatenate([r for _, r in members])))
     for k, actor in enumerate(pool.actors):
         actor.policy.seed(derived_seed(seed, "opponent", k))

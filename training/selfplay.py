@@ -523,7 +523,7 @@ class SelfPlayTrainer:
     def _evaluate(self, name: str, seed: int) -> dict[str, float]:
         """Snapshot `name` (the current weights) plays the evaluation games; its score rate per opponent."""
         tcfg = self.cfg.training
-        policy = NetworkPolicy(self.net, device=self.device, name=name)
+        policy = NetworkPolicy(self.net, device=self.device, name=name, temperature=self.cfg.ppo.temperature)
         rates = evaluate_snapshot(self.registry, name, policy, self.team_size, tcfg.eval_games, tcfg.eval_game_seconds,
                                   seed, self.home.root, self.cfg.game.tick_skip, workers=self.workers,
                                   viewer=tcfg.eval_viewer)
@@ -585,7 +585,7 @@ class SelfPlayTrainer:
             picks = draw_picks(self.registry, self.cfg.training, self.prefix, self.team_size, self.versions,
                                collection.league_envs, run.rng, self.pool() if self.pool else ())
         picks = self._teacher_picks(run, picks)
-        specs = pool_specs(picks, self.registry, self.home.root, self.net)
+        specs = pool_specs(picks, self.registry, self.home.root, self.net, self.cfg.ppo.temperature)
         collection.set_pool(picks, specs, derived_seed(self.cfg.seed, "opponents", refresh))
 
     def _teacher_picks(self, run: _Run, picks: list[str]) -> list[str]:

@@ -61,6 +61,7 @@ class LeaguePolicyRunner:
         self._check_versions()
         self.tick_skip = int(self.manifest["tick_skip"])
         self.deterministic = bool(self.manifest["deterministic"] if deterministic is None else deterministic)
+        self.temperature = float(self.manifest.get("temperature", 1.0))  # sampled play, as the agent trained
         self.actor = NumpyActor(load_file(str(folder / WEIGHTS)), self.manifest["network"])
         self.recurrent = self.actor.recurrent
         self.rng = np.random.default_rng(seed)
@@ -131,7 +132,7 @@ class LeaguePolicyRunner:
             if self.deterministic:
                 choice = int(np.argmax(head))
             else:
-                z = head.astype(np.float64) - head.max()
+                z = (head.astype(np.float64) - head.max()) / self.temperature
                 p = np.exp(z)
                 choice = int(self.rng.choice(len(p), p=p / p.sum()))
             action = action * size + choice

@@ -26,7 +26,7 @@ def match_command(
     seed: Annotated[Optional[int], typer.Option("--seed", help="Match seed (default from config).", show_default=False)] = None,
     workers: Annotated[Optional[int], typer.Option("--workers", help="Worker processes (default: one per core).", show_default=False)] = None,
     arenas: Annotated[int, typer.Option("--arenas", help="Most games a worker plays at once.")] = 64,
-    sampled: Annotated[bool, typer.Option("--sampled", help="Network agents draw each action from their policy instead of playing the most likely one (argmax, the default, as tournaments and the RLBot export play); community and scripted bots play as always. Kept by the match: --resume plays it the same way.")] = False,
+    sampled: Annotated[bool, typer.Option("--sampled", help="Network agents draw each action from their policy (at the temperature they trained at) instead of playing the most likely one (argmax, the default, as tournaments and the RLBot export play); community and scripted bots play as always. Kept by the match: --resume plays it the same way.")] = False,
     resume: Annotated[Optional[int], typer.Option("--resume", help="Finish an interrupted match by id.", show_default=False)] = None,
     abandon: Annotated[Optional[int], typer.Option("--abandon", help="End an unfinished match for good (its games are kept).", show_default=False)] = None,
     config: ConfigOpt = None,
@@ -41,8 +41,9 @@ def match_command(
     same command again, or --resume ID; the same command after the match finished shows its
     result (give another --seed for a new match). In 2v2 and 3v3 a side may be a mixed team:
     one member per car joined by "+", each rated for the team's games. Network agents play their
-    most likely action; with --sampled they draw it from their policy, as in training (a match of
-    its own: the same command without --sampled is another match).
+    most likely action; with --sampled they draw it from their policy, as in training, at the
+    temperature they trained at (a distilled student's 0.5): a match of its own, since the same
+    command without --sampled is another match.
 
     Example: league match ppo-1v1-v13 ppo-1v1-v12 --sprt elo0=0,elo1=30 --max-games 400
 
