@@ -255,10 +255,14 @@ class DistillConfig:
                                "the entropy bonus are off; the value loss keeps ppo.vf_coef).", min=0, max=COEF_MAX)
     learning_rate: float = param(1e-3, "Adam learning rate during the phase (constant).", min=1e-8, max=1.0)
     epochs: int = param(4, "Passes over each batch during the phase.", min=1, max=1000)
-    guide_weight: float = param(0.05, "After the phase: weight of the cross-entropy to the teacher beside PPO.",
+    guide_weight: float = param(0.1, "After the phase: weight of the cross-entropy to the teacher beside PPO.",
                                 min=0, max=COEF_MAX)
     guide_decay_steps: int = param(0, "After the phase: agent steps over which the guide falls linearly to 0 (0: "
                                       "it stays).", min=0, max=STEPS_MAX)
+    ppo_learning_rate: float = param(
+        1e-4, "After the phase: PPO's learning rate, constant (it replaces ppo.learning_rate and ppo.lr_schedule in a "
+              "run with a teacher): the distilled weights are a good start that a large step undoes (docs/distill.md).",
+        min=1e-8, max=1.0)
     teacher_share: float = param(0.25, "After the phase: share of the league envs where the teacher is the "
                                        "opponent, until the student passes it.", min=0, max=1)
     temperature: float = param(

@@ -192,8 +192,11 @@ class SelfPlayTrainer:
             check_run_name(name)
         if cfg.training.best_response_to:
             cfg = best_response_config(cfg, registry)
-        if cfg.training.distill.teacher:  # a student samples and trains near the argmax it plays
-            cfg = dataclasses.replace(cfg, ppo=dataclasses.replace(cfg.ppo, temperature=cfg.training.distill.temperature))
+        if cfg.training.distill.teacher:  # a student samples and trains near the argmax it plays, in small steps
+            d = cfg.training.distill
+            cfg = dataclasses.replace(cfg, ppo=dataclasses.replace(cfg.ppo, temperature=d.temperature,
+                                                                   learning_rate=d.ppo_learning_rate,
+                                                                   lr_schedule="constant"))
         self.cfg, self.home, self.registry = cfg, home, registry
         self.on_progress = on_progress or ignore
         self.pool: Callable[[], list[str]] | None = None
@@ -347,8 +350,8 @@ class SelfPlayTrainer:
             ends = (f"held-out agreement ends the phase after {distill.patience} updates without a new best"
                     if distill.patience else "the phase runs to its budget")
             self.on_progress(Note(f"distilling {distill.teacher} into {self.net.space.name} heads ({ends}), then PPO "
-                                  f"at temperature {cfg.ppo.temperature:g} with a guide of {distill.guide_weight:g} "
-                                  "towards it"))
+                                  f"at temperature {cfg.ppo.temperature:g} and learning rate {cfg.ppo.learning_rate:g} with a "
+                                  f"guide of {distill.guide_weight:g} towards it"))
         elif teacher is not None:
             self.on_progress(Note(f"kickstarting from {cfg.training.kickstart.teacher} until the network has trained "
                                   f"{cfg.training.kickstart.steps:,} steps (training.kickstart.teacher= to turn off)"))
