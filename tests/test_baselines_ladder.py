@@ -118,7 +118,7 @@ def test_rule_pro_is_deterministic_and_rows_are_independent():
     assert np.array_equal(batched, np.concatenate([RuleProBot().act(obs[i:i + 1])[0] for i in range(len(obs))]))
 
 
-@pytest.mark.parametrize("team_size", [1, 2])
+@pytest.mark.parametrize("team_size", [1, pytest.param(2, marks=pytest.mark.slow)])  # 2v2: the slow set
 def test_a_short_tournament_plays_the_whole_ladder(tmp_path, team_size):
     home = LeagueHome(tmp_path / "league")
     home.create_dirs()

@@ -230,7 +230,9 @@ def play_and_compare(team_size: int, policy: NectoPolicy, necto_obs, agent) -> d
             "randomized_starts": int(started[:, 0].sum()), "random_control_games": int(started[:, 1].sum())}
 
 
-@pytest.mark.parametrize("team_size", TEAM_SIZES, ids=lambda t: f"{t}v{t}")
+# 1v1 in the default suite; 2v2 and 3v3 (10 s each) in the slow set, to keep the default under 5 minutes.
+@pytest.mark.parametrize("team_size", [t if t == 1 else pytest.param(t, marks=pytest.mark.slow) for t in TEAM_SIZES],
+                         ids=lambda t: f"{t}v{t}")
 def test_plays_as_the_bots_own_code(team_size, policy, necto):
     necto_obs, agent = necto
     figures = play_and_compare(team_size, policy, necto_obs, agent)

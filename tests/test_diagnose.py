@@ -78,6 +78,7 @@ def test_train_with_compile_reports_it_or_falls_back_to_the_eager_model(tmp_path
         any("running the eager model" in line for line in lines)
 
 
+@pytest.mark.slow  # 10 s of training: the slow set
 def test_train_reports_update_run_cpu_memory_and_flag_fallbacks(tmp_path):
     lines, f = diagnose_train(tmp_path, "--set", "training.amp=fp16")
     # fp16 AMP cannot work on a CPU: one line says so, and the learner runs in float32.

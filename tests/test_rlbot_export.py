@@ -430,7 +430,7 @@ def play_parity(bot, team_size: int, seed: int, steps: int = STEPS) -> dict:
     return {"counts": counts, "seen": seen, "worst_obs": worst_obs}
 
 
-@pytest.mark.parametrize("kind", ["mlp", "lstm"])
+@pytest.mark.parametrize("kind", ["mlp", pytest.param("lstm", marks=pytest.mark.slow)])  # lstm: 10 s, slow set
 def test_bot_equals_league_policy_over_real_games(bots, kind):
     report = []
     totals = Counter()
