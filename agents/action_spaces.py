@@ -84,14 +84,16 @@ class ActionSpace:
             out = out * size + h
         return out
 
-    def sample(self, logits: torch.Tensor, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-        """Joint actions drawn head by head by the Gumbel-max trick, and their log-probabilities.
+    def sample(self, logits: torch.Tensor, generator: torch.Generator,
+               temperature: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
+        """Joint actions drawn head by head by the Gumbel-max trick from softmax(logits / temperature)
+        (ppo.temperature: a distilled student's 0.5), and their log-probabilities under it.
 
         argmax(logits + Gumbel noise) is an exact draw from the categorical distribution (Gumbel,
         1954; Maddison et al., 2014), and costs one uniform draw per logit and an argmax: about a
         third of softmax + torch.multinomial on a CPU at a game runner's batch (128 rows of 90).
         One draw covers every head (the table's single head draws exactly as it always has)."""
-        logits = logits.float()
+        logits = logits.float() if temperature == 1.0 else logits.float() / temperature
         uniform = torch.rand(logits.shape, generator=generator, device=logits.device)
         noisy = logits - torch.log(-torch.log(uniform))
         choices = [h.argmax(dim=-1) for h in self.head_logits(noisy)]

@@ -82,8 +82,7 @@ class NetworkPolicy(Policy):
             if deterministic:
                 actions = self.space.greedy(logits)
             else:
-                tempered = logits if self.temperature == 1.0 else logits / self.temperature
-                actions, _ = self.space.sample(tempered, self.generator)
+                actions, _ = self.space.sample(logits, self.generator, self.temperature)
         actions = actions.to("cpu").numpy().astype(np.int64, copy=False)
         sent = self.space.controls[actions]
         state = (inner, sent) if self.with_prev else inner

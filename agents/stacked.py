@@ -89,9 +89,6 @@ class StackedActors(Policy):
         with torch.inference_mode():
             x = torch.from_numpy(np.ascontiguousarray(obs, dtype=np.float32)).to(self.device, non_blocking=True)
             logits = self.logits(x)
-            if deterministic:
-                actions = logits.argmax(dim=-1)
-            else:
-                tempered = logits if self.temperature == 1.0 else logits / self.temperature
-                actions = SPACES[TABLE].sample(tempered, self.generator)[0]
+            actions = (logits.argmax(dim=-1) if deterministic
+                       else SPACES[TABLE].sample(logits, self.generator, self.temperature)[0])
         return actions.cpu().numpy().astype(np.int64, copy=False), None

@@ -51,7 +51,7 @@ def test_a_lower_temperature_samples_the_argmax_more_often():
     logits = 2.0 * torch.randn(4000, net.space.logits)
     greedy = net.space.greedy(logits)
     gen = torch.Generator().manual_seed(0)
-    share = {t: float((net.space.sample(logits / t, gen)[0] == greedy).float().mean()) for t in (1.0, 0.5, 0.1)}
+    share = {t: float((net.space.sample(logits, gen, t)[0] == greedy).float().mean()) for t in (1.0, 0.5, 0.1)}
     assert share[1.0] < share[0.5] < share[0.1], share
     assert share[0.1] > 0.8, share
 

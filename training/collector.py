@@ -112,7 +112,7 @@ class Collector:
         x, s = x.to(self.device, non_blocking=True), s.to(self.device, non_blocking=True)
         with self.accel.inference_autocast():
             logits, value, self.state = self.net.step(x, self.state, s)
-        actions, logprob = self.space.sample(logits / self.temperature, self.generator)
+        actions, logprob = self.space.sample(logits, self.generator, self.temperature)
         # One copy to the host per step, the only synchronisation on a GPU (indices are exact in float32).
         out = torch.stack([actions.float(), logprob, value.float()]).cpu().numpy()
         return out[0].astype(np.int64), out[1], out[2]
