@@ -13,17 +13,17 @@ from league.errors import LeagueError
 
 @handles_errors
 def train_command(
-    curriculum_file: Annotated[Optional[Path], typer.Argument(
-        help="With --curriculum: the curriculum file (default: the shipped configs/curriculum.yaml).",
-        show_default=False, metavar="FILE")] = None,
+    file: Annotated[Optional[Path], typer.Argument(
+        help="With --curriculum: the curriculum file (default: the shipped configs/curriculum.yaml); with --league: "
+             "the roles file (default: the shipped configs/league-roles.yaml).", show_default=False,
+        metavar="FILE")] = None,
     stage: Annotated[Optional[str], typer.Option("--stage", help="Team size to train: 1v1, 2v2 or 3v3.  [default: 1v1]",
                                                  show_default=False)] = None,
     curriculum: Annotated[bool, typer.Option(
         "--curriculum", help="Run the curriculum's stages in order, with promotion gates; run it again to resume.")] = False,
-    league: Annotated[Optional[Path], typer.Option(
-        "--league", help="Train a league of roles (a main agent and exploiters) from this roles file, e.g. "
-                         "configs/league-roles.yaml; run it again to resume every role.", show_default=False,
-        metavar="FILE")] = None,
+    league: Annotated[bool, typer.Option(
+        "--league", help="Train a league of roles (a main agent and exploiters) from the roles FILE; run it again "
+                         "to resume every role.")] = False,
     from_: Annotated[Optional[str], typer.Option(
         "--from", help="Start a new run from this agent's weights (any stage); it becomes the first version's parent.",
         show_default=False)] = None,
@@ -62,7 +62,7 @@ def train_command(
     Ctrl-C saves a final snapshot and exits cleanly. --curriculum [FILE] runs the curriculum's stages
     (1v1 -> 2v2 -> 3v3 by default) with promotion gates; the same command resumes it after an
     interruption, and --name runs the file again under another name. --from NAME starts one stage
-    from any earlier agent. --league FILE trains a main agent and its exploiters, taking turns by
+    from any earlier agent. --league [FILE] trains a main agent and its exploiters, taking turns by
     their shares of the time (each its own learner with --backend ray); `league roles` shows them.
 
     Example: league train --stage 1v1 --minutes 10 --policy mlp
@@ -92,19 +92,19 @@ def train_command(
     overrides = {"policy.kind": policy, "training.device": device, "runner.workers": workers, "seed": seed,
                  "runner.backend": backend, "runner.address": address, "runner.rollout_workers": rollout_workers,
                  "training.distill.teacher": distill, "policy.action_space": action_space}
-    if distill is not None and (league is not None or curriculum):
+    if distill is not None and (league or curriculum):
         raise LeagueError("--distill goes with one run (league train --stage S --distill TEACHER); a curriculum "
                           "stage names its teacher with training.distill.teacher.")
-    if league is not None:
+    if league:
         from league.cli.roles import run_league_with_progress
 
         given = [flag for flag, value in (("--curriculum", curriculum or None), ("--steps", steps),
-                                          ("--resume", resume), ("--from", from_), ("--stage", stage),
-                                          ("FILE", curriculum_file)) if value is not None]
+                                          ("--resume", resume), ("--from", from_), ("--stage", stage))
+                 if value is not None]
         if given:
             raise LeagueError(f"{given[0]} does not go with --league: the roles file sets the stage, each role's "
                               "run and where it starts, and running it again resumes every role.")
-        run_league_with_progress(league_home, league, name=name, config=config, minutes=minutes,
+        run_league_with_progress(league_home, file, name=name, config=config, minutes=minutes,
                                  overrides=overrides, sets=set_)
         return
     if curriculum:
@@ -114,12 +114,12 @@ def train_command(
             flag = "--steps" if steps is not None else "--resume" if resume is not None else "--stage"
             raise LeagueError(f"{flag} does not go with --curriculum: the curriculum file sets each stage's team size "
                               "and budget, and running it again resumes it.")
-        run_curriculum_with_progress(league_home, curriculum_file, name=name, config=config, minutes=minutes,
+        run_curriculum_with_progress(league_home, file, name=name, config=config, minutes=minutes,
                                      init_from=from_, overrides=overrides, sets=set_)
         return
-    if curriculum_file is not None:
-        raise LeagueError(f"Unexpected argument {str(curriculum_file)!r}: a FILE is only for --curriculum "
-                          "(league train --curriculum FILE).")
+    if file is not None:
+        raise LeagueError(f"Unexpected argument {str(file)!r}: a FILE is only for --curriculum or --league "
+                          "(league train --curriculum FILE, league train --league FILE).")
     cfg = train_config(league_home, stage or "1v1", user_file=config, overrides=overrides, sets=set_)
     budget = Budget.from_flags(steps, minutes, Budget.from_config(cfg.training))  # the run's, handed to it as is
     if budget.unlimited:
