@@ -18,6 +18,7 @@ share its round, so a resumed sampled match plays its missing games with draws o
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -34,6 +35,25 @@ from arena.engine.vector import VecGame
 from league.game_values import TICKS_PER_SECOND
 from league.schedule import ScheduledGame
 from league import teams
+
+# A file named after its game's sides stays this short: 255 bytes (a file name's limit) less the atomic
+# writer's temporary name around it (".NAME.<12 hex digits>.tmp"), with room to spare.
+MAX_FILE_NAME_BYTES = 200
+NAME_HASH_CHARS = 8  # hex digits of the whole name's sha256 that mark a name cut to fit
+
+
+def fitted_file_name(stem: str, suffix: str = ".replay") -> str:
+    """`stem + suffix` as a file name: whole when it fits MAX_FILE_NAME_BYTES, else the stem's start, '-'
+    and the first NAME_HASH_CHARS hex digits of the whole stem's sha256 (sides of three 64-character members
+    make a 400-character stem). The same stem always gives the same name (a resumed tournament finds its
+    replays), and stems differing past the cut differ."""
+    if len((stem + suffix).encode()) <= MAX_FILE_NAME_BYTES:
+        return stem + suffix
+    digest = hashlib.sha256(stem.encode()).hexdigest()[:NAME_HASH_CHARS]
+    room = MAX_FILE_NAME_BYTES - len(suffix.encode()) - 1 - NAME_HASH_CHARS
+    start = stem.encode()[:room].decode(errors="ignore")  # never half a character
+    return f"{start}-{digest}{suffix}"
+
 
 @dataclass(frozen=True)
 class GameOutcome:
@@ -165,7 +185,7 @@ class GamePlayer:
 
     def _finish(self, game: ScheduledGame, ball, cars, events, score, length) -> GameOutcome:
         replay = self.replay_of(game, ball, cars, events, score, length)
-        rel = f"{self.replay_dir}/{game.index:05d}-{game.blue}-vs-{game.orange}.replay"
+        rel = f"{self.replay_dir}/{fitted_file_name(f'{game.index:05d}-{game.blue}-vs-{game.orange}')}"
         if not self.write_replays:
             return GameOutcome(game, int(score[0]), int(score[1]), length, rel, encode(replay))
         write_replay(self.home_root / rel, replay)

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import math
 import os
+import re
+import stat
 import threading
 import time
 from collections.abc import Callable
@@ -29,10 +31,10 @@ from agents.policy import Policy
 from arena.engine.game import GameSpec
 from arena.replay import EVENT_KINDS, Replay, write_replay
 from arena.tournament import not_this_size
-from arena.tournament_play import GamePlayer
+from arena.tournament_play import GamePlayer, fitted_file_name
 from arena.viewers import Viewer, open_viewer
 from arena.viewers.frame import Frame, replay_frames
-from league.errors import LeagueError
+from league.errors import LeagueError, quoted
 from league.game_values import BOOST_PADS, TICKS_PER_SECOND
 from league.registry import Registry
 from league.schedule import ScheduledGame
@@ -42,6 +44,7 @@ MAX_SPEED = 100.0
 LIVE_WRITE_SECONDS = 0.5  # how often (wall clock) the game so far is rewritten for the dashboard
 VIEWER_THREAD = "rl-league-viewer"  # the background sender of `send_game_in_background`
 KEEP_LIVE_FILES = 20  # the newest watched games kept in live/; older ones are removed when a new one starts
+LIVE_NAME = re.compile(r"[0-9]{8}-[0-9]{6}-[0-9]+-.+\.replay")  # live_file_name's names: all a prune removes
 LIVE_KEY = "live"  # replay metadata: true while the game is being played
 
 
@@ -106,18 +109,57 @@ class Watched:
 
 
 def live_file_name(blue: str, orange: str, now: float | None = None) -> str:
-    """A new live replay's name: UTC time, process id (two watchers never share one), the sides."""
+    """A new live replay's name: UTC time, process id (two watchers never share one), the sides (long
+    ones cut to fit a file name, with a hash: arena.tournament_play.fitted_file_name)."""
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now))
-    return f"{stamp}-{os.getpid()}-{blue}-vs-{orange}.replay"
+    return fitted_file_name(f"{stamp}-{os.getpid()}-{blue}-vs-{orange}")
+
+
+def live_folder(folder: Path) -> Path:
+    """`folder` (a league home's live/), made if missing, when it is a folder of its own; else one sentence.
+    A symbolic link (even to a folder), a file or a FIFO there is refused, never followed or replaced, so a
+    watch writes and prunes only inside the home. Checked before anything is written."""
+    try:
+        folder.mkdir()
+    except FileExistsError:  # a folder already, or something else at its name (a dangling link included)
+        pass
+    mode = folder.lstat().st_mode
+    if not stat.S_ISDIR(mode):
+        what = "a symbolic link" if stat.S_ISLNK(mode) else "a FIFO" if stat.S_ISFIFO(mode) else \
+            "a file" if stat.S_ISREG(mode) else "not a plain folder"
+        raise LeagueError(f"The league home's live folder {quoted(str(folder))} is not a folder but {what}: a watch "
+                          "writes only inside the home, so move it aside and watch again.")
+    return folder
 
 
 def prune_live(folder: Path, keep: int = KEEP_LIVE_FILES) -> None:
-    """Remove all but the `keep` newest replays of the live folder (watched games, not league games)."""
-    if not folder.is_dir():
+    """Remove all but the `keep` newest watched games of the live folder: regular files named as
+    live_file_name names them, looked at without following links. Anything else there (a link, dangling
+    or not, a folder named *.replay, another file) is left alone; a `folder` that is itself a link is not
+    entered; a file another watch removed a moment before is no error."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:  # missing, or not a folder of its own: nothing of ours to prune
         return
-    files = sorted(folder.glob("*.replay"), key=lambda p: p.stat().st_mtime, reverse=True)
-    for old in files[keep:]:
-        old.unlink(missing_ok=True)
+    try:
+        found = []
+        with os.scandir(fd) as entries:
+            for entry in entries:
+                if not LIVE_NAME.fullmatch(entry.name):
+                    continue
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except FileNotFoundError:  # removed by another watch's prune
+                    continue
+                if stat.S_ISREG(st.st_mode):
+                    found.append((st.st_mtime, entry.name))
+        for _, name in sorted(found, reverse=True)[keep:]:
+            try:
+                os.unlink(name, dir_fd=fd)
+            except FileNotFoundError:
+                pass
+    finally:
+        os.close(fd)
 
 
 def is_live(replay: Replay) -> bool:

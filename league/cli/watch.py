@@ -61,7 +61,7 @@ def watch_command(
     """
     from agents.loading import load_policy
     from arena.engine.game import GameSpec
-    from arena.watch import check_speed, live_file_name, prune_live, watch_game, watch_sides
+    from arena.watch import check_speed, live_file_name, live_folder, prune_live, watch_game, watch_sides
     from arena.viewers import check_viewer_name
     from league.cli.common import open_league
     from league.config import load_config
@@ -71,6 +71,7 @@ def watch_command(
     if viewer is not None:
         check_viewer_name(viewer)
     league_home, registry = open_league(home, config, readonly=True)
+    live_dir = live_folder(league_home.live)  # a folder of the home's own, before anything is written
     cfg = load_config(stage=stage, user_file=config, home_file=league_home.config_path,
                       overrides={"game.game_seconds": game_seconds, "seed": seed})  # both checked here
     seed = cfg.seed if seed is not None else secrets.randbelow(2**31)
@@ -79,8 +80,8 @@ def watch_command(
     sink = open_viewer_checked(viewer, viewer_port, spec.tick_skip)  # before the policies load: refused at once
     policies = {n: load_policy(registry.agent_store.get(n), home_root=league_home.root)
                 for n in member_names((blue, orange))}
-    prune_live(league_home.live)
-    live = league_home.live / live_file_name(blue, orange)
+    prune_live(live_dir)
+    live = live_dir / live_file_name(blue, orange)
     shown = f" and in {sink.name}" if sink else ""
     out.print(f"{blue} (blue) vs {orange} (orange), {spec.team_size}v{spec.team_size}, {spec.game_seconds:g} s at "
               f"{'full speed' if speed == 0 else f'{speed:g}x'}, seed {seed}: on the dashboard's Live page{shown}.",
