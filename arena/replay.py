@@ -26,7 +26,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from league.errors import LeagueError
+from league.errors import QUOTED_CHARS, LeagueError, clipped_line
 from league.files import open_regular, printable, write_file_atomic
 from league.game_values import TICKS_PER_SECOND
 
@@ -210,44 +210,59 @@ def _check_zip_directory(fh: BinaryIO) -> None:
     fh.seek(0)
 
 
-def _read_member(z: zipfile.ZipFile, info: zipfile.ZipInfo, name: str) -> np.ndarray:
-    """One member as an array: its size (from the zip directory) checked before it is inflated,
-    and its .npy header (dtype, shape) checked against its size before an array is allocated."""
-    dtype, limit = MEMBERS[name]
-    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED) or info.flag_bits & 1:  # 1: encrypted
-        raise _Malformed(f"its {name!r} member is stored in a way rl-league does not write")
-    if info.file_size > limit + NPY_HEADER_BYTES:
-        raise _Malformed(f"its {name!r} member inflates to {info.file_size:,} bytes, more than a replay's can "
-                         f"({limit + NPY_HEADER_BYTES:,})")
-    data = z.read(info)  # zipfile inflates no more than the recorded size, and checks the CRC
-    raw = io.BytesIO(data)
+def _npy_header(raw: BinaryIO, name: str, size: int) -> tuple[tuple[int, ...], int]:
+    """A member's .npy header (its first bytes, in `raw`): the array's shape and where its data
+    starts, checked (dtype, order, shape against the member's `size` in bytes) before anything is allocated."""
+    dtype = MEMBERS[name][0]
     version = np.lib.format.read_magic(raw)
     if version not in ((1, 0), (2, 0)):
         raise _Malformed(f"its {name!r} member is .npy version {version}, which rl-league does not write")
     read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
     shape, fortran, found = read_header(raw, max_header_size=NPY_HEADER_BYTES)
-    if found != dtype or fortran:
+    if fortran:
+        raise _Malformed(f"its {name!r} member is stored in Fortran (column-major) order, which rl-league does not "
+                         "write")
+    if found != dtype:
         raise _Malformed(f"its {name!r} member holds {found} values, not {dtype}")
-    if any(n < 0 for n in shape) or math.prod(shape) * dtype.itemsize != len(data) - raw.tell():
+    if any(n < 0 for n in shape) or math.prod(shape) * dtype.itemsize != size - raw.tell():
         raise _Malformed(f"its {name!r} member's shape {list(shape)} does not fit its size")
-    return np.frombuffer(data, dtype, offset=raw.tell()).reshape(shape).copy()
+    return shape, raw.tell()
 
 
-def _read_members(fh: BinaryIO) -> dict[str, np.ndarray]:
-    """Every member, by name, refusing an archive that holds other members than a replay's."""
-    _check_zip_directory(fh)
-    with zipfile.ZipFile(fh) as z:
-        infos = z.infolist()
-        names = [info.filename for info in infos]
-        missing = sorted({f"{name}.npy" for name in MEMBERS} - set(names))
-        if missing:
-            raise _Malformed(f"it lacks the member {missing[0]!r}")
-        extra = sorted(set(names) - {f"{name}.npy" for name in MEMBERS})
-        if extra:
-            raise _Malformed(f"it has an unexpected member {extra[0]!r}")
-        if len(names) != len(MEMBERS):
-            raise _Malformed("it lists a member twice")
-        return {info.filename[:-len(".npy")]: _read_member(z, info, info.filename[:-len(".npy")]) for info in infos}
+def _member_shape(z: zipfile.ZipFile, info: zipfile.ZipInfo, name: str) -> tuple[int, ...]:
+    """A member's shape, from its size in the zip directory and its .npy header alone: only the
+    header's few bytes are inflated."""
+    limit = MEMBERS[name][1]
+    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED) or info.flag_bits & 1:  # 1: encrypted
+        raise _Malformed(f"its {name!r} member is stored in a way rl-league does not write")
+    if info.file_size > limit + NPY_HEADER_BYTES:
+        raise _Malformed(f"its {name!r} member inflates to {info.file_size:,} bytes, more than a replay's can "
+                         f"({limit + NPY_HEADER_BYTES:,})")
+    with z.open(info) as f:
+        head = f.read(NPY_HEADER_BYTES + 16)  # magic, version, header length, header
+    return _npy_header(io.BytesIO(head), name, info.file_size)[0]
+
+
+def _read_member(z: zipfile.ZipFile, info: zipfile.ZipInfo, name: str) -> np.ndarray:
+    """One member as an array (its header already checked by _member_shape, and checked again on what was inflated)."""
+    data = z.read(info)  # zipfile inflates no more than the recorded size, and checks the CRC
+    shape, offset = _npy_header(io.BytesIO(data), name, len(data))
+    return np.frombuffer(data, MEMBERS[name][0], offset=offset).reshape(shape).copy()
+
+
+def _member_infos(z: zipfile.ZipFile) -> dict[str, zipfile.ZipInfo]:
+    """Every member's directory entry, by name, refusing an archive that holds other members than a replay's."""
+    infos = z.infolist()
+    names = [info.filename for info in infos]
+    missing = sorted({f"{name}.npy" for name in MEMBERS} - set(names))
+    if missing:
+        raise _Malformed(f"it lacks the member {missing[0]!r}")
+    extra = sorted(set(names) - {f"{name}.npy" for name in MEMBERS})
+    if extra:
+        raise _Malformed(f"it has an unexpected member {extra[0]!r}")
+    if len(names) != len(MEMBERS):
+        raise _Malformed("it lists a member twice")
+    return {info.filename[:-len(".npy")]: info for info in infos}
 
 
 def _parse_meta(member: np.ndarray) -> Any:
@@ -279,54 +294,120 @@ def _check_meta(meta: dict[str, Any]) -> None:
         raise _Malformed("its game_seconds is not a positive number of seconds")
 
 
-def _check_arrays(arrays: dict[str, np.ndarray], cars: int) -> None:
-    """Refuse arrays whose shapes disagree with each other or with the cars, or events that name
-    a step, kind, car or team that does not exist."""
-    steps = arrays["ball"].shape[1] if arrays["ball"].ndim == 3 else 0
+def _check_shapes(shapes: dict[str, tuple[int, ...]], cars: int) -> tuple[int, int]:
+    """The steps and events of arrays of these shapes; refused if they disagree with each other or with the cars."""
+    steps = shapes["ball"][1] if len(shapes["ball"]) == 3 else 0
     if steps < 1:
-        raise _Malformed(f"its 'ball' member has shape {list(arrays['ball'].shape)}, not [2, steps, {len(BALL_COLS)}]")
+        raise _Malformed(f"its 'ball' member has shape {list(shapes['ball'])}, not [2, steps, {len(BALL_COLS)}]")
     expected = {"ball": (2, steps, len(BALL_COLS)), "cars": (2, steps, cars, len(CAR_COLS)), "boost": (steps, cars),
                 "flags": (steps, cars)}
     for name, shape in expected.items():
-        if arrays[name].shape != shape:
-            raise _Malformed(f"its {name!r} member has shape {list(arrays[name].shape)}, not {list(shape)} "
+        if shapes[name] != shape:
+            raise _Malformed(f"its {name!r} member has shape {list(shapes[name])}, not {list(shape)} "
                              f"({steps} steps of {cars} cars)")
-    events, event_team = arrays["events"], arrays["event_team"]
-    if events.ndim != 2 or events.shape[1] != 3 or event_team.shape != events.shape[:1]:
-        raise _Malformed(f"its events have shape {list(events.shape)} and their teams {list(event_team.shape)}, "
-                         "not [K, 3] and [K]")
-    step, kind, car = events.T
+    events, event_team = shapes["events"], shapes["event_team"]
+    if len(events) != 2 or events[1] != 3 or event_team != events[:1]:
+        raise _Malformed(f"its events have shape {list(events)} and their teams {list(event_team)}, not [K, 3] and [K]")
+    return steps, events[0]
+
+
+def _check_events(arrays: dict[str, np.ndarray], steps: int, cars: int) -> None:
+    """Refuse events that name a step, kind, car or team that does not exist."""
+    step, kind, car = arrays["events"].T
+    event_team = arrays["event_team"]
     # 0..steps: the events of a game's final step happen after its last frame was recorded.
     if not (((step >= 0) & (step <= steps)).all() and np.isin(kind, list(EVENT_NAMES)).all()
             and ((car >= -1) & (car < cars)).all() and ((event_team >= -1) & (event_team <= 1)).all()):
         raise _Malformed("its events name a step, kind, car or team that does not exist")
 
 
-def read_replay(path: Path) -> Replay:
-    """Load a replay; a missing, corrupt, foreign or malformed file is refused with one sentence.
+@dataclass(frozen=True)
+class ReplayHeader:
+    """What a replay holds, read without inflating its arrays: its checked metadata and sizes."""
+
+    meta: dict[str, Any]
+    steps: int
+    events: int
+
+    def seconds(self) -> float:
+        """The game clock its steps cover."""
+        return self.steps * self.meta["tick_skip"] / TICKS_PER_SECOND
+
+
+@dataclass(frozen=True)
+class ReadBudget:
+    """The most of a replay a reader decodes (a page that holds the whole game in memory sets it
+    below the format's bounds); a file over it is refused from its header, before it is inflated."""
+
+    steps: int = MAX_STEPS
+    events: int = MAX_EVENTS
+
+
+class ReplayOverBudget(LeagueError):
+    """A valid replay larger than the reader's ReadBudget (its header and the budget attached)."""
+
+    def __init__(self, message: str, header: ReplayHeader, budget: ReadBudget):
+        super().__init__(message)
+        self.header, self.budget = header, budget
+
+
+def _header(z: zipfile.ZipFile, infos: dict[str, zipfile.ZipInfo], shown: str) -> ReplayHeader:
+    """The metadata (inflated: a few KB) and every member's shape (from its .npy header), checked."""
+    shapes = {name: _member_shape(z, info, name) for name, info in infos.items()}
+    meta = _parse_meta(_read_member(z, infos["meta"], "meta"))
+    if not isinstance(meta, dict) or meta.get("format") != REPLAY_FORMAT:
+        raise LeagueError(f"{shown} is not an rl-league replay.")
+    if meta.get("version") != REPLAY_VERSION:
+        version = printable(clipped_line(repr(meta.get("version")), QUOTED_CHARS))
+        raise LeagueError(f"{shown} is replay format version {version}; this rl-league reads version "
+                          f"{REPLAY_VERSION}.")
+    _check_meta(meta)
+    steps, events = _check_shapes(shapes, len(meta["car_teams"]))
+    return ReplayHeader(meta, steps, events)
+
+
+def _load(path: Path, budget: ReadBudget | None, arrays: bool) -> tuple[ReplayHeader, dict[str, np.ndarray]]:
+    """The header and (if `arrays`) every member, checked; one sentence (LeagueError) for any fault."""
+    shown = printable(str(path))
+    with open_regular(Path(path), MAX_FILE_BYTES, "replay file") as fh:
+        try:
+            _check_zip_directory(fh)
+            with zipfile.ZipFile(fh) as z:
+                infos = _member_infos(z)
+                header = _header(z, infos, shown)
+                if budget is not None and (header.steps > budget.steps or header.events > budget.events):
+                    raise ReplayOverBudget(
+                        f"{shown} holds {header.steps:,} steps and {header.events:,} events, more than the "
+                        f"{budget.steps:,} steps and {budget.events:,} events read here.", header, budget)
+                members = {name: _read_member(z, info, name) for name, info in infos.items()} if arrays else {}
+            if arrays:
+                _check_events(members, header.steps, len(header.meta["car_teams"]))
+        except _Malformed as exc:
+            raise LeagueError(f"{shown} is not a valid replay: {printable(str(exc))}.") from None
+        except (OSError, ValueError, zipfile.BadZipFile, UnicodeDecodeError, EOFError) as exc:
+            raise LeagueError(f"{shown} is not a readable replay file ({exc.__class__.__name__}).") from None
+    return header, members
+
+
+def read_replay_header(path: Path) -> ReplayHeader:
+    """A replay's metadata, steps and events, checked as `read_replay` checks them, without
+    inflating its arrays (a few KB of memory, whatever the replay's length)."""
+    return _load(path, None, arrays=False)[0]
+
+
+def read_replay(path: Path, budget: ReadBudget | None = None) -> Replay:
+    """Load a replay; a missing, corrupt, foreign or malformed file is refused with one sentence,
+    and one over `budget` with ReplayOverBudget, before its arrays are inflated.
 
     Nothing in the file is trusted (docs/replay.md, "Reading"): it is opened by the league's file
     rule (`league.files.open_regular`: a regular file of at most MAX_FILE_BYTES, checked on the open
     descriptor, so a FIFO or a device is refused at once, never read), then its zip directory and
     each member's uncompressed size are checked before anything is inflated, each array's dtype
-    and shape before it is allocated, then the metadata and the arrays against each other.
+    and shape (from its .npy header) before anything is allocated, the metadata and the shapes
+    against each other, and only then are the arrays inflated and their events checked.
     """
-    shown = printable(str(path))
-    with open_regular(Path(path), MAX_FILE_BYTES, "replay file") as fh:
-        try:
-            arrays = _read_members(fh)
-            meta = _parse_meta(arrays["meta"])
-            if not isinstance(meta, dict) or meta.get("format") != REPLAY_FORMAT:
-                raise LeagueError(f"{shown} is not an rl-league replay.")
-            if meta.get("version") != REPLAY_VERSION:
-                raise LeagueError(f"{shown} is replay format version {printable(repr(meta.get('version')))}; this "
-                                  f"rl-league reads version {REPLAY_VERSION}.")
-            _check_meta(meta)
-            _check_arrays(arrays, len(meta["car_teams"]))
-        except _Malformed as exc:
-            raise LeagueError(f"{shown} is not a valid replay: {printable(str(exc))}.") from None
-        except (OSError, ValueError, zipfile.BadZipFile, UnicodeDecodeError, EOFError) as exc:
-            raise LeagueError(f"{shown} is not a readable replay file ({exc.__class__.__name__}).") from None
+    header, arrays = _load(path, budget, arrays=True)
+    meta = header.meta
     flags = arrays["flags"]
     replay = Replay(
         meta=meta,
@@ -339,5 +420,5 @@ def read_replay(path: Path) -> Replay:
         event_team=arrays["event_team"],
     )
     if tuple(meta["score"]) != replay.score_from_events():
-        raise LeagueError(f"{shown} is corrupt: its goal events do not add up to its recorded score.")
+        raise LeagueError(f"{printable(str(path))} is corrupt: its goal events do not add up to its recorded score.")
     return replay

@@ -34,7 +34,7 @@ def play_command(
     """
     import math
 
-    from arena.replay import read_replay
+    from arena.replay import read_replay, read_replay_header
     from arena.viewers import check_viewer_name
     from arena.watch import check_speed, send_replay
 
@@ -45,12 +45,15 @@ def play_command(
     check_speed(speed)
     if not (math.isfinite(start) and start >= 0):
         raise LeagueError(f"--from must be a number of seconds from 0, not {start}.")
-    replay = read_replay(file)
-    step = int(start / replay.seconds_per_step())
-    if step >= replay.steps:
-        raise LeagueError(f"--from {start:g} is past the replay's end ({replay.steps * replay.seconds_per_step():.0f} s).")
-    sink = open_viewer_checked(viewer, viewer_port, replay.meta["tick_skip"])
+    # The header (a few KB) answers --from and the viewer's tick skip, so a mistake or a viewer not
+    # running is said before a replay of up to an hour at tick skip 1 is decoded.
+    header = read_replay_header(file)
+    if start >= header.seconds():  # compared as seconds: start / seconds_per_step may be inf
+        raise LeagueError(f"--from {start:g} is past the replay's end ({round(header.seconds(), 2):g} s).")
+    sink = open_viewer_checked(viewer, viewer_port, header.meta["tick_skip"])
     try:
+        replay = read_replay(file)
+        step = min(int(start / replay.seconds_per_step()), replay.steps - 1)
         sent = send_replay(replay, sink, speed, step)
     except KeyboardInterrupt:
         raise LeagueError("Interrupted.") from None
