@@ -28,14 +28,27 @@ def teacher_space(policy: Policy) -> ActionSpace:
     return getattr(policy, "space", None) or SPACES[TABLE]
 
 
-def check_can_teach(policy: Policy, name: str, student: ActionSpace) -> None:
-    """One sentence when a student speaking `student` cannot hold what `policy` (named `name`) says."""
+def can_teach(policy: Policy, student: ActionSpace) -> bool:
+    """Whether a student speaking `student` can hold what `policy` says."""
+    return can_hold(student, teacher_space(policy))
+
+
+def check_can_teach(policy: Policy, name: str, student: ActionSpace, existing: str | None = None) -> None:
+    """One sentence when a student speaking `student` cannot hold what `policy` (named `name`) says.
+    `existing`: the agent whose network the student is (a resumed or forked run), which keeps its space."""
+    if can_teach(policy, student):
+        return
     space = teacher_space(policy)
-    if not can_hold(student, space):
+    if existing is not None:
         raise LeagueError(
-            f"A student speaking {student.name} (policy.action_space={student.name}) cannot hold {name}'s actions, "
-            f"which are {space.doc}; give the student policy.action_space={space.name}, or table (the teacher's "
-            "distribution moved to the nearest rows of the 90-row table).")
+            f"{name} cannot teach {existing}: its network speaks {student.doc}, which cannot hold {name}'s actions "
+            f"({space.doc}), and a network keeps its action space; choose a teacher that speaks {student.name}, "
+            f"or copy {name} into a new student (league train --distill {name}).")
+    alternative = f"policy.action_space={space.name}" + ("" if space.name == TABLE else ", or table (the teacher's "
+                                                         "distribution moved to the nearest rows of the 90-row table)")
+    raise LeagueError(
+        f"A student speaking {student.name} (policy.action_space={student.name}) cannot hold {name}'s actions, "
+        f"which are {space.doc}; give the student {alternative}.")
 
 
 def teacher_labels(policy: Policy, game: GameArrays | None, obs: np.ndarray, rows: np.ndarray, state: State,

@@ -422,6 +422,7 @@ def load_config(
     sets: list[str] | None = None,
     config_dir: Path | None = None,
     gpu: Callable[[], bool] | None = None,
+    agent_layer: tuple[str, dict[str, Any]] | None = None,
 ) -> Config:
     """Load the config tree for `stage` (default: the one base.yaml names).
 
@@ -432,6 +433,8 @@ def load_config(
     layered between the shipped files and `user_file`.
     `overrides` are dotted keys set by dedicated flags (e.g. {"seed": 3}); `sets` are raw
     `KEY=VALUE` strings from `--set`. Both are validated like files.
+    `agent_layer` (source, data): what an existing agent a run resumes or starts from is (its network, the
+    temperature and learning rate it trained at), layered over the stage and under the user's file and flags.
     """
     root = config_dir or shipped_config_dir()
     merged: dict[str, Any] = {}
@@ -458,18 +461,23 @@ def load_config(
     if chosen is None:
         for _, data in layers:
             chosen = data.get("stage", chosen) if isinstance(data, dict) else chosen
-    chosen = chosen or "1v1"
+    chosen = "1v1" if chosen is None else chosen  # an empty --stage is an unknown stage, not the default
     team_size_of(chosen)  # an unknown stage fails here, before any file is read for it
     stage_path = root / "stages" / f"{chosen}.yaml"
     if stage_path.exists():
         layers.append((f"configs/stages/{chosen}.yaml", read_yaml(stage_path, f"configs/stages/{chosen}.yaml")))
+    if agent_layer is not None:
+        layers.append(agent_layer)
     if user_layer:
         layers.append(user_layer)
     for dotted, value in (overrides or {}).items():
         if value is not None:
             layers.append((f"the command-line flag for {dotted!r}", _nest(dotted, value)))
+    flagged = {k for k, v in (overrides or {}).items() if v is not None}
     for text in sets or []:
         key, value = _parse_override(text)
+        if key in flagged:  # which should win is the user's to say, not the order of layers
+            raise ConfigError(f"{key} is given twice, by its own flag and by --set {clip(text)}; give it once.")
         layers.append((f"--set {clip(text)}", _nest(key, value)))
     layers.append(("the chosen stage", {"stage": chosen}))
     if gpu is not None and (root / GPU_FILE).exists() and _learner_on_gpu(layers, gpu):

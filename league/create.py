@@ -23,9 +23,9 @@ def create_league(home: LeagueHome, config: Path | None = None) -> bool:
     if config is not None:
         load_config(home_file=config)  # validate it as a home layer
     cfg = load_config(user_file=config, home_file=home.config_path)
-    existed = home.exists() and home.db_path.stat().st_size > 0  # a 0-byte league.db is an empty database
     home.create_root()
     registry = Registry.create(home.db_path, cfg.ratings)
+    existed = registry.found_version > 0  # an empty file, or one holding only an empty migrations table, had no league
     try:
         home.create_dirs()
         if config is not None:

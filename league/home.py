@@ -78,6 +78,10 @@ class LeagueHome:
     def require(self) -> "LeagueHome":
         """Fail with a how-to when there is no league here yet."""
         if not self.exists():
+            in_the_way = self._file_in_the_way(self.root)
+            if in_the_way.exists() and not in_the_way.is_dir():
+                raise LeagueError(f"No league at {self.root}: {in_the_way} is a file, not a folder; give --home a "
+                                  "league's folder.")
             raise LeagueError(
                 f"No league found at {self.root} (no {DB_NAME}); create one with `league init --home {self.root}`."
             )

@@ -54,6 +54,7 @@ class Registry:
 
     def __init__(self, db, ratings_cfg: RatingsConfig | None = None):
         self.db = db
+        self.found_version: int | None = None  # the schema version `create` found (0: there was no league)
         self.ratings_cfg = ratings_cfg or RatingsConfig()
         self.database = Database(db)
         self.transaction = self.database.transaction
@@ -80,13 +81,14 @@ class Registry:
         """
         path.parent.mkdir(parents=True, exist_ok=True)
         require_writable(path)
-        db, _ = open_league_db(path, readonly=False)  # refuses another application's database, writing nothing
+        db, found = open_league_db(path, readonly=False)  # refuses another application's database, writing nothing
         try:
             with _schema_lock(path):  # two `league init` at once: the second waits, then finds the tables made
                 db.execute("PRAGMA journal_mode = WAL")
                 migrate(db)
                 reg = cls(db, ratings_cfg)
                 reg.agent_store.ensure_baselines()
+                reg.found_version = found
         except BaseException:
             db.conn.close()
             raise

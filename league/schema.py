@@ -8,9 +8,12 @@ schema version is the number of applied migrations, mirrored in `PRAGMA user_ver
 
 from __future__ import annotations
 
+import sqlite3
+
 import sqlite_utils
 from sqlite_utils.migrations import Migrations
 
+from league.errors import LeagueError
 from league.migrations import migrations
 from league.migrations.m0001_initial import ORIGINS, RESULTS, STATUSES
 from league.migrations.m0008_promotions import PROMOTION_METHODS
@@ -57,8 +60,20 @@ def latest_version() -> int:
 
 
 def migrate(db: sqlite_utils.Database) -> int:
-    """Apply pending migrations; returns the schema version reached."""
-    migrations.apply(db)
+    """Apply pending migrations; returns the schema version reached.
+
+    A step that fails on what it means to create (a migration record deleted while its change was
+    kept: "duplicate column name", "table ... already exists") is one sentence naming the step, which
+    was rolled back.
+    """
+    try:
+        migrations.apply(db)
+    except sqlite3.OperationalError as exc:
+        failed = next(iter(migrations.pending(db))).name  # the steps before it were applied and recorded
+        raise LeagueError(
+            f"The league database does not match its own migration records: step {failed} is not "
+            f"recorded as applied, yet applying it fails ({exc}); the database was changed outside rl-league "
+            "(that step was rolled back): restore it from a backup.") from None
     version = schema_version(db)
     db.execute(f"PRAGMA user_version = {version}")
     return version

@@ -49,6 +49,7 @@ from league.errors import LeagueError, unknown_name
 from league.names import check_name
 from league.ratings import DRAW, LOSS, WIN, MleRatings, conservative, mle_fit, reanchor
 from league.stores.agents import plays
+from league.stores.database import row_id
 
 from league.stores.games import read_team_sides
 from league.teams import is_team, member_names, members
@@ -309,7 +310,7 @@ def read_standings(db: sqlite_utils.Database, team_size: int, cfg: RatingsConfig
 
 def read_tournament_standings(db: sqlite_utils.Database, tournament_id: int, cfg: RatingsConfig) -> Standings:
     """One tournament's standings by points: its entrants and its games (Elo and TrueSkill: the league's)."""
-    rows = list(db.query("SELECT team_size, entrants_json FROM tournaments WHERE id = ?", [tournament_id]))
+    rows = list(db.query("SELECT team_size, entrants_json FROM tournaments WHERE id = ?", [row_id(tournament_id, "tournament")]))
     if not rows:
         raise LeagueError(f"No tournament with id {tournament_id}.")
     team_size = rows[0]["team_size"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from league.errors import LeagueError
+from league.errors import LeagueError, quoted
 from league.names import check_name
 
 JOIN = "+"
@@ -44,20 +44,20 @@ def parse_side(text: str, team_size: int) -> str:
     names = [n.strip() for n in text.split(JOIN)]
     for name in names:
         if not name:
-            raise LeagueError(f"The team {text!r} has an empty name; join member names with '+', such as "
+            raise LeagueError(f"The team {quoted(text)} has an empty name; join member names with '+', such as "
                               "'ppo-2v2-v4+necto'.")
         check_name(name)
     if len(names) == 1:
         return names[0]
     stage = f"{team_size}v{team_size}"
     if team_size == 1:
-        raise LeagueError(f"The team {text!r} is for 2v2 or 3v3; a 1v1 side is one agent.")
+        raise LeagueError(f"The team {quoted(text)} is for 2v2 or 3v3; a 1v1 side is one agent.")
     if len(names) != team_size:
-        raise LeagueError(f"The team {text!r} has {len(names)} members; a {stage} team has {team_size} "
+        raise LeagueError(f"The team {quoted(text)} has {len(names)} members; a {stage} team has {team_size} "
                           "(or give one agent to play every car).")
     twice = [n for i, n in enumerate(names) if n in names[:i]]
     if twice:
-        raise LeagueError(f"The team {text!r} names {twice[0]!r} twice; a team's members are distinct "
+        raise LeagueError(f"The team {quoted(text)} names {twice[0]!r} twice; a team's members are distinct "
                           "(give one agent alone to play every car).")
     return JOIN.join(names)
 
@@ -66,4 +66,4 @@ def check_apart(a: str, b: str) -> None:
     """A LeagueError when two sides share a member: an agent cannot play against itself in one game."""
     shared = [m for m in members(a) if m in members(b)]
     if shared and (is_team(a) or is_team(b)):
-        raise LeagueError(f"{shared[0]!r} is on both sides ({a!r} and {b!r}); an agent plays on one side of a game.")
+        raise LeagueError(f"{shared[0]!r} is on both sides ({quoted(a)} and {quoted(b)}); an agent plays on one side of a game.")

@@ -14,22 +14,78 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from league.config import Config, load_config
+from league.config import Config, DistillConfig, load_config
 from league.home import LeagueHome
 from league.registry import Registry
 from training.progress import OnEvent
 
 
 def train_config(home: LeagueHome, stage: str, *, user_file: Path | None = None,
-                 overrides: dict[str, Any] | None = None, sets: list[str] | None = None) -> Config:
+                 overrides: dict[str, Any] | None = None, sets: list[str] | None = None,
+                 resume: str | None = None, init_from: str | None = None) -> Config:
     """A self-play run's config, loaded once: configs/ and the stage, the league's own layer, `user_file`, then
     `overrides` (dotted keys; None values are left out) and `sets` ("KEY=VALUE"). The run's budget is not
-    config: the command makes it (training.budget.Budget.from_flags) and hands it to the trainer."""
+    config: the command makes it (training.budget.Budget.from_flags) and hands it to the trainer.
+
+    A run that resumes a snapshot (`resume`) or starts from an agent (`init_from`) is what that agent is:
+    its network (policy.*, from its checkpoint), the temperature and learning-rate schedule it trained at, and
+    (resuming) its teacher, layered under the user's file and flags (agent_layer); a user's key that would
+    change the network is refused in one sentence, never dropped."""
     from training.accel import cuda_available  # torch: only when a run is configured
 
-    return load_config(stage=stage, user_file=user_file, home_file=home.config_path,
-                       overrides={k: v for k, v in (overrides or {}).items() if v is not None}, sets=sets,
-                       gpu=cuda_available)
+    source = resume or init_from
+    layer = agent_layer(home, source, resuming=resume is not None) if source else None
+    cfg = load_config(stage=stage, user_file=user_file, home_file=home.config_path,
+                      overrides={k: v for k, v in (overrides or {}).items() if v is not None}, sets=sets,
+                      gpu=cuda_available, agent_layer=layer)
+    if layer is not None:
+        _check_same_network(cfg, layer[1]["policy"], source)
+    return cfg
+
+
+KEPT_PPO = ("temperature", "learning_rate", "lr_schedule")  # how an agent trained: kept by a run from it
+
+
+def agent_layer(home: LeagueHome, name: str, resuming: bool) -> tuple[str, dict[str, Any]] | None:
+    """What agent `name` is, as a config layer (league.config.load_config's agent_layer): its network as its
+    checkpoint holds it, and ppo's temperature, learning rate and schedule from the config it trained with;
+    resuming, its teacher (training.distill) too, so a distilled student's guide goes on. None for a name
+    that is not a trained network: the trainer says what is wrong with it, in one sentence."""
+    import dataclasses
+
+    from agents.checkpoint import load_checkpoint
+
+    registry = Registry.open(home.db_path, readonly=True)
+    try:
+        agent = registry.agent_store.find(name)
+    finally:
+        registry.close()
+    if agent is None or agent.kind not in ("mlp", "lstm") or not agent.checkpoint_path:
+        return None
+    ckpt = load_checkpoint(home.root / agent.checkpoint_path, expected_sha256=agent.checkpoint_sha256)
+    trained = agent.config or {}
+    ppo = trained.get("ppo") if isinstance(trained.get("ppo"), dict) else {}
+    layer: dict[str, Any] = {"policy": dataclasses.asdict(ckpt.net.config),
+                             "ppo": {k: ppo[k] for k in KEPT_PPO if k in ppo}}
+    distill = (trained.get("training") or {}).get("distill") if isinstance(trained.get("training"), dict) else None
+    if resuming and isinstance(distill, dict) and distill.get("teacher"):
+        known = {f.name for f in dataclasses.fields(DistillConfig)}
+        layer["training"] = {"distill": {k: v for k, v in distill.items() if k in known}}
+    return f"{name}'s checkpoint", layer
+
+
+def _check_same_network(cfg: Config, network: dict[str, Any], source: str) -> None:
+    """One sentence when the user's file or flags would change the network of `source`, which a run keeps."""
+    import dataclasses
+
+    from league.errors import ConfigError
+
+    wanted = dataclasses.asdict(cfg.policy)
+    for key, value in network.items():
+        if wanted.get(key) != value:
+            raise ConfigError(f"policy.{key} is {wanted.get(key)!r}, but {source}'s network has {value!r}: a run "
+                              f"from an existing network keeps it as it is (leave policy.{key} and --action-space/"
+                              "--policy out).")
 
 
 def run_curriculum(home: LeagueHome, file: Path | None, *, name: str | None = None, user_file: Path | None = None,

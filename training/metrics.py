@@ -38,3 +38,24 @@ class MetricsLog:
         self._file.close()
         if self._tb is not None:
             self._tb.close()
+
+
+RUN_FILES = ("metrics.jsonl", "run.json", "tensorboard")  # what MetricsLog writes into a run's folder
+
+
+def set_aside_stopped(run_dir: Path) -> Path | None:
+    """Move the log of a run that was stopped before its first snapshot (nothing of it can be resumed) into
+    run_dir/stopped-N, so the run started again under its name logs alone and nothing is lost. Returns that
+    folder, or None when there was no such log."""
+    metrics = run_dir / "metrics.jsonl"
+    if not metrics.is_file() or metrics.stat().st_size == 0:
+        return None
+    n = 1
+    while (run_dir / f"stopped-{n}").exists():
+        n += 1
+    aside = run_dir / f"stopped-{n}"
+    aside.mkdir()
+    for name in RUN_FILES:
+        if (run_dir / name).exists():
+            (run_dir / name).rename(aside / name)
+    return aside

@@ -35,7 +35,7 @@ import numpy as np
 import torch
 
 from agents.checkpoint import check_trainable, load_checkpoint
-from agents.teaching import check_can_teach
+from agents.teaching import can_teach, check_can_teach, teacher_space
 from agents.networks import build_network
 from agents.nn_policy import NetworkPolicy
 from arena.engine.game import GamePlugins
@@ -64,7 +64,7 @@ from training.distill import DistillPhase
 from training.guide import NO_GUIDE, Guide, GuideSchedule, Kickstart, UpdatePlan
 from training.episode_stats import headline
 from training.evaluation import evaluate_snapshot
-from training.metrics import MetricsLog
+from training.metrics import MetricsLog, set_aside_stopped
 from training.opponents import LATEST, PolicySpec, agent_spec, draw_picks, pool_specs
 from training.ppo import PpoLearner, TrainingDiverged
 from training.worker_collection import WorkerCollection
@@ -236,6 +236,10 @@ class SelfPlayTrainer:
                                   f"resume {existing[-1]!r} to continue it, or give the new run another name.")
             if self.prefix in registry.agent_store.names():
                 raise LeagueError(f"An agent named {self.prefix!r} exists; give the run another name.")
+            aside = set_aside_stopped(home.runs / self.prefix)  # a run killed before its first snapshot
+            if aside is not None:
+                self.on_progress(Note(f"run {self.prefix} was stopped before its first snapshot, so nothing of it can "
+                                      f"be resumed; it starts again, its earlier log kept in {aside}"))
             if not init_from:
                 check_trainable(cfg.policy)
             self.net = ckpt.net.train() if init_from else build_network(cfg.policy)
@@ -575,7 +579,12 @@ class SelfPlayTrainer:
             raise LeagueError(f"Teacher {name!r} does not play {self.team_size}v{self.team_size}; choose a teacher that "
                               f"plays the stage ({key}).")
         spec = agent_spec(self.registry, name, self.home.root)
-        check_can_teach(spec.policy(), name, self.net.space)
+        existing = self.parent  # a resumed or forked network keeps its action space
+        if not distill and existing is not None and not can_teach(spec.policy(), self.net.space):
+            self.on_progress(Note(f"no kickstart: {existing}'s network speaks {self.net.space.doc}, which cannot hold "
+                                  f"{name}'s actions ({teacher_space(spec.policy()).doc})"))
+            return None
+        check_can_teach(spec.policy(), name, self.net.space, existing)
         return spec
 
     def _draw_pool(self, run: _Run, refresh: int) -> None:

@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.tree import Tree
 
-from league.cli.common import ConfigOpt, HomeOpt, StageOpt, handles_errors, open_league, out
+from league.cli.common import ROW_ID, ConfigOpt, HomeOpt, StageOpt, handles_errors, open_league, out
 from league.errors import LeagueError
 
 NameArg = Annotated[str, typer.Argument(help="Agent name.")]
@@ -351,7 +351,7 @@ def leaderboard(
     by: Annotated[str, typer.Option(
         "--by", help="Order by elo, trueskill (mu - 3 sigma), mle or nash (the Nash-averaged score).")] = "elo",
     tournament: Annotated[Optional[int], typer.Option(
-        "--tournament", metavar="ID", show_default=False,
+        "--tournament", metavar="ID", show_default=False, **ROW_ID,
         help="With --by nash: weigh one tournament's entrants over its games alone.")] = None,
     all_: Annotated[bool, typer.Option("--all", help="Include retired agents.")] = False,
     anchor: Annotated[Optional[str], typer.Option(
@@ -383,8 +383,8 @@ def leaderboard(
     if by not in RANKINGS:
         raise LeagueError(f"Unknown ranking {by!r}; expected elo, trueskill, mle or nash.")
     if tournament is not None and by != "nash":
-        raise LeagueError(f"--tournament goes with --by nash (a tournament's table by points is "
-                          f"`league tournament show {tournament}`).")
+        raise LeagueError("--tournament goes with --by nash (a tournament's table by points is printed when it "
+                          "finishes, and on the dashboard's Tournaments page).")
     team_size = team_size_of(stage) if stage is not None else None
     _, reg = open_league(home, readonly=True)
     mle_cfg = reg.ratings_cfg.mle

@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from league.stores.database import MAX_ROW_ID
 from league.errors import LeagueError, clipped_line, quoted
 from league.files import printable
 
@@ -71,6 +72,7 @@ HomeOpt = Annotated[
 ]
 StageOpt = Annotated[Optional[str], typer.Option("--stage", help="Team size: 1v1, 2v2 or 3v3.", show_default=False)]
 ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="A YAML file layered over configs/.", show_default=False)]
+ROW_ID = {"min": 1, "max": MAX_ROW_ID}  # an id option's range: past SQLite's 64-bit ids no row can match
 
 
 def check_minutes(minutes: float | None, leave_out: str = "", most: float | None = None) -> None:

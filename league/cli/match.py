@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from league.cli.common import ConfigOpt, HomeOpt, handles_errors, out
+from league.cli.common import ROW_ID, ConfigOpt, HomeOpt, handles_errors, out
 from league.errors import LeagueError
 from league.sprt_verdict import match_verdict
 
@@ -27,8 +27,8 @@ def match_command(
     workers: Annotated[Optional[int], typer.Option("--workers", help="Worker processes (default: one per core).", show_default=False)] = None,
     arenas: Annotated[int, typer.Option("--arenas", help="Most games a worker plays at once.")] = 64,
     sampled: Annotated[bool, typer.Option("--sampled", help="Network agents draw each action from their policy (at the temperature they trained at) instead of playing the most likely one (argmax, the default, as tournaments and the RLBot export play); community and scripted bots play as always. Kept by the match: --resume plays it the same way.")] = False,
-    resume: Annotated[Optional[int], typer.Option("--resume", help="Finish an interrupted match by id.", show_default=False)] = None,
-    abandon: Annotated[Optional[int], typer.Option("--abandon", help="End an unfinished match for good (its games are kept).", show_default=False)] = None,
+    resume: Annotated[Optional[int], typer.Option("--resume", help="Finish an interrupted match by id.", show_default=False, **ROW_ID)] = None,
+    abandon: Annotated[Optional[int], typer.Option("--abandon", help="End an unfinished match for good (its games are kept).", show_default=False, **ROW_ID)] = None,
     config: ConfigOpt = None,
     home: HomeOpt = None,
 ) -> None:

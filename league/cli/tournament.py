@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from league.cli.common import ConfigOpt, HomeOpt, handles_errors, out
+from league.cli.common import ROW_ID, ConfigOpt, HomeOpt, handles_errors, out
 from league.errors import LeagueError
 
 
@@ -19,12 +19,12 @@ def tournament_command(
     no_baselines: Annotated[bool, typer.Option("--no-baselines", help="Leave out rule and random.")] = False,
     workers: Annotated[Optional[int], typer.Option("--workers", help="Worker processes (default: one per core).", show_default=False)] = None,
     seed: Annotated[Optional[int], typer.Option("--seed", help="Tournament seed.", show_default=False)] = None,
-    resume: Annotated[Optional[int], typer.Option("--resume", help="Finish an interrupted tournament by id.", show_default=False)] = None,
+    resume: Annotated[Optional[int], typer.Option("--resume", help="Finish an interrupted tournament by id.", show_default=False, **ROW_ID)] = None,
     game_seconds: Annotated[Optional[float], typer.Option("--game-seconds", help="Game clock per game.", show_default=False)] = None,
     backend: Annotated[str, typer.Option("--backend", help="Where the workers run: processes (worker processes on this machine; formerly local) or ray.")] = "processes",
     arenas: Annotated[int, typer.Option("--arenas", help="Most games a worker plays at once.")] = 64,
     address: Annotated[Optional[str], typer.Option("--address", help="Ray cluster address (default: a local Ray instance).", show_default=False)] = None,
-    abandon: Annotated[Optional[int], typer.Option("--abandon", help="End an unfinished tournament for good (its finished games are kept).", show_default=False)] = None,
+    abandon: Annotated[Optional[int], typer.Option("--abandon", help="End an unfinished tournament for good (its finished games are kept).", show_default=False, **ROW_ID)] = None,
     config: ConfigOpt = None,
     home: HomeOpt = None,
 ) -> None:

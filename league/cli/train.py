@@ -120,7 +120,8 @@ def train_command(
     if file is not None:
         raise LeagueError(f"Unexpected argument {str(file)!r}: a FILE is only for --curriculum or --league "
                           "(league train --curriculum FILE, league train --league FILE).")
-    cfg = train_config(league_home, stage or "1v1", user_file=config, overrides=overrides, sets=set_)
+    cfg = train_config(league_home, "1v1" if stage is None else stage, user_file=config, overrides=overrides,
+                       sets=set_, resume=resume, init_from=from_)
     budget = Budget.from_flags(steps, minutes, Budget.from_config(cfg.training))  # the run's, handed to it as is
     if budget.unlimited:
         raise LeagueError("Give a budget: --steps N or --minutes M (Ctrl-C also stops and saves).")

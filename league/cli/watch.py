@@ -14,17 +14,19 @@ from league.errors import LeagueError
 ViewerOpt = Annotated[Optional[str], typer.Option(
     "--viewer", help="Also send the game to an external 3D viewer, already running: rocketsimvis (JSON over UDP to "
                      "127.0.0.1:9273) or rlviser (through the optional package rlviser-py).", show_default=False)]
-ViewerPortOpt = Annotated[Optional[int], typer.Option(
-    "--viewer-port", help="RocketSimVis' UDP port (default 9273).", show_default=False)]
+# Read as text and checked by arena.viewers.check_viewer_port: -1, 65536 or 1e20 is then one sentence.
+ViewerPortOpt = Annotated[Optional[str], typer.Option(
+    "--viewer-port", metavar="PORT", help="RocketSimVis' UDP port, 1 to 65535 (default 9273).", show_default=False)]
 SpeedOpt = Annotated[float, typer.Option(
     "--speed", help="Times real time: 1 plays at the speed of the game clock, 4 four times faster, 0 as fast as "
                     "the game plays.")]
 
 
-def open_viewer_checked(viewer: str | None, port: int | None, tick_skip: int):
+def open_viewer_checked(viewer: str | None, port: str | None, tick_skip: int):
     """The viewer asked for, checked to be running (one sentence otherwise), or None."""
-    from arena.viewers import open_viewer
+    from arena.viewers import check_viewer_port, open_viewer
 
+    check_viewer_port(port)
     if viewer is None:
         if port is not None:
             raise LeagueError("--viewer-port needs --viewer rocketsimvis.")
@@ -62,12 +64,13 @@ def watch_command(
     from agents.loading import load_policy
     from arena.engine.game import GameSpec
     from arena.watch import check_speed, live_file_name, live_folder, prune_live, watch_game, watch_sides
-    from arena.viewers import check_viewer_name
+    from arena.viewers import check_viewer_name, check_viewer_port
     from league.cli.common import open_league
     from league.config import load_config
     from league.teams import member_names
 
     check_speed(speed)
+    check_viewer_port(viewer_port)
     if viewer is not None:
         check_viewer_name(viewer)
     league_home, registry = open_league(home, config, readonly=True)

@@ -11,7 +11,7 @@ from league.config import stage_of
 from league.errors import LeagueError, unknown_name
 from league.names import check_name, split_version
 from league.schema import STATUSES
-from league.stores.database import Store, utc_now
+from league.stores.database import Store, row_id, utc_now
 
 BASELINES = {
     "random": "Uniformly random actions from the action table.",
@@ -108,7 +108,7 @@ class AgentStore(Store):
         return Agent(**row)
 
     def by_id(self, agent_id: int) -> Agent:
-        rows = list(self.db.query("SELECT * FROM agents WHERE id = ?", [agent_id]))
+        rows = list(self.db.query("SELECT * FROM agents WHERE id = ?", [row_id(agent_id, "agent")]))
         if not rows:
             raise LeagueError(f"No agent with id {agent_id}.")
         return Agent(**rows[0])

@@ -16,10 +16,19 @@ from pathlib import Path
 
 import sqlite_utils
 
-from league.errors import LeagueError
+from league.errors import LeagueError, clipped_line
 from league.schema import is_foreign, latest_version, schema_version
 
 BUSY_TIMEOUT_SECONDS = 60.0
+MAX_ROW_ID = 2**63 - 1  # SQLite's INTEGER is 64-bit signed: a larger Python int cannot even be bound
+
+
+def row_id(value: int, what: str) -> int:
+    """`value`, an id handed in, to look up; a LeagueError naming `what` when no row can have it (an id
+    past SQLite's 64-bit range would be an OverflowError from the driver, not an answer)."""
+    if not 0 < value <= MAX_ROW_ID:
+        raise LeagueError(f"No {what} with id {clipped_line(str(value), 40)}.")
+    return value
 
 
 def utc_now() -> str:

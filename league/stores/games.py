@@ -18,7 +18,7 @@ from league.config import RatingsConfig
 from league.errors import LeagueError
 from league.schema import RESULTS
 from league.stores.agents import AgentStore
-from league.stores.database import Database, Store, utc_now
+from league.stores.database import Database, Store, row_id, utc_now
 from league.teams import cars, check_apart, is_team, member_names, members
 
 
@@ -319,7 +319,7 @@ class GameStore(Store):
         """One recorded game with its sides' names (a mixed team's members joined by "+")."""
         rows = list(self.db.query("""SELECT g.*, b.name AS blue, o.name AS orange FROM games g
                                      JOIN agents b ON b.id = g.blue_agent_id JOIN agents o ON o.id = g.orange_agent_id
-                                     WHERE g.id = ?""", [game_id]))
+                                     WHERE g.id = ?""", [row_id(game_id, "game")]))
         if not rows:
             raise LeagueError(f"No game with id {game_id}.")
         game = Game(**rows[0])

@@ -14,7 +14,7 @@ from typing import Any
 from league.errors import LeagueError
 from league.sprt_params import SprtParams
 from league.stores.agents import AgentStore
-from league.stores.database import Database, Store, utc_now
+from league.stores.database import Database, Store, row_id, utc_now
 from league.stores.tournaments import TournamentStore
 from league.teams import members
 
@@ -138,7 +138,7 @@ class MatchStore(Store):
             return self.get(int(cur.lastrowid)), True
 
     def get(self, match_id: int) -> Match:
-        rows = list(self.db.query(f"{_SELECT} WHERE m.id = ?", [match_id]))
+        rows = list(self.db.query(f"{_SELECT} WHERE m.id = ?", [row_id(match_id, "match")]))
         if not rows:
             raise LeagueError(f"No match with id {match_id}.")
         return Match(**rows[0])

@@ -19,7 +19,7 @@ from league.config import stage_of
 from league.errors import LeagueError
 from league.schema import PROMOTION_METHODS
 from league.stores.agents import AgentStore
-from league.stores.database import Database, Store, utc_now
+from league.stores.database import Database, Store, row_id, utc_now
 
 TABLE = "promotions"
 _SELECT = """SELECT p.*, a.name AS agent, c.name AS previous_champion FROM promotions p
@@ -149,7 +149,7 @@ class PromotionStore(Store):
         return [_promotion(r) for r in self.db.query(sql, args or [])]
 
     def get(self, promotion_id: int) -> Promotion:
-        rows = self._query("p.id = ?", [promotion_id])
+        rows = self._query("p.id = ?", [row_id(promotion_id, "promotion")])
         if not rows:
             raise LeagueError(f"No promotion with id {promotion_id}.")
         return rows[0]

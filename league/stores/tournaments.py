@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from league.errors import LeagueError
-from league.stores.database import Store, utc_now
+from league.stores.database import Store, row_id, utc_now
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ class TournamentStore(Store):
         return int(cur.lastrowid)
 
     def get(self, tournament_id: int) -> Tournament:
-        rows = list(self.db.query("SELECT * FROM tournaments WHERE id = ?", [tournament_id]))
+        rows = list(self.db.query("SELECT * FROM tournaments WHERE id = ?", [row_id(tournament_id, "tournament")]))
         if not rows:
             raise LeagueError(f"No tournament with id {tournament_id}.")
         return Tournament(**rows[0])

@@ -1,0 +1,94 @@
+"""Issue 56, item 10: a distilled student is resumed and trained from as what its checkpoint says it is:
+its action space, its previous controls, the temperature and learning-rate schedule it trained at, and
+(resumed) its teacher; a teacher that cannot teach it is skipped (the default kickstart) or refused in one
+correct sentence; a flag that would change its network is refused, never dropped. Real runs on RocketSim
+with Necto as the teacher, on a real league home."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from typer.testing import CliRunner
+
+from league.cli import app
+from league.home import LeagueHome
+from league.registry import Registry
+
+from test_distill import TINY, bots_dir
+
+runner = CliRunner()
+
+
+def run(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def train(home, *args):
+    sets = [x for s in TINY for x in ("--set", s)]
+    return run("train", "--home", home.root, *sets, *args)
+
+
+@pytest.fixture(scope="module")
+def student_template(tmp_path_factory):
+    """A league home with Necto, Element and a student distilled from Necto (`stu-v1`)."""
+    root = tmp_path_factory.mktemp("distill-resume")
+    assert run("init", "--home", root).exit_code == 0
+    for kind, sub in (("necto", "Necto"), ("element", "Element")):
+        assert run("bot", "add", kind, bots_dir() / sub, "--home", root).exit_code == 0
+    done = train(LeagueHome(root), "--stage", "1v1", "--distill", "necto", "--steps", 512, "--name", "stu")
+    assert done.exit_code == 0, done.output
+    return root
+
+
+@pytest.fixture
+def home(student_template, tmp_path):
+    shutil.copytree(student_template, tmp_path / "home")
+    return LeagueHome(tmp_path / "home")
+
+
+def versions(home, run_name):
+    return [a for a in Registry.open(home.db_path).agent_store.all() if a.name.startswith(f"{run_name}-v")]
+
+
+def kept_what_it_is(agent) -> None:
+    policy, ppo = agent.config["policy"], agent.config["ppo"]
+    assert policy["action_space"] == "necto" and policy["prev_controls"] is True, policy
+    assert ppo["temperature"] == 0.5 and ppo["learning_rate"] == 1e-4 and ppo["lr_schedule"] == "constant", ppo
+
+
+def test_a_resumed_student_keeps_its_heads_temperature_rate_and_teacher(home):
+    """Refused before (rule-pro's kickstart applied to Necto's heads, with a sentence suggesting
+    policy.action_space=table); resumed with the kickstart off, it ran at temperature 1 and rate 5e-4
+    falling and its snapshots recorded the table."""
+    done = train(home, "--resume", "stu-v1", "--steps", 512)
+    assert done.exit_code == 0, done.output
+    assert "distilling necto" in done.output  # its teacher goes on (the phase or the guide after it)
+    resumed = versions(home, "stu")[1:]
+    assert resumed and all(a.config["training"]["distill"]["teacher"] == "necto" for a in resumed)
+    for agent in resumed:
+        kept_what_it_is(agent)
+
+
+def test_a_run_from_a_student_keeps_its_heads_and_skips_a_kickstart_it_cannot_hold(home):
+    done = train(home, "--stage", "2v2", "--from", "stu-v1", "--steps", 512, "--name", "fork")
+    assert done.exit_code == 0, done.output
+    assert "no kickstart" in done.output and "cannot hold rule-pro's actions" in done.output, done.output
+    forked = versions(home, "fork")
+    assert forked and forked[0].config["training"]["distill"]["teacher"] == ""
+    for agent in forked:
+        kept_what_it_is(agent)
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--resume", "stu-v1", "--action-space", "table"], "policy.action_space is 'table', but stu-v1's network has 'necto'"),
+    (["--from", "stu-v1", "--set", "policy.prev_controls=false", "--name", "x"], "policy.prev_controls"),
+    (["--from", "stu-v1", "--distill", "element", "--name", "x"], "element cannot teach stu-v1"),
+])
+def test_what_would_change_a_students_network_is_one_sentence(home, args, says):
+    done = train(home, "--stage", "1v1", *args, "--steps", 512)
+    assert done.exit_code == 2, done.output
+    assert says in done.output and done.output.strip().count("\n") == 0, done.output
+    assert "policy.action_space=table" not in done.output  # impossible for an existing network
+    assert len(versions(home, "stu")) == 1 and not versions(home, "x")
+
