@@ -9,6 +9,7 @@ RocketSim games; with no listener a command ends in one sentence, at once.
 from __future__ import annotations
 
 import json
+import shutil
 import socket
 import struct
 import subprocess
@@ -41,6 +42,7 @@ class Listener:
 
     def __init__(self, port: int = 0, close_after: int | None = None):
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)  # room for a burst, where allowed
         self.sock.bind(("127.0.0.1", port))
         self.sock.settimeout(0.2)
         self.port = self.sock.getsockname()[1]
@@ -359,14 +361,43 @@ def test_rlviser_not_running_is_one_sentence(replay_file):
     assert result.output.strip() == expected
 
 
-def test_replay_play_sends_rlviser_py_packets(replay_file, tmp_path):
+@pytest.fixture
+def rlviser_process(tmp_path):
+    """A process named rlviser, as RLViser's is (a copy of sleep): rlviser-py then starts no ./rlviser of its
+    own, and the league refuses to call it without one (issue 56, item 3)."""
+    fake = tmp_path / "bin" / "rlviser"
+    fake.parent.mkdir()
+    shutil.copy(shutil.which("sleep"), fake)
+    process = subprocess.Popen([fake, "120"])
+    yield process
+    process.kill()
+    process.wait()
+
+
+def test_replay_play_sends_rlviser_py_packets(tmp_path, rlviser_process):
+    """Every packet of a replay, received by a socket that cannot drop one: bound before the run, read only
+    after the sending process has ended, and the replay short enough (51 frames at tick skip 24, a goal
+    among them) that all its datagrams fit the socket's buffer at Linux's default size (212,992 bytes;
+    a 1-byte datagram takes about 830 of them, a state about 1,300) with room to spare."""
     pytest.importorskip("rlviser_py")
     if not ports_free(RLVISER_PORT, CLIENT_PORT):
         pytest.skip("RLViser's or rlviser-py's port is taken here")
-    replay = read_replay(replay_file)
-    listener = Listener(RLVISER_PORT)
-    result = league_subprocess(["replay", "play", replay_file, "--viewer", "rlviser", "--speed", 0], tmp_path)
-    packets = listener.finish()
+    path = tmp_path / "short.replay"
+    write_replay(path, synthetic_replay(5, "rule", "atba", 1, 1, 0, 10.0, tick_skip=24))
+    replay = read_replay(path)
+    assert replay.steps == 51 and len(replay.goals()) == 1
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)  # more room where the system allows it
+    sock.bind(("127.0.0.1", RLVISER_PORT))
+    try:
+        result = league_subprocess(["replay", "play", path, "--viewer", "rlviser", "--speed", 0], tmp_path)
+        sock.settimeout(5)  # the sender has ended: its datagrams are in the buffer (or a moment from it)
+        packets = [sock.recv(1 << 16) for _ in range(1 + 2 * replay.steps)]
+        sock.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            sock.recv(1 << 16)  # and nothing more
+    finally:
+        sock.close()
     assert result.returncode == 0, result.stderr
     assert packets[0] == b"\x02"  # rlviser-py's Connection
     types, states = packets[1::2], packets[2::2]
@@ -374,7 +405,7 @@ def test_replay_play_sends_rlviser_py_packets(replay_file, tmp_path):
     goal_steps = {g["step"] for g in replay.goals()}
     for t in sorted({0, replay.steps - 1} | goal_steps):
         tick, rate, mode, pads, cars = STATE_HEADER.unpack_from(states[t])
-        assert (tick, rate, mode, pads, cars) == (t, 15.0, 0, 0, 2)  # soccar, 120/8 frames a second, no pads known
+        assert (tick, rate, mode, pads, cars) == (t, 5.0, 0, 0, 2)  # soccar, 120/24 frames a second, no pads known
         ball = np.frombuffer(states[t], "<f4", 3, BALL_POS_AT)
         np.testing.assert_allclose(ball, replay.ball[t, 0:3], atol=0.01)  # uu, float32
         for i in range(2):  # each car's position is in the packet, as float32 uu

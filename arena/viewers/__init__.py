@@ -15,9 +15,10 @@ from __future__ import annotations
 from typing import Protocol
 
 from arena.viewers.frame import Frame
-from league.errors import LeagueError
+from league.errors import LeagueError, quoted
 
 VIEWERS = ("rocketsimvis", "rlviser")
+MAX_PORT = 65535
 
 
 class Viewer(Protocol):
@@ -34,14 +35,31 @@ def check_viewer_name(name: str) -> str:
     return name
 
 
-def open_viewer(name: str, *, port: int | None = None, tick_skip: int = 8) -> Viewer:
+def check_viewer_port(port: int | str | None) -> int | None:
+    """A viewer's UDP port from 1 to MAX_PORT, as a number; text (a command's --viewer-port) is read as a
+    whole decimal number. Port 0 would let the system pick any port, nobody's viewer. None (not given) passes."""
+    if port is None:
+        return None
+    value = port
+    if isinstance(port, str):
+        try:
+            value = int(port.strip())
+        except ValueError:  # not a whole number ("1e20", "nine"), or thousands of digits
+            value = None
+    if not (isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_PORT):
+        raise LeagueError(f"--viewer-port must be a UDP port from 1 to {MAX_PORT}, not {quoted(str(port))}.")
+    return value
+
+
+def open_viewer(name: str, *, port: int | str | None = None, tick_skip: int = 8) -> Viewer:
     """The viewer `name` ("rocketsimvis" or "rlviser"), checked to be running. `port`: RocketSimVis'
-    UDP port (default 9273); rlviser-py's ports are fixed. `tick_skip`: physics ticks per frame."""
+    UDP port (default 9273; checked, check_viewer_port); rlviser-py's ports are fixed. `tick_skip`: physics
+    ticks per frame."""
     check_viewer_name(name)
     if name == "rocketsimvis":
         from arena.viewers.rocketsimvis import DEFAULT_PORT, RocketSimVis
 
-        return RocketSimVis(port=DEFAULT_PORT if port is None else port)
+        return RocketSimVis(port=DEFAULT_PORT if port is None else check_viewer_port(port))
     if port is not None:
         raise LeagueError("--viewer-port is for RocketSimVis; rlviser-py's ports are fixed.")
     from arena.viewers.rlviser import Rlviser

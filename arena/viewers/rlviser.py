@@ -2,11 +2,14 @@
 
 rlviser-py sends RLViser its game state over UDP from 0.0.0.0:34254 to 127.0.0.1:45243 (both
 fixed): `render(tick_count, tick_rate, game_mode, boost_pad_states, ball, cars)` with RocketSim
-`BallState` / `CarState` objects, as RLGym's own `RLViserRenderer` hands them. Its first call binds
-34254 (a Rust panic if taken) and launches `./rlviser` when no process of that name runs, and it
-never learns whether anyone listens. So before rlviser-py is touched we check that RLViser's port
-is bound (nothing is sent otherwise) and that ours is free, and while playing we check once a
-second that RLViser is still there.
+`BallState` / `CarState` objects, as RLGym's own `RLViserRenderer` hands them. Its first render binds
+34254 (a Rust panic if taken) and starts `./rlviser`, a program in the process's working folder,
+when no process named rlviser runs; it never learns whether anyone listens. So before rlviser-py is
+touched we check that RLViser's port is bound (nothing is sent otherwise), that ours is free and that
+a process named rlviser runs (a port held by some other program is refused: a downloaded bot folder
+the user stands in may hold an `rlviser` of its own), and the first render is made from an empty
+private folder, so that even an RLViser gone in between starts nothing. While playing we check once
+a second that RLViser is still there.
 
 rlviser-py 0.6.14 requires numpy 2, which rlgym 2.0.1 refuses; pip then installs 0.6.13, which
 speaks RLViser 0.8's protocol (a packet-type byte, then the state's bytes): use an RLViser of that line.
@@ -14,7 +17,12 @@ speaks RLViser 0.8's protocol (a packet-type byte, then the state's bytes): use 
 
 from __future__ import annotations
 
+import functools
+import os
+import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -26,6 +34,7 @@ from league.game_values import BOOST_PADS, TICKS_PER_SECOND
 RLVISER_PORT = 45243  # where RLViser listens (fixed in rlviser-py)
 CLIENT_PORT = 34254  # where rlviser-py sends from (fixed)
 RECHECK_SECONDS = 1.0
+RLVISER_PROCESS_NAMES = ("rlviser", "rlviser.exe")  # what rlviser-py looks for before it starts ./rlviser
 
 
 def load_rlviser_py():
@@ -36,6 +45,30 @@ def load_rlviser_py():
         raise LeagueError("--viewer rlviser needs the optional package rlviser-py: pip install 'rl-league[rlviser]' "
                           "(or pip install rlviser-py).") from None
     return rlviser_py
+
+
+def rlviser_running() -> bool:
+    """Whether a process named rlviser runs (a zombie does not count): when none does, rlviser-py's first
+    render starts `./rlviser` from the working folder."""
+    import psutil
+
+    return any(p.info["name"] in RLVISER_PROCESS_NAMES and p.info["status"] != psutil.STATUS_ZOMBIE
+               for p in psutil.process_iter(["name", "status"]))
+
+
+@contextmanager
+def in_an_empty_folder() -> Iterator[None]:
+    """The process's working folder, for the block, a new empty folder only this user can write (removed
+    after): a program rlviser-py starts from the working folder cannot be there."""
+    back = os.open(".", getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY)
+    folder = tempfile.mkdtemp(prefix="rl-league-rlviser-")
+    try:
+        os.chdir(folder)
+        yield
+    finally:
+        os.fchdir(back)
+        os.close(back)
+        os.rmdir(folder)
 
 
 def ball_state(frame: Frame):
@@ -77,9 +110,14 @@ class Rlviser:
         if udp_port_taken("0.0.0.0", CLIENT_PORT):
             raise LeagueError(f"UDP port {CLIENT_PORT}, which rlviser-py sends from, is taken (another program is "
                               "sending to RLViser): stop it, then run this command again.")
+        if not rlviser_running():
+            raise LeagueError(f"Something listens on 127.0.0.1:{RLVISER_PORT}, but no process named rlviser runs, and "
+                              "rlviser-py would then start ./rlviser from the working folder, which the league never "
+                              "does: start RLViser (named rlviser), then run this command again.")
         self.tick_rate = TICKS_PER_SECOND / tick_skip  # frames per second of game time
         self.rlviser.set_boost_pad_locations([tuple(map(float, p)) for p in BOOST_PADS])
         self.checked = time.monotonic()
+        self.rendered = False
 
     def _check_running(self) -> None:
         if not udp_port_taken("127.0.0.1", RLVISER_PORT):
@@ -95,8 +133,15 @@ class Rlviser:
             if not udp_port_taken("127.0.0.1", RLVISER_PORT):
                 raise LeagueError("RLViser stopped listening.")
         pads = [] if frame.pads is None else [bool(p) for p in frame.pads]  # none drawn when not known
-        self.rlviser.render(tick_count=frame.step, tick_rate=self.tick_rate, game_mode=rsim.GameMode.SOCCAR,
-                            boost_pad_states=pads, ball=ball_state(frame), cars=car_states(frame))
+        render = functools.partial(self.rlviser.render, tick_count=frame.step, tick_rate=self.tick_rate,
+                                   game_mode=rsim.GameMode.SOCCAR, boost_pad_states=pads, ball=ball_state(frame),
+                                   cars=car_states(frame))
+        if self.rendered:
+            render()
+            return
+        with in_an_empty_folder():  # the render that may start ./rlviser
+            render()
+        self.rendered = True
 
     def close(self) -> None:
         pass
