@@ -19,8 +19,10 @@ from typing import Any, TypeVar
 import pandas as pd
 import streamlit as st
 
+from arena.replay import ReadBudget, ReplayOverBudget, read_replay
+
 from dashboard import match_queries, queries, roles_queries
-from dashboard.replay_view import ball_timeline, events_table, player_payload
+from dashboard.replay_view import ball_timeline, events_table, format_clock, player_payload
 from dashboard.training_runs import Metrics, RunFile, list_runs, read_metrics, read_run_info
 from league.config import RatingsConfig, load_config
 from league.errors import LeagueError
@@ -323,19 +325,53 @@ class ReplayView:
     timeline: pd.DataFrame
     steps: int
     seconds_per_step: float
+    mtime: float  # of the file read, so a rewritten file (a live game) is read again
+
+
+# The dashboard's replay budget: a page decodes a whole replay into memory, so it takes at most 10
+# minutes of game clock at tick skip 1 (80 at a league game's tick skip 8) and 20,000 events (the
+# reader's own bounds are an hour and 3.5 million), refused from the file's header before anything
+# is inflated; the player then embeds at most replay_view.MAX_FRAMES frames.
+REPLAY_BUDGET = ReadBudget(steps=72_000, events=20_000)
+
+
+def replay_view(path: str) -> ReplayView:
+    """Everything the Replays and Live pages need from one file, cached by its path alone: a file
+    rewritten since (a live game, twice a second) replaces its entry rather than adding one, so the
+    cache holds one view a file however often it changes.
+
+    Raises LeagueError for a missing, corrupt or foreign file (arena.replay's message), and for one
+    over REPLAY_BUDGET (one sentence saying how to play it instead).
+    """
+    view = _replay_view(path)
+    if _mtime(path) != view.mtime:
+        _replay_view.clear(path)
+        view = _replay_view(path)
+    return view
+
+
+def _mtime(path: str) -> float | None:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return None
 
 
 @st.cache_data(ttl=600, max_entries=8, show_spinner="Loading replay...")
-def replay_view(path: str, mtime: float) -> ReplayView:
-    """Everything the Replays page needs from one file (`mtime` keys the cache to its version).
-
-    Raises LeagueError for a missing, corrupt or foreign file (arena.replay's message).
-    """
-    from arena.replay import read_replay
-
-    replay = read_replay(Path(path))
+def _replay_view(path: str) -> ReplayView:
+    mtime = _mtime(path)  # before the read: a file rewritten during it is read again next time
+    try:
+        replay = read_replay(Path(path), REPLAY_BUDGET)
+    except ReplayOverBudget as exc:
+        found, budget = exc.header, exc.budget
+        raise LeagueError(
+            f"The replay holds {found.steps:,} steps and {found.events:,} events "
+            f"({format_clock(found.seconds())} of game clock), more than the dashboard draws ({budget.steps:,} steps "
+            f"and {budget.events:,} events), so it is not decoded here; `league replay play FILE --viewer rocketsimvis` "
+            "plays it in a 3D viewer.") from None
     return ReplayView(meta=replay.meta, payload=player_payload(replay), events=events_table(replay),
-                      timeline=ball_timeline(replay), steps=replay.steps, seconds_per_step=replay.seconds_per_step())
+                      timeline=ball_timeline(replay), steps=replay.steps, seconds_per_step=replay.seconds_per_step(),
+                      mtime=mtime)
 
 
 # --------------------------------------------------------------------------- training runs

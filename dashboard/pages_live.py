@@ -60,7 +60,7 @@ def render(root: str) -> None:
     path = games[names.index(picked)]
     try:
         mtime = path.stat().st_mtime
-        live = status(data.replay_view(str(path), mtime).meta, mtime) == "live"
+        live = status(data.replay_view(str(path)).meta, mtime) == "live"
     except OSError:
         live = False  # gone since it was listed: _show says so
     except LeagueError as exc:
@@ -88,7 +88,7 @@ def _show(path: Path) -> bool:
     except OSError:
         st.warning(f"{ui.plain(path.name)} is gone (only the newest watched games are kept).")
         return False
-    view = data.replay_view(str(path), mtime)
+    view = data.replay_view(str(path))
     meta = view.meta
     state = status(meta, mtime)
     blue, orange = meta["score"]

@@ -24,6 +24,9 @@ VIEW_KEY = "replay_view"
 VIEW_LABELS = {"3d": "3D", "2d": "2D (top-down)"}
 
 
+MAX_GAME_ID = 2**63 - 1  # SQLite's largest integer: a larger id names no game (and cannot be asked for)
+
+
 def _query_game() -> int | None:
     try:
         return int(st.query_params.get("game", ""))
@@ -37,7 +40,7 @@ def render(root: str) -> None:
         st.info("No games recorded yet. Games played by `league tournament` are recorded with their replays.")
         return
     wanted = _query_game()
-    requested = data.game(root, wanted) if wanted is not None else None
+    requested = data.game(root, wanted) if wanted is not None and abs(wanted) <= MAX_GAME_ID else None
     if wanted is not None and requested is None:
         st.warning(f"There is no game #{wanted} in this league.")
     if requested is not None and st.session_state.get("_replay_applied") != wanted:
@@ -109,14 +112,12 @@ def show_game(root: str, game_id: int) -> None:
         st.error(f"The replay path stored for game #{game_id} is outside the league's replays folder, so the "
                  "dashboard does not read it.")
         return
-    try:
-        mtime = path.stat().st_mtime
-    except OSError:
+    if not path.exists():
         st.warning(f"The replay file of game #{game_id} is missing: {ui.plain(str(path))}. It may have been deleted "
                    "or moved; the game's result and ratings are still recorded.")
         return
     try:
-        view = data.replay_view(str(path), mtime)
+        view = data.replay_view(str(path))
     except LeagueError as exc:
         st.error(str(exc))
         return

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from arena.replay import Replay
+from league.game_values import TICKS_PER_SECOND
 from dashboard.boost_pads import pad_downtimes
 from dashboard.field import FIELD_JS, TEAM_NAMES, geometry
 
@@ -30,6 +31,12 @@ CAR_FIELDS = ("x", "y", "z", "fx", "fy", "fz", "ux", "uy", "uz", "boost", "flags
 BALL_FIELDS = ("x", "y", "z", "speed")
 UNIT_SCALE = 10000
 VIEWS = ("3d", "2d")
+# The frame budget: what the player embeds (the whole replay goes to the browser at once) is at most
+# MAX_FRAMES_PER_SECOND frames a second of game clock (what a screen shows; a league game records
+# 15) and MAX_FRAMES frames in all (10 minutes at 15 a second, about 1.8 MB of page in 3v3), the
+# steps taken evenly; events land on the frame that holds their step.
+MAX_FRAMES_PER_SECOND = 60
+MAX_FRAMES = 9_000
 PLAYER3D_JS = (Path(__file__).parent / "player3d.js").read_text(encoding="utf-8")
 
 
@@ -91,31 +98,51 @@ def car_axes(angles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return forward, up
 
 
-def player_payload(replay: Replay) -> dict:
-    """The replay as the browser player reads it (compact: int16 arrays in base64), for either view."""
-    ball_speed = np.linalg.norm(replay.ball[:, 3:6], axis=1)
-    ball = np.column_stack([replay.ball[:, 0:3], ball_speed])
-    cars = replay.cars
-    flags = replay.on_ground.astype(np.int16) + 2 * replay.demolished.astype(np.int16)
+def frame_stride(replay: Replay, max_frames: int = MAX_FRAMES) -> int:
+    """Replay steps per embedded frame, so the player holds at most MAX_FRAMES_PER_SECOND frames a
+    second of game clock and `max_frames` in all."""
+    per_screen = max(1, TICKS_PER_SECOND // (MAX_FRAMES_PER_SECOND * int(replay.meta["tick_skip"])))
+    return max(per_screen, -(-replay.steps // max_frames))
+
+
+def player_payload(replay: Replay, max_frames: int = MAX_FRAMES) -> dict:
+    """The replay as the browser player reads it (compact: int16 arrays in base64), for either view:
+    every `frame_stride` step (each event on the frame that holds its step)."""
+    stride = frame_stride(replay, max_frames)
+    frames = np.arange(0, replay.steps, stride)
+    last = len(frames) - 1
+
+    def frame_of(step: int) -> int:  # an event of the final step comes after its last frame
+        return min(step // stride, last)
+
+    ball_state = replay.ball[frames]
+    ball = np.column_stack([ball_state[:, 0:3], np.linalg.norm(ball_state[:, 3:6], axis=1)])
+    cars = replay.cars[frames]
+    flags = replay.on_ground[frames].astype(np.int16) + 2 * replay.demolished[frames].astype(np.int16)
     car_speed = np.linalg.norm(cars[:, :, 6:9], axis=2)
     forward, up = car_axes(cars[:, :, 3:6])
     car_block = np.concatenate([cars[:, :, 0:3], forward * UNIT_SCALE, up * UNIT_SCALE,
-                                np.stack([replay.boost, flags, car_speed], axis=2)], axis=2)
+                                np.stack([replay.boost[frames], flags, car_speed], axis=2)], axis=2)
     meta = replay.meta
     labels = car_labels(replay)
     names = [meta.get(TEAM_NAMES[t], TEAM_NAMES[t]) for t in replay.teams]
     goals, score = [], [0, 0]
     for g in replay.goals():
         score[g["team"]] += 1
-        goals.append(dict(g, label=labels[g["scorer"]] if 0 <= g["scorer"] < len(labels) else "",
-                          score=f"{score[0]}-{score[1]}"))
-    touches = [dict(t, label=labels[t["car"]] if 0 <= t["car"] < len(labels) else "",
+        goals.append(dict(g, step=frame_of(g["step"]), label=labels[g["scorer"]] if 0 <= g["scorer"] < len(labels)
+                          else "", score=f"{score[0]}-{score[1]}"))
+    touches = [dict(t, step=frame_of(t["step"]), label=labels[t["car"]] if 0 <= t["car"] < len(labels) else "",
                     team=replay.teams[t["car"]] if 0 <= t["car"] < len(labels) else t["team"])
                for t in replay.events_of("touch")]
+    # A pad down over steps [a, b) is down in the frames whose step falls there: [ceil(a/stride), ceil(b/stride)).
+    pad_downs = [[(-(-a // stride), -(-b // stride)) for a, b in downs if -(-a // stride) < -(-b // stride)]
+                 for downs in pad_downtimes(replay)]
     return {
-        "steps": replay.steps,
+        "steps": len(frames),
+        "stride": stride,
+        "replaySteps": replay.steps,
         "cars": len(replay.teams),
-        "dt": replay.seconds_per_step(),
+        "dt": replay.seconds_per_step() * stride,
         "teams": replay.teams,
         "labels": labels,
         "names": names,
@@ -126,7 +153,7 @@ def player_payload(replay: Replay) -> dict:
         "carData": _b64_int16(car_block),
         "carFields": len(CAR_FIELDS),
         "unitScale": UNIT_SCALE,
-        "padDowns": pad_downtimes(replay),
+        "padDowns": pad_downs,
         "goals": goals,
         "touches": touches,
         "goalLead": GOAL_LEAD_SECONDS,
@@ -134,15 +161,18 @@ def player_payload(replay: Replay) -> dict:
 
 
 def _script_json(value) -> str:
-    """JSON safe to inline in a <script> element."""
-    return json.dumps(value).replace("</", "<\\/")
+    """JSON safe to inline in a <script> element: no `<` at all (only strings can hold one, so its
+    escape means the same), so no `</script`, `<!--` or `<script` in a replay's names can change how
+    the browser reads the element; non-ASCII (U+2028 among it) escaped by json.dumps."""
+    return json.dumps(value).replace("<", "\\u003c")
 
 
 def player_html(payload: dict, start_step: int = 0, autoplay: bool = False, view: str = "3d") -> str:
-    """A self-contained HTML page that plays the replay in `view` ("3d" or "2d"): field, controls, events."""
+    """A self-contained HTML page that plays the replay in `view` ("3d" or "2d"): field, controls,
+    events; from the frame that holds the replay's step `start_step`."""
     if view not in VIEWS:
         raise ValueError(f"view must be one of {VIEWS}, not {view!r}")
-    start = int(min(max(start_step, 0), max(payload["steps"] - 1, 0)))
+    start = int(min(max(start_step // payload["stride"], 0), max(payload["steps"] - 1, 0)))
     slots = {
         "VIEW_CONTROLS": _CAMERA_CONTROL if view == "3d" else "",
         "GEOMETRY": _script_json(geometry()),
@@ -289,7 +319,7 @@ function draw() {
   let clk = clock(t) + " / " + clock(stepTime(T - 1));
   if (D.gameSeconds) { const left = D.gameSeconds - t; clk = left >= 0 ? clock(left) : "+" + clock(-left) + " OT"; }
   document.getElementById("clock").textContent = clk;
-  document.getElementById("stepinfo").textContent = "step " + f + " / " + (T - 1);
+  document.getElementById("stepinfo").textContent = "step " + f * D.stride + " / " + (D.replaySteps - 1);
   scrub.value = f;
   let rows = "";
   for (let i = 0; i < C; i++) {

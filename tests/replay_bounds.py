@@ -10,10 +10,10 @@ import numpy as np
 from arena.replay import MAX_CARS, MAX_STEPS, MAX_TEAM_SIZE, REPLAY_FORMAT, REPLAY_VERSION
 
 
-def write_bound_replay(path: Path) -> Path:
+def write_bound_replay(path: Path, steps: int = MAX_STEPS) -> Path:
     """A valid replay as large as the reader takes: 3v3, tick skip 1, MAX_STEPS steps, the ball and the
     cars standing still (so every step-to-step difference is zero and the file deflates to ~75 KB)."""
-    steps, cars = MAX_STEPS, MAX_CARS
+    cars = MAX_CARS
     meta = {"format": REPLAY_FORMAT, "version": REPLAY_VERSION, "blue": "rule", "orange": "atba",
             "team_size": MAX_TEAM_SIZE, "car_teams": [0] * MAX_TEAM_SIZE + [1] * MAX_TEAM_SIZE, "seed": 1,
             "score": [0, 0], "length_seconds": steps / 120, "tick_skip": 1, "game_seconds": steps / 120}
