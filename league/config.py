@@ -245,7 +245,9 @@ class KickstartConfig:
 class DistillConfig:
     teacher: str = param("", "League member to copy first (league train --distill NAME): the student plays, the frozen "
                              "teacher labels every state it sees with its whole action distribution, and the student's "
-                             "policy is fitted to it (docs/distill.md); empty: off. It replaces kickstart.teacher.")
+                             "policy is fitted to it (docs/distill.md); empty: off. It replaces kickstart.teacher, and "
+                             "configs/distill.yaml's defaults (ppo.temperature 0.5, learning rate 1e-4 constant) "
+                             "apply under the user's own.")
     steps: int = param(0, "Agent steps of the distillation phase (0: no step limit).", min=0, max=STEPS_MAX)
     minutes: float = param(0.0, "Minutes of the distillation phase (0: no limit); with steps and patience 0, the "
                                 "whole run distils.", min=0, max=MINUTES_MAX)
@@ -259,17 +261,8 @@ class DistillConfig:
                                 min=0, max=COEF_MAX)
     guide_decay_steps: int = param(0, "After the phase: agent steps over which the guide falls linearly to 0 (0: "
                                       "it stays).", min=0, max=STEPS_MAX)
-    ppo_learning_rate: float = param(
-        1e-4, "After the phase: PPO's learning rate, constant (it replaces ppo.learning_rate and ppo.lr_schedule in a "
-              "run with a teacher): the distilled weights are a good start that a large step undoes (docs/distill.md).",
-        min=1e-8, max=1.0)
     teacher_share: float = param(0.25, "After the phase: share of the league envs where the teacher is the "
                                        "opponent, until the student passes it.", min=0, max=1)
-    temperature: float = param(
-        0.5, "ppo.temperature for a run with a teacher (it replaces ppo.temperature there): the student samples and "
-             "PPO trains softmax(logits / temperature), nearer the argmax it plays than the copied distribution "
-             "(at 1, PPO after the phase took a student from 51.5% to 32.2% against Necto; at 0.5, from 27% to "
-             "47-52%: docs/distill.md).", min=0.05, max=10)
     pass_score: float = param(0.55, "Score rate against the teacher (wins + half the draws, from the payoff table) "
                                     "at which the student has passed it and the teacher's share drops to 0.",
                               min=0, max=1)
@@ -401,16 +394,41 @@ def _nest(dotted: str, value: Any) -> dict[str, Any]:
 
 
 GPU_FILE = "gpu.yaml"  # the learner's defaults on a GPU (load_config's `gpu`)
+DISTILL_FILE = "distill.yaml"  # a run with a teacher's defaults (training.distill.teacher set)
+# Keys that were moved: a file or flag that still sets one is told where it went, in one sentence.
+MOVED_KEYS = {("training", "distill", "temperature"): "ppo.temperature (0.5 in a run with a teacher: configs/distill.yaml)",
+              ("training", "distill", "ppo_learning_rate"): "ppo.learning_rate and ppo.lr_schedule (1e-4, constant in a "
+                                                            "run with a teacher: configs/distill.yaml)"}
+# A teacher's name -> what a new student of it is (a `policy` layer: its action space, its previous controls).
+StudentOf = Callable[[str], dict[str, Any]]
 SHIPPED_LAYERS = ("configs/base.yaml", "configs/league.yaml", "configs/rewards.yaml")
+
+
+def _layered(layers: list[tuple[str, dict[str, Any]]], path: tuple[str, ...], default: Any) -> Any:
+    """The value the layers give the key at `path` (the last layer that sets it wins), else `default`."""
+    value = default
+    for _, data in layers:
+        node: Any = data
+        for key in path:
+            node = node.get(key, _UNSET) if isinstance(node, dict) else _UNSET
+        if node is not _UNSET:
+            value = node
+    return value
+
+
+_UNSET = object()
+
+
+def _refuse_moved(data: dict[str, Any], source: str) -> None:
+    """One sentence for a key that moved (MOVED_KEYS), naming where it went."""
+    for path, now in MOVED_KEYS.items():
+        if _layered([(source, data)], path, _UNSET) is not _UNSET:
+            raise ConfigError(f"{source}: key {'.'.join(path)!r} is now {now}.")
 
 
 def _learner_on_gpu(layers: list[tuple[str, dict[str, Any]]], gpu: Callable[[], bool]) -> bool:
     """Whether training.device, as the layers set it, puts the learner on a GPU (auto: ask `gpu`)."""
-    device = "auto"
-    for _, data in layers:
-        training = data.get("training") if isinstance(data, dict) else None
-        if isinstance(training, dict) and "device" in training:
-            device = training["device"]
+    device = _layered(layers, ("training", "device"), "auto")
     return device == "cuda" or (device == "auto" and gpu())
 
 
@@ -423,6 +441,7 @@ def load_config(
     config_dir: Path | None = None,
     gpu: Callable[[], bool] | None = None,
     agent_layer: tuple[str, dict[str, Any]] | None = None,
+    student_of: StudentOf | None = None,
 ) -> Config:
     """Load the config tree for `stage` (default: the one base.yaml names).
 
@@ -435,6 +454,9 @@ def load_config(
     `KEY=VALUE` strings from `--set`. Both are validated like files.
     `agent_layer` (source, data): what an existing agent a run resumes or starts from is (its network, the
     temperature and learning rate it trained at), layered over the stage and under the user's file and flags.
+    A run with a teacher (training.distill.teacher, as the layers set it) gets configs/distill.yaml and, from
+    `student_of`, a new student that speaks its teacher's actions, both right after the shipped files: every
+    choice of the user's wins, and this is the one place that decides what a distilling run's config is.
     """
     root = config_dir or shipped_config_dir()
     merged: dict[str, Any] = {}
@@ -484,7 +506,16 @@ def load_config(
         shipped = sum(1 for source, _ in layers if source in SHIPPED_LAYERS)
         layers.insert(shipped, (f"configs/{GPU_FILE}", read_yaml(root / GPU_FILE, f"configs/{GPU_FILE}")))
 
+    teacher = _layered(layers, ("training", "distill", "teacher"), "")
+    if teacher:
+        at = sum(1 for source, _ in layers if source in (*SHIPPED_LAYERS, f"configs/{GPU_FILE}"))
+        teaching = ([(f"configs/{DISTILL_FILE}", read_yaml(root / DISTILL_FILE, f"configs/{DISTILL_FILE}"))]
+                    if (root / DISTILL_FILE).exists() else [])
+        if student_of is not None:
+            teaching.append((f"a student of {teacher}", student_of(teacher)))
+        layers[at:at] = teaching
     for source, data in layers:
+        _refuse_moved(data, source)
         validate(Config, data, source)
         merged = merge(merged, data)
     cfg = build(Config, merged)

@@ -92,3 +92,17 @@ def test_what_would_change_a_students_network_is_one_sentence(home, args, says):
     assert "policy.action_space=table" not in done.output  # impossible for an existing network
     assert len(versions(home, "stu")) == 1 and not versions(home, "x")
 
+
+
+def test_a_users_ppo_keys_win_in_a_distilling_run_and_moved_keys_say_where_they_went(home):
+    """Issue 57, item 2: distill.temperature and distill.ppo_learning_rate silently replaced ppo.temperature,
+    ppo.learning_rate and ppo.lr_schedule, so a user's --set ppo.learning_rate was dropped in such a run.
+    Now configs/distill.yaml gives the defaults under the user's layers: what a user sets is honoured."""
+    done = train(home, "--stage", "1v1", "--distill", "necto", "--steps", 512, "--name", "mine",
+                 "--set", "ppo.learning_rate=3e-4", "--set", "ppo.temperature=0.7")
+    assert done.exit_code == 0, done.output
+    ppo = versions(home, "mine")[-1].config["ppo"]
+    assert ppo["learning_rate"] == 3e-4 and ppo["temperature"] == 0.7 and ppo["lr_schedule"] == "constant", ppo
+    moved = train(home, "--stage", "1v1", "--distill", "necto", "--steps", 512, "--name", "moved",
+                  "--set", "training.distill.temperature=0.5")
+    assert moved.exit_code == 2 and "is now ppo.temperature" in moved.output, moved.output

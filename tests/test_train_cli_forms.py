@@ -48,7 +48,6 @@ def recorded(monkeypatch):
     """The ends a `league train` command reaches, each recording what it was handed."""
     import league.cli.curriculum
     import league.cli.roles
-    import training.distill
     import training.selfplay
 
     calls: list[tuple[str, dict]] = []
@@ -61,7 +60,6 @@ def recorded(monkeypatch):
             return SimpleNamespace(run="x", steps=0, seconds=0.0, interrupted=False, versions=[], timing={})
 
     monkeypatch.setattr(training.selfplay, "SelfPlayTrainer", Trainer)
-    monkeypatch.setattr(training.distill, "with_teacher_space", lambda cfg, registry, root: cfg)
     monkeypatch.setattr(league.cli.curriculum, "run_curriculum_with_progress",
                         lambda home, file, **kw: calls.append(("curriculum", {"file": file, **kw})))
     monkeypatch.setattr(league.cli.roles, "run_league_with_progress",

@@ -36,7 +36,7 @@ from league.registry import CurriculumStage, GateCheck, Registry, utc_now
 from league.sprt import SprtParams
 from training.budget import Budget
 from training.curriculum_spec import DRIVER_KEYS, CurriculumSpec, stage_config
-from training.distill import with_teacher_space
+from training.launch import student_of
 from training.evaluation import play_recorded, player, score_rate
 from training.gates import Criterion, Evidence, GateResult, SprtOutcome, check_gate
 from training.progress import (
@@ -90,11 +90,10 @@ class CurriculumTrainer:
         self.init_from = init_from
         self.on_event = on_event or ignore
         # Every stage's config is loaded (and so validated) once, before anything is trained.
-        configs = configs or stage_configs(spec, home, user_file=user_file, overrides=overrides, sets=sets)
+        configs = configs or stage_configs(spec, home, user_file=user_file, overrides=overrides, sets=sets,
+                                           init_from=init_from)
         if init_from:
             registry.agent_store.get(init_from)  # an unknown name fails now, with suggestions
-        else:  # the first stage builds a new network: one with a teacher speaks its actions, as --distill's does
-            configs = [with_stage_teacher_space(spec, configs[0], registry, home, sets), *configs[1:]]
         self.configs = configs
 
     # ------------------------------------------------------------------ progress
@@ -285,23 +284,14 @@ def _gate_result(check: GateCheck) -> GateResult:
     return GateResult(check.passed, tuple(Criterion(**c) for c in check.criteria))
 
 
-def with_stage_teacher_space(spec: CurriculumSpec, cfg: Config, registry: Registry, home: LeagueHome,
-                             sets: list[str] | None) -> Config:
-    """The first stage's config, with a student that speaks its teacher's actions and reads its previous controls
-    (training.distill.with_teacher_space), as `league train --distill` gives one; unchanged without a teacher, or
-    where the curriculum file or a --set names policy.action_space itself (as --action-space does)."""
-    named = any("action_space" in ((layer or {}).get("policy") or {}) for layer in (spec.config, spec.stages[0].config))
-    named = named or any(s.replace(" ", "").startswith("policy.action_space=") for s in sets or ())
-    if not cfg.training.distill.teacher or named:
-        return cfg
-    return with_teacher_space(cfg, registry, home.root)
-
-
 def stage_configs(spec: CurriculumSpec, home: LeagueHome, *, user_file: Path | None = None,
-                  overrides: dict[str, Any] | None = None, sets: list[str] | None = None) -> list[Config]:
+                  overrides: dict[str, Any] | None = None, sets: list[str] | None = None,
+                  init_from: str | None = None) -> list[Config]:
     """Every stage's config, each loaded once (curriculum_spec.stage_config); a --set of a key the driver sets
-    for each chunk is refused in one sentence."""
+    for each chunk is refused in one sentence. The first stage builds a new network unless `init_from`: one
+    with a teacher speaks its actions, as --distill's does (training.launch.student_of)."""
     refuse_driver_sets(sets, DRIVER_KEYS, "--curriculum", "the curriculum file sets each stage's team size and "
                                                           "budget, and --minutes the whole run's clock")
-    return [stage_config(spec, i, user_file=user_file, home_file=home.config_path, overrides=overrides, sets=sets)
+    return [stage_config(spec, i, user_file=user_file, home_file=home.config_path, overrides=overrides, sets=sets,
+                         student_of=student_of(home) if i == 0 and not init_from else None)
             for i in range(len(spec.stages))]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from league.config import STEPS_MAX, Config, shipped_config_dir, team_size_of
+from league.config import STEPS_MAX, Config, StudentOf, shipped_config_dir, team_size_of
 # read_shipped_or (read_yaml): one YAML reader for every config file, with the same error sentences.
 from league.config_tree import check_file_name, param, read_shipped_or, section, validate
 from league.errors import ConfigError
@@ -104,9 +104,10 @@ def load_curriculum(path: Path | None = None, name: str | None = None) -> tuple[
 
 
 def stage_config(spec: CurriculumSpec, index: int, *, user_file: Path | None = None, home_file: Path | None = None,
-                 overrides: dict[str, Any] | None = None, sets: list[str] | None = None) -> Config:
+                 overrides: dict[str, Any] | None = None, sets: list[str] | None = None,
+                 student_of: StudentOf | None = None) -> Config:
     """The full config of stage `index`, loaded once per command: the usual layers, then the curriculum's and the
     stage's overlays, then `overrides` (flags) and `--set`s. Each chunk's budget and seed are the driver's."""
     stage = spec.stages[index]
     return item_config(stage.stage, [spec.config, stage.config], user_file=user_file, home_file=home_file,
-                       overrides=overrides, sets=sets)
+                       overrides=overrides, sets=sets, student_of=student_of)

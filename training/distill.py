@@ -19,16 +19,11 @@ the opponents until the student's score against it reaches pass_score.
 
 from __future__ import annotations
 
-import dataclasses
 import time
-from pathlib import Path
 
-from agents.teaching import teacher_space
-from league.config import Config, DistillConfig
-from league.registry import Registry
+from league.config import DistillConfig
 from training.budget import Budget
 from training.guide import Guide
-from training.opponents import agent_spec
 
 MIN_GAIN = 0.002  # held-out agreement must pass its best by this much to count as rising
 MIN_TEACHER_GAMES = 20  # games against the teacher before its share may drop
@@ -91,16 +86,3 @@ class DistillPhase:
         passed = games >= MIN_TEACHER_GAMES and score >= self.cfg.pass_score
         return 0.0 if passed else self.cfg.teacher_share
 
-
-def with_teacher_space(cfg: Config, registry: Registry, home_root: Path) -> Config:
-    """`cfg` with a student that speaks its teacher's actions (policy.action_space): the heads of a
-    community bot, or the space of a league network; scripted teachers speak the table. A student of a
-    community bot also reads its own previous controls, as the bot does (policy.prev_controls)."""
-    name = cfg.training.distill.teacher
-    if name not in registry.agent_store.names():
-        return cfg  # the trainer says what is wrong with the name, in one sentence
-    teacher = agent_spec(registry, name, home_root).policy()
-    # A community bot reads its previous controls: the student reads its own too.
-    prev = cfg.policy.prev_controls or teacher.reads_game
-    return dataclasses.replace(cfg, policy=dataclasses.replace(cfg.policy, action_space=teacher_space(teacher).name,
-                                                               prev_controls=prev))

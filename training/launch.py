@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from league.config import Config, DistillConfig, load_config
+from league.config import Config, DistillConfig, StudentOf, load_config
 from league.home import LeagueHome
 from league.registry import Registry
 from training.progress import OnEvent
@@ -37,10 +37,31 @@ def train_config(home: LeagueHome, stage: str, *, user_file: Path | None = None,
     layer = agent_layer(home, source, resuming=resume is not None) if source else None
     cfg = load_config(stage=stage, user_file=user_file, home_file=home.config_path,
                       overrides={k: v for k, v in (overrides or {}).items() if v is not None}, sets=sets,
-                      gpu=cuda_available, agent_layer=layer)
+                      gpu=cuda_available, agent_layer=layer, student_of=student_of(home))
     if layer is not None:
         _check_same_network(cfg, layer[1]["policy"], source)
     return cfg
+
+
+def student_of(home: LeagueHome) -> StudentOf:
+    """league.config's `student_of` over this home's members: a new student speaks its teacher's actions (a
+    community bot's heads, a league network's space; a scripted teacher's table) and, taught by a community
+    bot, reads its own previous controls as the bot does. Nothing for a name that is not a member (the
+    trainer says what is wrong with it, in one sentence)."""
+    def layer(teacher: str) -> dict[str, Any]:
+        from agents.teaching import teacher_space
+        from training.opponents import agent_spec
+
+        registry = Registry.open(home.db_path, readonly=True)
+        try:
+            if teacher not in registry.agent_store.names():
+                return {}
+            policy = agent_spec(registry, teacher, home.root).policy()
+        finally:
+            registry.close()
+        return {"policy": {"action_space": teacher_space(policy).name, **({"prev_controls": True}
+                                                                          if policy.reads_game else {})}}
+    return layer
 
 
 KEPT_PPO = ("temperature", "learning_rate", "lr_schedule")  # how an agent trained: kept by a run from it
@@ -104,7 +125,7 @@ def run_curriculum(home: LeagueHome, file: Path | None, *, name: str | None = No
     from training.curriculum_spec import load_curriculum
 
     spec, source = load_curriculum(file, name=name)
-    configs = stage_configs(spec, home, user_file=user_file, overrides=overrides, sets=sets)
+    configs = stage_configs(spec, home, user_file=user_file, overrides=overrides, sets=sets, init_from=init_from)
     registry = Registry.open(home.db_path, configs[0].ratings)
     trainer = CurriculumTrainer(spec, home, registry, source=source, minutes=minutes or 0.0, init_from=init_from,
                                 on_event=on_event, configs=configs, sets=sets)

@@ -192,11 +192,6 @@ class SelfPlayTrainer:
             check_run_name(name)
         if cfg.training.best_response_to:
             cfg = best_response_config(cfg, registry)
-        if cfg.training.distill.teacher:  # a student samples and trains near the argmax it plays, in small steps
-            d = cfg.training.distill
-            cfg = dataclasses.replace(cfg, ppo=dataclasses.replace(cfg.ppo, temperature=d.temperature,
-                                                                   learning_rate=d.ppo_learning_rate,
-                                                                   lr_schedule="constant"))
         self.cfg, self.home, self.registry = cfg, home, registry
         self.on_progress = on_progress or ignore
         self.pool: Callable[[], list[str]] | None = None

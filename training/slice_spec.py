@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from league.config import Config, load_config
+from league.config import Config, StudentOf, load_config
 from league.config_tree import build, check_file_name, merge, validate, walk
 from league.errors import ConfigError, LeagueError
 
@@ -78,7 +78,8 @@ def refuse_driver_sets(sets: list[str] | None, driver_keys: set[tuple[str, ...]]
 
 
 def item_config(stage: str, overlays: list[dict], *, user_file: Path | None = None, home_file: Path | None = None,
-                overrides: dict[str, Any] | None = None, sets: list[str] | None = None) -> Config:
+                overrides: dict[str, Any] | None = None, sets: list[str] | None = None,
+                student_of: StudentOf | None = None) -> Config:
     """An item's whole config, loaded once: the usual layers for `stage`, the file's and the item's overlays
     (later ones win), then `overrides` (flags; None values left out) and `sets` ("KEY=VALUE")."""
     from training.accel import cuda_available  # torch: only when a config for training is built
@@ -88,4 +89,4 @@ def item_config(stage: str, overlays: list[dict], *, user_file: Path | None = No
         layered = merge(layered, overlay)
     layered.update({k: v for k, v in (overrides or {}).items() if v is not None})
     return load_config(stage=stage, user_file=user_file, home_file=home_file, overrides=layered, sets=sets,
-                       gpu=cuda_available)
+                       gpu=cuda_available, student_of=student_of)

@@ -126,10 +126,6 @@ def train_command(
     if budget.unlimited:
         raise LeagueError("Give a budget: --steps N or --minutes M (Ctrl-C also stops and saves).")
     registry = Registry.open(league_home.db_path, cfg.ratings)
-    if distill is not None and action_space is None and resume is None and from_ is None:
-        from training.distill import with_teacher_space
-
-        cfg = with_teacher_space(cfg, registry, league_home.root)
     bar, on_progress = budget_bar(budget)
     # Built before the progress bar is drawn: names, the run's ownership and the checkpoints are checked first.
     trainer = SelfPlayTrainer(cfg, league_home, registry, name=name, resume=resume, init_from=from_,

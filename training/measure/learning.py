@@ -36,7 +36,7 @@ from agents.loading import load_policy
 from agents.networks import build_network
 from league.climb import ClimbPoint, climb
 from league.config import load_config
-from training.distill import with_teacher_space
+from training.launch import student_of
 from training.accel import cuda_available
 from training.budget import Budget
 from league.home import LeagueHome
@@ -133,8 +133,9 @@ def bench_learning(minutes: float = 20.0, games: int = 50, root: Path | None = N
     asked = teacher in COMMUNITY or cfg.training.opponents.community > 0
     if bots is not None and asked:
         community = add_community(home, registry, bots)
-    if cfg.training.distill.teacher:  # the student speaks its teacher's actions, as league train --distill gives it
-        cfg = with_teacher_space(cfg, registry, home.root)
+    if cfg.training.distill.teacher:  # again, over the bots just added: the student speaks its teacher's actions
+        cfg = dataclasses.replace(load_config(stage="1v1", sets=[*BENCH_SETS, *(sets or [])], gpu=cuda_available,
+                                              student_of=student_of(home)), seed=seed)
     # The untrained network of the same architecture, for the comparison.
     torch.manual_seed(seed)
     rel = Path("checkpoints") / "untrained.safetensors"
