@@ -72,6 +72,9 @@ def choose_page() -> str:
     if st.session_state.get(PAGE_KEY) not in PAGES:
         asked = st.query_params.get(PAGE_KEY)
         st.session_state[PAGE_KEY] = asked if asked in PAGES else next(iter(PAGES))
+        if asked is not None and asked not in PAGES:  # a mistyped or old link: say so, not silently elsewhere
+            st.warning(f"There is no page {ui.plain(asked)!s} here: showing the {PAGES[next(iter(PAGES))][0]} "
+                       f"instead. The pages: {', '.join(PAGES)}.")
     page = st.sidebar.radio("Page", list(PAGES), key=PAGE_KEY, format_func=lambda p: PAGES[p][0],
                             label_visibility="collapsed")
     if st.query_params.get(PAGE_KEY) != page:

@@ -16,7 +16,9 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+from dashboard import data, ui
 from dashboard.training_runs import long_form
+from league.sprt import Z95, elo_estimate
 
 PHASE = "distill/phase"
 AGREEMENT = "distill/held_out_agreement"
@@ -60,9 +62,25 @@ def teacher_rates(frames: dict[str, pd.DataFrame], teachers: dict[str, str | Non
             else pd.DataFrame(columns=["run", "metric", "x", "value", "teacher"]))
 
 
-def summary(frames: dict[str, pd.DataFrame], teachers: dict[str, str | None]) -> pd.DataFrame:
+def teacher_games(root: str, run: str, teacher: str | None) -> dict[str, object]:
+    """The evaluation games behind the run's last score against its teacher: its last version that played the
+    teacher, the games, W-D-L, the score rate and its 95% interval (empty when the league holds none)."""
+    versions = data.baseline_win_rates(root, run, (teacher,)) if teacher else pd.DataFrame()
+    if versions.empty:
+        return {}
+    last = versions.iloc[-1]
+    wins, draws, losses = int(last["wins"]), int(last["draws"]), int(last["losses"])
+    estimate = elo_estimate([losses, draws, wins])
+    low, high = (max(0.0, estimate.score - Z95 * estimate.score_se), min(1.0, estimate.score + Z95 * estimate.score_se))
+    return {"last score vs teacher": estimate.score, "games behind it": wins + draws + losses,
+            "W-D-L": f"{wins}-{draws}-{losses}", "95% interval": f"{low:.0%} to {high:.0%}",
+            "of version": last["version"]}
+
+
+def summary(frames: dict[str, pd.DataFrame], teachers: dict[str, str | None], root: str) -> pd.DataFrame:
     """One row per distilling run: its teacher, where the phase ended, the held-out agreement (best
-    and last) and the last evaluation score rate against the teacher."""
+    and last) and the last evaluation score rate against the teacher, with the games behind it and its
+    95% interval (from the league's evaluation games; the metrics' figure when the league has none)."""
     rows = []
     for run, frame in frames.items():
         ends = phase_ends(frame, "step")
@@ -74,7 +92,9 @@ def summary(frames: dict[str, pd.DataFrame], teachers: dict[str, str | None]) ->
                      "distilling now": bool(distilling),
                      "best held-out agreement": agreement.max() if len(agreement) else None,
                      "last held-out agreement": agreement.iloc[-1] if len(agreement) else None,
-                     "last score vs teacher": rates.iloc[-1] if len(rates) else None})
+                     "last score vs teacher": rates.iloc[-1] if len(rates) else None,
+                     "games behind it": None, "W-D-L": "", "95% interval": "", "of version": "",
+                     **teacher_games(root, run, teachers[run])})
     return pd.DataFrame(rows)
 
 
@@ -82,8 +102,8 @@ def _chart(part: pd.DataFrame, ends: pd.DataFrame, title: str, axis_label: str, 
            y_title: str | None = None, even: bool = False) -> alt.LayerChart:
     """Lines per run over x, a dashed vertical rule (in the run's colour) where each phase ended, and
     with `even` a dotted line at 50%."""
-    colour = alt.Color("run:N", legend=alt.Legend(orient="bottom"))
-    y_axis = alt.Axis(format="%") if share else alt.Axis()
+    colour = alt.Color("run:N", legend=ui.runs_legend(part["run"].nunique()))
+    y_axis = alt.Axis(format="%", values=[0, 0.25, 0.5, 0.75, 1]) if share else alt.Axis()
     scale = alt.Scale(domain=[0, 1]) if share else alt.Scale(zero=False)
     lines = alt.Chart(part).mark_line(point=share and len(part) < 60).encode(
         x=alt.X("x:Q", title=axis_label), y=alt.Y("value:Q", title=y_title, scale=scale, axis=y_axis), color=colour,
@@ -95,10 +115,10 @@ def _chart(part: pd.DataFrame, ends: pd.DataFrame, title: str, axis_label: str, 
     if even:
         layers.insert(0, alt.Chart(pd.DataFrame({"even": [0.5]})).mark_rule(strokeDash=[2, 2], color="#8a8f98")
                       .encode(y="even:Q"))
-    return alt.layer(*layers).properties(title=title, height=220)
+    return alt.layer(*layers).properties(title=title, height=ui.CHART_HEIGHT)
 
 
-def show_distillation(frames: dict[str, pd.DataFrame], infos: dict[str, dict[str, Any]], x: str,
+def show_distillation(root: str, frames: dict[str, pd.DataFrame], infos: dict[str, dict[str, Any]], x: str,
                       axis_label: str) -> None:
     """The section, for the chosen runs that distilled; nothing for runs that did not."""
     frames = {run: f for run, f in frames.items() if distilled(f)}
@@ -110,12 +130,15 @@ def show_distillation(frames: dict[str, pd.DataFrame], infos: dict[str, dict[str
                "action and the cross-entropy to its distribution on each new batch of the student's own play, "
                "before it is trained on; the guide weight towards the teacher after the phase; and the evaluation "
                "score rate (wins + half the draws) against the teacher. A dashed vertical line marks where the "
-               "distillation phase ended.")
-    st.dataframe(summary(frames, teachers), hide_index=True, width="stretch", column_config={
+               "distillation phase ended. The last score against the teacher is its last evaluated version's, over "
+               "the games behind it (training.eval_games, 6 by default: an interval tens of points wide); a match "
+               "(`league match`) measures it closely.")
+    st.dataframe(summary(frames, teachers, root), hide_index=True, width="stretch", column_config={
         "phase ended at step": st.column_config.NumberColumn(format="localized"),
         "best held-out agreement": st.column_config.NumberColumn(format="percent"),
         "last held-out agreement": st.column_config.NumberColumn(format="percent"),
-        "last score vs teacher": st.column_config.NumberColumn(format="percent")})
+        "last score vs teacher": st.column_config.NumberColumn(format="percent"),
+        "games behind it": st.column_config.NumberColumn(format="%d")})
     ends = pd.DataFrame([{"run": run, "x": v} for run, f in frames.items() for v in phase_ends(f, x)],
                         columns=["run", "x"])
     cols = st.columns(2)
@@ -134,5 +157,5 @@ def show_distillation(frames: dict[str, pd.DataFrame], infos: dict[str, dict[str
     missing = [run for run in frames if run not in set(rates["run"])]
     if missing:
         st.caption("No evaluation games against the teacher in the metrics yet: " + ", ".join(
-            f"{run} ({'eval/win_rate/' + teachers[run] if teachers[run] else 'its teacher is not in run.json'})"
+            f"{ui.plain(run)} ({ui.plain('eval/win_rate/' + teachers[run]) if teachers[run] else 'its teacher is not in run.json'})"
             for run in missing) + ".")

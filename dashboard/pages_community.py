@@ -47,7 +47,7 @@ def render(root: str) -> None:
 
     results = data.community_results(root, bot)
     if results.empty:
-        st.info(f"No games against {bot} yet. It plays like any member: in tournaments at the stages it plays "
+        st.info(f"No games against {ui.plain(bot)} yet. It plays like any member: in tournaments at the stages it plays "
                 f"(`league tournament`), in matches (`league match RUN-vN {bot}`) and in training runs' evaluation "
                 "games.")
         return

@@ -48,7 +48,7 @@ def render(root: str) -> None:
 
     spec, stages, checks = data.curriculum(root, name)
     if spec is None or stages.empty:
-        st.warning(f"Curriculum {name!r} is no longer in the league.")
+        st.warning(f"Curriculum {ui.plain(name)} is no longer in the league.")
         return
     show_summary(listing[listing["name"] == name].iloc[0], stages, checks, spec)
     show_stage_table(stages)
@@ -58,13 +58,13 @@ def render(root: str) -> None:
 
 def show_summary(row: pd.Series, stages: pd.DataFrame, checks: pd.DataFrame, spec: dict) -> None:
     at = int(row["stage_index"])
-    current = f" ({stages['name'].iloc[at]})" if 0 <= at < len(stages) else ""
-    source = f" · from `{row['source']}`" if row["source"] else ""
+    current = f" ({ui.plain(stages['name'].iloc[at])})" if 0 <= at < len(stages) else ""
+    source = f" · from {ui.plain(row['source'])}" if row["source"] else ""
     st.caption(f"{row['status']} · stage {at + 1} of {len(stages)}{current} · started {ui.when(row['started'])} · "
                f"updated {ui.when(row['updated'])}{source}")
     if row["message"]:
         say = st.warning if row["status"] == "stopped" else st.info
-        say(f"{row['status'].capitalize()}: {row['message']}")
+        say(f"{row['status'].capitalize()}: {ui.plain(row['message'])}")
     done = int(stages["status"].isin(["passed", "advanced"]).sum())
     c1, c2, c3 = st.columns(3)
     c1.metric("Stages done", f"{done} of {len(stages)}")
@@ -106,11 +106,11 @@ def show_stage_table(stages: pd.DataFrame) -> None:
 
 def show_stage(root: str, stage, checks: pd.DataFrame) -> None:
     label = ui.stage_label(stage.team_size)
-    st.subheader(f"{stage.stage_index + 1}. {stage.name} · {label} · {stage.status}")
+    st.subheader(f"{stage.stage_index + 1}. {ui.plain(stage.name)} · {label} · {stage.status}")
     start = stage.start_agent if isinstance(stage.start_agent, str) else "scratch"
     times = f" · started {ui.when(stage.started)}" if isinstance(stage.started, str) else ""
     times += f" · finished {ui.when(stage.finished)}" if isinstance(stage.finished, str) else ""
-    st.caption(f"run `{stage.run}` · {stage.steps:,} steps trained in the stage · started from {start}{times}")
+    st.caption(f"run {ui.plain(stage.run)} · {stage.steps:,} steps trained in the stage · started from {start}{times}")
     if isinstance(stage.final_agent, str):
         rating = (f"Elo {stage.final_elo:.0f} · mu - 3 sigma {conservative(stage.final_mu, stage.final_sigma):.1f} "
                   f"· {stage.final_games} rated {label} games" if stage.final_games else f"no rated {label} game yet")

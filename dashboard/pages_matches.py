@@ -92,13 +92,13 @@ def show_listing(listing: pd.DataFrame) -> None:
         "stage": [ui.stage_label(s) for s in listing["team_size"]],
         "mode": listing["mode"],
         "status": listing["status"],
-        "decision": listing["decision"],
+        "decision": listing["decision"].fillna(""),  # a fixed match (or one running) has none: empty, not "None"
         "games": [f"{g} / {m}" for g, m in zip(listing["games"], listing["max_games"])],
         "elo": listing["elo"],
         "elo_ci": [f"{lo:+.0f} to {hi:+.0f}" if pd.notna(lo) and pd.notna(hi) else ""
                    for lo, hi in zip(listing["elo_lo"], listing["elo_hi"])],
         "los": listing["los"],
-        "llr": listing["llr"],
+        "llr": [f"{v:+.2f}" if m == "sprt" and pd.notna(v) else "" for m, v in zip(listing["mode"], listing["llr"])],
         "created": pd.to_datetime(listing["created"], utc=True, format="ISO8601"),
         "open": [match_link(i) for i in listing["id"]],
     })
@@ -114,7 +114,7 @@ def show_listing(listing: pd.DataFrame) -> None:
         "elo_ci": st.column_config.TextColumn("95% interval"),
         "los": st.column_config.NumberColumn("LOS", format="percent",
                                              help="Likelihood of superiority: how sure it is that A is better."),
-        "llr": st.column_config.NumberColumn("LLR", format="%+.2f", help="Empty for a fixed match."),
+        "llr": st.column_config.TextColumn("LLR", help="The log-likelihood ratio; empty for a fixed match."),
         "created": st.column_config.DatetimeColumn("Created", format="YYYY-MM-DD HH:mm"),
         "open": st.column_config.LinkColumn("Open", display_text="details"),
     })
@@ -126,26 +126,27 @@ def show_match(root: str, match_id: int) -> None:
         st.warning(f"Match #{match_id} is no longer in the league.")
         return
     m, pairs, path = view.match, view.pairs, view.path
-    st.subheader(f"{m['a']} vs {m['b']}")
+    st.subheader(f"{ui.plain(m['a'])} vs {ui.plain(m['b'])}")
     st.caption(f"Match #{m['id']} · {ui.stage_label(m['team_size'])} · {describe(m)} · {m['status']} · "
                f"cap {m['max_games']} games · {m['batch_pairs']} pairs per batch · {m['game_seconds']:g} s games · "
                f"seed {m['seed']} · tournament #{m['tournament_id']} · created {ui.when(m['created'])}"
                + (f" · finished {ui.when(m['finished'])}" if m["finished"] else ""))
     say = {"H1": st.success, "H0": st.warning}.get(m["decision"], st.info)
-    say(verdict(m) + (f" {m['message']}" if m["message"] else ""))
+    say(ui.plain(verdict(m) + (f" {m['message']}" if m["message"] else "")))
     for promotion in view.promotions.itertuples():
         outcome = "promoted to champion" if promotion.promoted else "not promoted"
-        st.caption(f"Promotion ({promotion.method}): {promotion.agent} {outcome} on this match's result.")
+        st.caption(ui.plain(f"Promotion ({promotion.method}): {promotion.agent} {outcome} on this match's result."))
 
     last = path.iloc[-1] if not path.empty else None
-    c1, c2, c3, c4 = st.columns(4)
+    # A fixed match tests no hypothesis (its verdict above says so): no LLR column.
+    c1, *rest = st.columns(4 if m["params"] is not None else 3)
     c1.metric("Games counted", f"{2 * len(path)} ({len(path)} pairs)",
               help="Games of complete pairs: a pair counts once both of its games are recorded.")
     if m["params"] is not None:
         lower, upper = m["params"].bounds
-        c2.metric("LLR", f"{last['llr']:+.3f}" if last is not None else "0", help=f"Bounds [{lower:+.3f}, {upper:+.3f}]")
-    else:
-        c2.metric("LLR", "none", help="A fixed match tests no hypothesis.")
+        rest.pop(0).metric("LLR", f"{last['llr']:+.3f}" if last is not None else "0",
+                           help=f"Bounds [{lower:+.3f}, {upper:+.3f}]")
+    c3, c4 = rest
     if last is not None:
         c3.metric("Elo (A - B)", f"{last['elo']:+.0f}", help=f"95% interval {last['elo_lo']:+.0f} to {last['elo_hi']:+.0f}"
                                                            f"; normalized Elo {last['nelo']:+.1f}")
@@ -155,8 +156,6 @@ def show_match(root: str, match_id: int) -> None:
     else:
         if m["params"] is not None:
             st.altair_chart(llr_chart(path, m["params"].bounds, m["params"].elo0, m["params"].elo1), width="stretch")
-        else:
-            st.caption("A fixed match has no hypothesis, so no LLR: its counts and Elo are below.")
         st.altair_chart(elo_chart(path), width="stretch")
         if int(path["games"].iloc[-1]) != int(m["games"]):
             st.caption(f"The runner last saved statistics after {m['games']} games (it checks at the end of each "

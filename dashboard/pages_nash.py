@@ -101,7 +101,7 @@ def render(root: str) -> None:
     board, pairs = nash(root, team_size, show_retired, None if scope == ALL_GAMES else scope)
     result = board.nash
     if not result.members:
-        st.info(f"No games between different agents in {board.where} yet: there is no payoff "
+        st.info(f"No games between different agents in {ui.plain(board.where)} yet: there is no payoff "
                 "matrix to average. Play some with `league tournament`.")
         return
     fullness(root, board)
@@ -133,7 +133,7 @@ def fullness(root: str, board: NashStandings) -> None:
     """How full the payoff matrix is; when too sparse to mean anything, a warning and the tournaments
     whose games form a full round robin, each a button that weighs its games instead."""
     text = (f"Payoff matrix {board.fill:.0%} full: {board.met_pairs:,} of {board.pairs:,} pairs of agents met "
-            f"in {board.where}.")
+            f"in {ui.plain(board.where)}.")
     if not board.too_sparse:
         st.caption(text)
         return
@@ -148,7 +148,7 @@ def fullness(root: str, board: NashStandings) -> None:
     st.caption("These tournaments' games form a full round robin (every pair of entrants met):")
     cols = st.columns(min(len(full), 4))
     for i, t in enumerate(full[:8]):
-        cols[i % len(cols)].button(f"#{t.id} {t.name}: {t.entrants} entrants, {t.games} games", key=f"nash_rr_{t.id}",
+        cols[i % len(cols)].button(f"#{t.id} {ui.plain(t.name)}: {t.entrants} entrants, {t.games} games", key=f"nash_rr_{t.id}",
                                    on_click=_choose, args=(t.id,))
 
 

@@ -50,11 +50,11 @@ def render(root: str) -> None:
     for name in chosen:
         info = infos[name] = data.run_info(str(by_name[name].path))
         if info:
-            with st.expander(f"{name}: run.json"):
+            with st.expander(f"{ui.plain(name)}: run.json"):
                 st.json(info)
     show_climb(root, chosen)
     axis = AXES[axis_label]
-    show_distillation(frames, infos, axis, axis_label)
+    show_distillation(root, frames, infos, axis, axis_label)
 
     available = sorted({c for f in frames.values() for c in f.columns if c not in ("step", "time", "seconds")},
                        key=metric_sort_key)
@@ -73,10 +73,10 @@ def render(root: str) -> None:
         part = long[long["metric"] == metric]
         chart = (alt.Chart(part).mark_line().encode(
             x=alt.X("x:Q", title=axis_label), y=alt.Y("value:Q", title=None, scale=alt.Scale(zero=False)),
-            color=alt.Color("run:N", legend=alt.Legend(orient="bottom") if len(chosen) > 1 else None),
+            color=alt.Color("run:N", legend=ui.runs_legend(len(chosen))),
             tooltip=["run:N", alt.Tooltip("x:Q", title=axis_label, format=",.0f"),
                      alt.Tooltip("value:Q", format=".4g")])
-            .properties(title=metric, height=220))
+            .properties(title=metric, height=ui.CHART_HEIGHT))
         cols[i % 2].altair_chart(chart, width="stretch")
 
 
@@ -99,7 +99,8 @@ def show_climb(root: str, runs: list[str]) -> None:
     for i, (run, rates) in enumerate(played.items()):
         cols[i % len(cols)].altair_chart(ui.climb_chart(rates, title=run), width="stretch")
     if len(played) < len(runs):
-        st.caption("No evaluation games against a baseline yet: " + ", ".join(r for r in runs if r not in played) + ".")
+        st.caption("No evaluation games against a baseline yet: " + ", ".join(ui.plain(r) for r in runs if r not in played)
+                   + ".")
     with st.expander("The games behind the chart"):
         table = pd.concat([rates.assign(run=run) for run, rates in played.items()], ignore_index=True)
         st.dataframe(table[["run", "version", "steps", "baseline", "games", "wins", "draws", "losses", "win_rate",

@@ -34,6 +34,15 @@ def plain(text: str) -> str:
     return _MARKDOWN.sub(r"\\\1", printable(text))
 
 
+CHART_HEIGHT = 300  # a line chart's plot, in px: room for its axis labels and a legend beside it
+
+
+def runs_legend(runs: int) -> alt.Legend | None:
+    """The legend of a chart with a line per run: none for one run (the title names it), else above the plot
+    in a row, so it never takes the plot's height."""
+    return alt.Legend(orient="top", direction="horizontal", title=None, labelLimit=260) if runs > 1 else None
+
+
 def stage_label(team_size: int) -> str:
     return f"{team_size}v{team_size}"
 

@@ -39,7 +39,7 @@ def test_roles_page_shows_shares_runs_restarts_and_checks(monkeypatch, roles_hom
     assert at.selectbox(key="roles_league").value == "roles"  # the most recently started
     assert at.selectbox(key="roles_league").options == ["roles", "early"]
     caption = texts(at.caption)
-    assert "interrupted" in caption and r"configs\/league\-roles\.yaml" in caption  # a file's name, escaped
+    assert "interrupted" in caption and "configs/league-roles.yaml" in caption  # a file's name, as text
 
     shares = frame_with(at, "resets_won").set_index("role")
     total = sum(ROLE_SECONDS.values())
