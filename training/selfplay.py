@@ -35,19 +35,15 @@ import numpy as np
 import torch
 
 from agents.checkpoint import check_trainable, load_checkpoint
-from agents.teaching import can_teach, check_can_teach, teacher_space
 from agents.networks import build_network
-from agents.nn_policy import NetworkPolicy
 from arena.engine.game import GamePlugins
-from arena.promotion import promote_after_evaluation
 from arena.engine.vector import VecGame
 from league.config import Config, OpponentMix
 from league.errors import LeagueError
 from league.home import LeagueHome
 from league.locks import claim
 from league.names import check_name, check_run_name, split_version
-from league.provenance import teacher_record
-from league.registry import BASELINES, PayoffRecord, Registry
+from league.registry import PayoffRecord, Registry
 from training.accel import learner_threads, make_accel, maybe_compile, torch_threads, update_threads
 from training.budget import Budget, Clock, clock_round
 from training.collection import (
@@ -60,12 +56,11 @@ from training.collection import (
     pipelining,
 )
 from training.collector import Collector, training_spec
-from training.distill import DistillPhase
-from training.guide import NO_GUIDE, Guide, GuideSchedule, Kickstart, UpdatePlan
+from training.guide import NO_GUIDE, Guide, UpdatePlan
 from training.episode_stats import headline
-from training.evaluation import evaluate_snapshot
+from training.evaluation import SnapshotJudge
 from training.metrics import MetricsLog, set_aside_stopped
-from training.opponents import LATEST, PolicySpec, agent_spec, draw_picks, pool_specs
+from training.opponents import LATEST, draw_picks, pool_specs
 from training.ppo import PpoLearner, TrainingDiverged
 from training.worker_collection import WorkerCollection
 from training.profile import Profile
@@ -73,6 +68,7 @@ from training.progress import Note, OnProgress, UpdateDone, ignore
 from training.rewards import build_reward, shaping_scale
 from training.seeds import derived_seed
 from training.snapshots import next_version, run_versions, write_checkpoint
+from training.teacher import Student, Teacher, build_teacher
 
 TIMED_PARTS = ("collection", "inference", "update", "snapshot", "evaluation")  # the time split of a run
 
@@ -123,8 +119,7 @@ class _Run:
     rng: np.random.Generator  # draws the opponents at every refresh
     clock: Clock  # this call's budget, started with the call
     teaching: bool  # whether the teacher's labels are still collected (kickstarting, distilling, guiding)
-    schedule: GuideSchedule | None = None  # the teacher's part in each update (a Kickstart or the DistillPhase)
-    distill: DistillPhase | None = None  # the distillation schedule (training.distill), when there is one
+    teacher: Teacher | None = None  # its part in each update (a Kickstart or the DistillPhase), asked each round
     payoff: dict[str, PayoffRecord] = field(default_factory=dict)  # opponent -> results since the snapshot
     steps: int = 0  # agent steps trained in this call (a resumed run's earlier ones: start_steps)
     since_snapshot: int = 0
@@ -158,7 +153,7 @@ class _Run:
 
     def guide(self, steps: int) -> Guide:
         """The teacher's part after `steps` of the network's training: the one answer to whether it still teaches."""
-        return self.schedule.guide(steps) if self.schedule is not None else NO_GUIDE
+        return self.teacher.guide(steps) if self.teacher is not None else NO_GUIDE
 
     def going_on(self, steps_ahead: int = 0) -> bool:
         """Whether to train on: the budget not spent (counting `steps_ahead` already under way)."""
@@ -248,10 +243,10 @@ class SelfPlayTrainer:
         # they play beside it (pipelined; training.update_threads).
         torch.set_num_threads(learner_threads(cfg.training, self.workers))
         self.optimizer_state = optimizer_state
-        self.teacher_spec = self._teacher()  # checked now: a teacher that cannot teach is refused before training
-        # What every snapshot of a distilling run records about its teacher (league.provenance).
-        self.provenance = (teacher_record(registry, cfg.training.distill.teacher) if cfg.training.distill.teacher
-                           else None)
+        self.judge = SnapshotJudge(cfg, registry, home, self.device, self.workers)
+        # Built once, checked now: a teacher that cannot teach is refused before anything is trained.
+        self.teacher = build_teacher(cfg, registry, home, Student(self.net.space, self.start_steps, self.parent),
+                                     self.learner_stats, lambda text: self.on_progress(Note(text)))
 
     def _own(self, run: str) -> None:
         """Own the run's name until this trainer is done (or the process ends, however it ends):
@@ -344,21 +339,9 @@ class SelfPlayTrainer:
         """The configured collection backend (runner.backend, runner.pipeline), closed on leaving."""
         cfg = self.cfg
         backend, pipelined = self.backend, self.pipelined
-        teacher, distill = self.teacher_spec, cfg.training.distill
-        if teacher is not None and distill.teacher:
-            ends = (f"held-out agreement ends the phase after {distill.patience} updates without a new best"
-                    if distill.patience else "the phase runs to its budget")
-            self.on_progress(Note(f"distilling {distill.teacher} into {self.net.space.name} heads ({ends}), then PPO "
-                                  f"at temperature {cfg.ppo.temperature:g} and learning rate {cfg.ppo.learning_rate:g} with a "
-                                  f"guide of {distill.guide_weight:g} towards it"))
-        elif teacher is not None:
-            self.on_progress(Note(f"kickstarting from {cfg.training.kickstart.teacher} until the network has trained "
-                                  f"{cfg.training.kickstart.steps:,} steps (training.kickstart.teacher= to turn off)"))
-            if teacher.reads_game and not self.net.space.factorised:
-                self.on_progress(Note(f"{teacher.name} speaks its own heads: each step the mass of every joint action "
-                                      "of its distribution moves to the nearest row of the learner's 90-action table "
-                                      "(squared distance over throttle, steer, pitch, yaw, roll, jump, boost, "
-                                      "handbrake), and the learner is pulled towards that distribution"))
+        teacher = self.teacher.spec if self.teacher is not None else None
+        for note in self.teacher.start_notes(cfg, self.net.space) if self.teacher is not None else ():
+            self.on_progress(Note(note))
         if backend in ("rollout", "ray"):
             collection = WorkerCollection(cfg, self.net.config, teacher, backend, self.workers, pipelined,
                                           self.on_progress)
@@ -391,23 +374,16 @@ class SelfPlayTrainer:
             self.on_progress(Note("promotion.during_training is on but evaluation is off (training.eval_games or "
                                   "eval_every_snapshots is 0): the promotion test follows an evaluation, so no "
                                   "snapshot will be tested"))
-        teaching = self.teacher_spec is not None
+        teaching = self.teacher is not None
         learner = PpoLearner(model, cfg.ppo, 1, obs_dim=self.net.obs_dim, device=self.device, seed=cfg.seed,
                              accel=accel, teacher=teaching)
-        distill = None
-        schedule: GuideSchedule | None = None
-        if tcfg.distill.teacher:
-            ended = self.learner_stats.get("distill_ended_at")
-            schedule = distill = DistillPhase(tcfg.distill, None if ended is None else int(ended))
-            if ended is not None:
-                learner.extra_stats["distill_ended_at"] = float(ended)
-        elif teaching:
-            schedule = Kickstart.from_config(tcfg.kickstart)
+        if self.teacher is not None:
+            learner.extra_stats.update(self.teacher.stats())
         if self.optimizer_state is not None:
             learner.optimizer.load_state_dict(self.optimizer_state)
         if learner.return_scale is not None and self.learner_stats:
             learner.return_scale.load(self.learner_stats)
-        run = _Run(collection, learner, log, np.random.default_rng(cfg.seed), clock, teaching, schedule, distill)
+        run = _Run(collection, learner, log, np.random.default_rng(cfg.seed), clock, teaching, self.teacher)
         self._draw_pool(run, refresh=0)
         return run
 
@@ -447,7 +423,7 @@ class SelfPlayTrainer:
         if seg.teacher_probs is None:  # the round came without labels: nothing to pull towards
             guide = dataclasses.replace(guide, weight=0.0)
         distill_row: dict[str, float] = {}
-        if run.distill is not None:
+        if self.teacher is not None and self.teacher.distill is not None:
             distill_row = {"distill/phase": float(guide.distilling), "charts/guide_weight": guide.weight}
         plan = UpdatePlan(run.clock.spent(run.steps), guide)  # the learning-rate schedule decays over the budget
         run.profile.add_round(seg.phases)
@@ -493,53 +469,26 @@ class SelfPlayTrainer:
 
     def _held_out(self, run: _Run, agreement: float) -> None:
         """Count a held-out agreement; say so when it ends the distillation phase."""
-        phase = run.distill
-        phase.after_held_out(agreement, self.start_steps + run.steps)
-        if not phase.active:
-            run.learner.extra_stats["distill_ended_at"] = float(phase.ended_at)
-            d = self.cfg.training.distill
-            self.on_progress(Note(f"distillation ended at {phase.ended_at:,} steps ({phase.reason}; best held-out "
-                                  f"agreement {phase.best:.1%}); PPO from here, with a guide of {d.guide_weight:g} "
-                                  f"towards {d.teacher} and {d.teacher} as {d.teacher_share:.0%} of the league envs "
-                                  f"until the student scores {d.pass_score:.0%} against it"))
+        ended = self.teacher.after_held_out(agreement, self.start_steps + run.steps)
+        if ended is not None:
+            run.learner.extra_stats.update(self.teacher.stats())
+            self.on_progress(Note(ended))
 
     def _after_snapshot(self, run: _Run) -> None:
         """Every snapshot_every_steps: payoff, snapshot, every K snapshots an evaluation, new opponents."""
-        tcfg = self.cfg.training
         run.since_snapshot = 0
         run.snapshots += 1
         with run.timed("snapshot"):
             self._record_payoff(run)
             name = self._snapshot(run.learner, self.start_steps + run.steps)
-        if tcfg.eval_every_snapshots and tcfg.eval_games and run.snapshots % tcfg.eval_every_snapshots == 0:
-            with run.timed("evaluation"):
-                rates = self._evaluate(name, derived_seed(self.cfg.seed, "evaluation", run.snapshots))
-            row = {f"eval/win_rate/{k}": v for k, v in rates.items()}
-            row["eval/elo"] = self.registry.game_store.rating(name, self.team_size).elo
-            self._record_metrics(run, row, kept=row)
-            if self.cfg.promotion.during_training:
-                with run.timed("evaluation"):  # the promotion test is part of the evaluation step
-                    self._promote(run, name, rates)
+        if self.judge.due(run.snapshots):
+            with run.timed("evaluation"):  # the promotion test, when on, is part of the evaluation step
+                judged = self.judge.judge(name, self.net, run.snapshots)
+            for row in judged.rows:
+                self._record_metrics(run, row, kept=row)
+            for note in judged.notes:
+                self.on_progress(Note(note))
         self._draw_pool(run, refresh=run.snapshots)
-
-    def _evaluate(self, name: str, seed: int) -> dict[str, float]:
-        """Snapshot `name` (the current weights) plays the evaluation games; its score rate per opponent."""
-        tcfg = self.cfg.training
-        policy = NetworkPolicy(self.net, device=self.device, name=name, temperature=self.cfg.ppo.temperature)
-        rates = evaluate_snapshot(self.registry, name, policy, self.team_size, tcfg.eval_games, tcfg.eval_game_seconds,
-                                  seed, self.home.root, self.cfg.game.tick_skip, workers=self.workers,
-                                  viewer=tcfg.eval_viewer)
-        self.net.train()  # NetworkPolicy put the shared network in eval mode
-        return rates
-
-    def _promote(self, run: _Run, name: str, rates: dict[str, float]) -> None:
-        """promotion.during_training: snapshot `name` just evaluated plays an SPRT match against the
-        stage's champion when its evaluation was promising, and is promoted on H1 (arena.promotion)."""
-        attempt = promote_after_evaluation(self.home, self.registry, self.cfg, name, rates,
-                                           derived_seed(self.cfg.seed, "promotion", run.snapshots), self.workers)
-        self.on_progress(Note(attempt.note))
-        if attempt.metrics():
-            self._record_metrics(run, attempt.metrics(), kept=attempt.metrics())
 
     def _record_metrics(self, run: _Run, row: dict[str, float], kept: dict[str, float]) -> None:
         """`row` into the run's metrics log, `kept` of it into the registry (the league's view of runs)."""
@@ -548,39 +497,6 @@ class SelfPlayTrainer:
         self.registry.run_store.record(self.prefix, self.team_size, step, kept)
 
     # ------------------------------------------------------------------ teacher and opponents
-
-    def _teacher(self) -> PolicySpec | None:
-        """The teacher: training.distill.teacher, else the kickstarting one (training.kickstart.teacher), or
-        None; one sentence when it cannot teach this student at this team size."""
-        distill = self.cfg.training.distill.teacher
-        name = distill or self.cfg.training.kickstart.teacher
-        if not distill and (not name or not Kickstart.from_config(self.cfg.training.kickstart).guide(
-                self.start_steps).teaches):
-            return None  # off, or the network has trained past the anneal (resumed, or --from a trained agent)
-        key = "training.distill.teacher" if distill else "training.kickstart.teacher"
-        try:
-            teacher = self.registry.agent_store.get(name)
-        except LeagueError:
-            if name not in BASELINES:
-                raise
-            raise LeagueError(f"Kickstart teacher {name!r} is a baseline this league home does not have yet (it "
-                              "was made before it existed); run `league init` on it to add the missing baselines, "
-                              "or choose another teacher: --set training.kickstart.teacher=rule") from None
-        if teacher.status == "retired":
-            what = "Teacher" if distill else "Kickstart teacher"
-            raise LeagueError(f"{what} {name!r} is retired; choose an active agent, or train without "
-                              f"one: --set {key}=")
-        if not teacher.plays(self.team_size):
-            raise LeagueError(f"Teacher {name!r} does not play {self.team_size}v{self.team_size}; choose a teacher that "
-                              f"plays the stage ({key}).")
-        spec = agent_spec(self.registry, name, self.home.root)
-        existing = self.parent  # a resumed or forked network keeps its action space
-        if not distill and existing is not None and not can_teach(spec.policy(), self.net.space):
-            self.on_progress(Note(f"no kickstart: {existing}'s network speaks {self.net.space.doc}, which cannot hold "
-                                  f"{name}'s actions ({teacher_space(spec.policy()).doc})"))
-            return None
-        check_can_teach(spec.policy(), name, self.net.space, existing)
-        return spec
 
     def _draw_pool(self, run: _Run, refresh: int) -> None:
         """The opponents of the league envs until the next snapshot (`refresh`: snapshots taken so far);
@@ -591,20 +507,11 @@ class SelfPlayTrainer:
         else:
             picks = draw_picks(self.registry, self.cfg.training, self.prefix, self.team_size, self.versions,
                                collection.league_envs, run.rng, self.pool() if self.pool else ())
-        picks = self._teacher_picks(run, picks)
+        if self.teacher is not None:
+            picks = self.teacher.picks(picks, self.registry.payoff_store.get(self.prefix, self.team_size).get(
+                self.teacher.name, PayoffRecord()))
         specs = pool_specs(picks, self.registry, self.home.root, self.net, self.cfg.ppo.temperature)
         collection.set_pool(picks, specs, derived_seed(self.cfg.seed, "opponents", refresh))
-
-    def _teacher_picks(self, run: _Run, picks: list[str]) -> list[str]:
-        """After distillation: the teacher takes its share of the league envs until the student passes it."""
-        if run.distill is None or run.distill.active:
-            return picks
-        teacher = self.cfg.training.distill.teacher
-        record = self.registry.payoff_store.get(self.prefix, self.team_size).get(teacher, PayoffRecord())
-        score = (record.wins + 0.5 * record.draws) / record.games if record.games else 0.0
-        share = run.distill.teacher_share(score, int(record.games))
-        k = round(share * len(picks))
-        return [teacher] * k + picks[k:]
 
     def _record_payoff(self, run: _Run) -> None:
         """The learner's results against each opponent since the last snapshot, into the payoff table (PFSP)."""
@@ -628,8 +535,8 @@ class SelfPlayTrainer:
         full) stops the run with the reason; the previous snapshots are kept as they are."""
         name = next_version(self.prefix, self.versions)
         config = self.cfg.to_dict()
-        if self.provenance is not None:
-            config["distilled_from"] = self.provenance
+        if self.teacher is not None and self.teacher.provenance is not None:
+            config["distilled_from"] = self.teacher.provenance
         try:
             rel, sha = write_checkpoint(self.home, name, self.net, learner, steps, config)
         except (LeagueError, OSError) as exc:
