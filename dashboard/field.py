@@ -91,7 +91,7 @@ def geometry() -> dict:
 
 
 # Browser side: a View maps field (x, y) to canvas pixels; drawField paints the static field
-# once (into an offscreen canvas), drawBall/drawCar paint one frame's objects over it, and
+# once (into an offscreen canvas), drawPads/drawBall/drawCar paint one frame's objects over it, and
 # createView is the player's view contract (dashboard/replay_view.py): layout(width), draw(frame).
 FIELD_JS = r"""
 function makeView(G, width) {
@@ -140,14 +140,18 @@ function drawField(ctx, G, V) {
   ctx.beginPath(); ctx.moveTo(lx0, ly0); ctx.lineTo(lx1, ly1); ctx.stroke();
   const [cx, cy] = V.px(0, 0);
   ctx.beginPath(); ctx.arc(cx, cy, G.centerCircle * V.s, 0, 2 * Math.PI); ctx.stroke();
-  // boost pads
-  for (const [x, y, big] of G.pads) {
+}
+
+// The boost pads at frame f: lit while up, dark while taken (env.padUp: dashboard/boost_pads.py's
+// inferred downtimes), so they are drawn every frame over the static field.
+function drawPads(ctx, G, V, env, f) {
+  G.pads.forEach(([x, y, big], p) => {
     const [px, py] = V.px(x, y);
     ctx.beginPath();
     ctx.arc(px, py, Math.max((big ? G.bigPadRadius * 0.6 : G.smallPadRadius * 0.45) * V.s, big ? 5 : 2.5), 0, 2 * Math.PI);
-    ctx.fillStyle = big ? "rgba(255,196,0,0.85)" : "rgba(255,214,90,0.55)";
+    ctx.fillStyle = !env.padUp(p, f) ? "rgba(28,28,28,0.9)" : big ? "rgba(255,196,0,0.85)" : "rgba(255,214,90,0.55)";
     ctx.fill();
-  }
+  });
 }
 
 function drawBall(ctx, G, V, x, y, z, trail) {
@@ -215,6 +219,7 @@ function createView(canvas, env) {
     ctx.setTransform(1, 0, 0, 1, 0, 0);
     ctx.drawImage(background, 0, 0);
     ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+    drawPads(ctx, G, V, env, f);
     const trail = [];
     for (let k = Math.max(0, f - Math.round(1.5 / env.D.dt)); k <= f; k++) { const b = env.ball(k); trail.push([b.x, b.y]); }
     for (let i = 0; i < env.D.cars; i++) drawCar(ctx, G, V, env.car(i, f));

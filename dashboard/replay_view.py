@@ -46,6 +46,15 @@ def format_clock(seconds: float) -> str:
     return f"{int(seconds // 60)}:{int(seconds % 60):02d}"
 
 
+def game_clock(seconds: float, game_seconds: float | None) -> str:
+    """The clock `seconds` into a game as its scoreboard shows it (the player's `gameClock`): counting down
+    from the game's length as Rocket League's does, "+m:ss OT" past it; counting up if the length is unknown."""
+    if not game_seconds:
+        return format_clock(seconds)
+    left = game_seconds - seconds
+    return format_clock(left) if left >= 0 else f"+{format_clock(-left)} OT"
+
+
 def car_labels(replay: Replay) -> list[str]:
     """B1, B2, ... for blue cars and O1, O2, ... for orange, in replay car order."""
     counts = [0, 0]
@@ -62,9 +71,9 @@ def _b64_int16(values: np.ndarray) -> str:
 
 
 def events_table(replay: Replay) -> pd.DataFrame:
-    """Goals, kickoffs and touches in game order: step, time, kind, team, car, score after."""
+    """Goals, kickoffs and touches in game order: step, time (the game clock), kind, team, car, score after."""
     labels = car_labels(replay)
-    dt = replay.seconds_per_step()
+    dt, length = replay.seconds_per_step(), replay.meta.get("game_seconds")
     rows = []
     for kind in ("kickoff", "goal", "touch"):
         for e in (replay.goals() if kind == "goal" else replay.events_of(kind)):
@@ -72,7 +81,7 @@ def events_table(replay: Replay) -> pd.DataFrame:
             team = e.get("team", -1)
             if kind != "goal" and 0 <= car < len(replay.teams):
                 team = replay.teams[car]
-            rows.append({"step": e["step"], "time": format_clock(e["step"] * dt), "kind": kind,
+            rows.append({"step": e["step"], "time": game_clock(e["step"] * dt, length), "kind": kind,
                          "team": TEAM_NAMES[team] if team in (0, 1) else "",
                          "car": labels[car] if 0 <= car < len(labels) else ""})
     table = pd.DataFrame(rows, columns=["step", "time", "kind", "team", "car"])
@@ -216,9 +225,13 @@ _PLAYER_TEMPLATE = r"""<!DOCTYPE html>
   #controls { display: flex; gap: 8px; align-items: center; padding: 6px 0; }
   #controls button, #controls select { background: #262730; color: #eee; border: 1px solid #555;
     border-radius: 4px; padding: 3px 9px; font-size: 14px; cursor: pointer; }
-  #scrub { flex: 1; }
-  #timeline { position: relative; height: 24px; margin: 0 2px; }
-  .tick { position: absolute; top: 0; width: 3px; height: 10px; border-radius: 1px; cursor: pointer; }
+  #stepinfo { margin-left: auto; }
+  /* The scrubber has a row of its own, the goal marks right under it and exactly as wide: a mark at
+     fraction p sits where the thumb's centre does, half a thumb in from either end (THUMB below). */
+  #scrub { display: block; width: 100%; margin: 0; }
+  #timeline { position: relative; height: 24px; }
+  .tick { position: absolute; top: 0; width: 3px; height: 10px; border-radius: 1px; cursor: pointer;
+    transform: translateX(-50%); }
   .tickscore { position: absolute; top: 10px; font-size: 11px; transform: translateX(-50%); white-space: nowrap;
     cursor: pointer; }
   h4 { margin: 8px 0 4px; font-size: 14px; }
@@ -252,9 +265,9 @@ _PLAYER_TEMPLATE = r"""<!DOCTYPE html>
         <option value="2">2x</option><option value="4">4x</option><option value="8">8x</option>
       </select>
       /*VIEW_CONTROLS*/
-      <input id="scrub" type="range" min="0" value="0" step="1" title="Scrub through the game">
       <span id="stepinfo" class="muted"></span>
     </div>
+    <input id="scrub" type="range" min="0" value="0" step="1" title="Scrub through the game">
     <div id="timeline" title="Goals, with the score after each"></div>
   </div>
   <div id="right">
@@ -282,6 +295,13 @@ let frame = /*START*/, pos = frame, playing = false, last = null;
 function clock(sec) { sec = Math.max(0, sec); const m = Math.floor(sec / 60), s = Math.floor(sec % 60);
   return m + ":" + String(s).padStart(2, "0"); }
 function stepTime(step) { return step * D.dt; }
+// The game clock at frame f, as the scoreboard shows it: counting down from the game's length (then
+// "+m:ss OT"), as Rocket League's does; a replay that does not give its length counts up.
+function gameClock(f) {
+  if (!D.gameSeconds) return clock(stepTime(f));
+  const left = D.gameSeconds - stepTime(f);
+  return left >= 0 ? clock(left) : "+" + clock(-left) + " OT";
+}
 function ball(f) { const o = f * 4; return { x: BALL[o], y: BALL[o + 1], z: BALL[o + 2], speed: BALL[o + 3] }; }
 function car(i, f) {
   const o = (f * C + i) * NF;
@@ -315,10 +335,7 @@ function draw() {
   const [b, o] = scoreAt(f);
   document.getElementById("score").innerHTML =
     '<span class="blue">' + esc(D.blue) + " " + b + '</span> &ndash; <span class="orange">' + o + " " + esc(D.orange) + "</span>";
-  const t = stepTime(f);
-  let clk = clock(t) + " / " + clock(stepTime(T - 1));
-  if (D.gameSeconds) { const left = D.gameSeconds - t; clk = left >= 0 ? clock(left) : "+" + clock(-left) + " OT"; }
-  document.getElementById("clock").textContent = clk;
+  document.getElementById("clock").textContent = D.gameSeconds ? gameClock(f) : clock(stepTime(f)) + " / " + clock(stepTime(T - 1));
   document.getElementById("stepinfo").textContent = "step " + f * D.stride + " / " + (D.replaySteps - 1);
   scrub.value = f;
   let rows = "";
@@ -356,13 +373,15 @@ function tick(now) {
   requestAnimationFrame(tick);
 }
 
+const THUMB = 16;  // px: Chromium's and Firefox's range thumb; its centre runs from THUMB/2 to width - THUMB/2
 function buildTimeline() {
   const tl = document.getElementById("timeline"); tl.innerHTML = "";
   for (const g of D.goals) {
-    const left = (100 * g.step / Math.max(T - 1, 1)) + "%", jump = () => seek(g.step - D.goalLead / D.dt, true);
+    const p = g.step / Math.max(T - 1, 1), jump = () => seek(g.step - D.goalLead / D.dt, true);
+    const left = "calc(" + THUMB / 2 + "px + (100% - " + THUMB + "px) * " + p + ")";
     const d = document.createElement("div"); d.className = "tick";
     d.style.left = left; d.style.background = G.teamColors[g.team];
-    d.title = ["Blue", "Orange"][g.team] + " goal at " + clock(stepTime(g.step)) + ": " + g.score; d.onclick = jump;
+    d.title = ["Blue", "Orange"][g.team] + " goal at " + gameClock(g.step) + ": " + g.score; d.onclick = jump;
     const s = document.createElement("span"); s.className = "tickscore " + ["blue", "orange"][g.team];
     s.style.left = left; s.textContent = g.score; s.onclick = jump;
     tl.appendChild(d); tl.appendChild(s);
@@ -376,10 +395,10 @@ function fillList(id, items, text, onPick) {
     const d = document.createElement("div"); d.innerHTML = text(it); d.onclick = () => onPick(it); el.appendChild(d);
   }
 }
-fillList("goals", D.goals, (g) => clock(stepTime(g.step)) + ' <span class="' + ["blue", "orange"][g.team] + '">' +
+fillList("goals", D.goals, (g) => gameClock(g.step) + ' <span class="' + ["blue", "orange"][g.team] + '">' +
   ["Blue", "Orange"][g.team] + "</span> goal" + (g.label ? " (" + g.label + ")" : "") + " " + g.score,
   (g) => seek(g.step - D.goalLead / D.dt, true));
-fillList("touches", D.touches, (t) => clock(stepTime(t.step)) + ' <span class="' + ["blue", "orange"][t.team] + '">' +
+fillList("touches", D.touches, (t) => gameClock(t.step) + ' <span class="' + ["blue", "orange"][t.team] + '">' +
   t.label + "</span> touch", (t) => seek(t.step, false));
 
 playBtn.onclick = () => { if (frame >= T - 1) { frame = 0; pos = 0; } setPlaying(!playing); };
