@@ -5,6 +5,11 @@ twice a second; metadata `live` true until its last write). This page lists thos
 first, and draws the chosen one at its latest frame in a fragment that reruns every
 REFRESH_SECONDS while the game is live; a finished game is the ordinary replay player. The
 drawing is one call (`draw_frame`), so another view (a 3D one) can take its place.
+
+The page follows new games: another fragment looks at the live folder every FOLLOW_SECONDS, and a
+file it has not seen (a `league watch` started since: arena.watch names each game's file anew)
+reruns the page, which then shows that game, whether the page showed none, a finished game or a
+game chosen by hand. A rerun with no new file keeps the reader's choice.
 """
 
 from __future__ import annotations
@@ -20,9 +25,11 @@ from league.errors import LeagueError
 from league.home import LeagueHome
 
 REFRESH_SECONDS = 1.0
+FOLLOW_SECONDS = 2.0  # how often an open page looks for a game started since it was drawn
 STALE_SECONDS = 10.0  # a live game not rewritten for this long: its `league watch` stopped (Ctrl-C, killed)
 LIVE_KEY = "live"  # the replay metadata key arena.watch sets while a game plays
 PICK_KEY = "live_game"
+SEEN_KEY = "live_games_seen"  # the files the page has listed, so a new one is told from a known one
 
 
 def live_games(root: str) -> list[Path]:
@@ -39,6 +46,15 @@ def live_games(root: str) -> list[Path]:
     return [p for _, p in sorted(stamped, reverse=True)]
 
 
+def newest_unseen(names: list[str], seen: list[str] | None) -> str | None:
+    """The newest of `names` (newest first) that is not in `seen`: a game started since the page last
+    listed the folder; None when there is none or the page has not listed it before."""
+    if seen is None:
+        return None
+    known = set(seen)
+    return next((n for n in names if n not in known), None)
+
+
 def status(meta: dict, mtime: float, now: float | None = None) -> str:
     """"live", "finished", or "stopped" (live, but not rewritten for STALE_SECONDS)."""
     if meta.get(LIVE_KEY) is not True:
@@ -49,12 +65,17 @@ def status(meta: dict, mtime: float, now: float | None = None) -> str:
 def render(root: str) -> None:
     st.header("Live games")
     games = live_games(root)
+    names = [p.name for p in games]
+    new = newest_unseen(names, st.session_state.get(SEEN_KEY))
+    st.session_state[SEEN_KEY] = names
+    st.fragment(_follow, run_every=FOLLOW_SECONDS)(root, tuple(names))
     if not games:
         st.info("No game has been watched in this league yet. Start one with `league watch A B` (for example "
                 "`league watch rule necto`); it shows here while it plays.")
         return
-    names = [p.name for p in games]
-    if st.session_state.get(PICK_KEY) not in names:  # first visit, or the game chosen was removed
+    if new is not None:  # a game started since the page was drawn: show it
+        st.session_state[PICK_KEY] = new
+    elif st.session_state.get(PICK_KEY) not in names:  # first visit, or the game chosen was removed
         st.session_state[PICK_KEY] = names[0]
     picked = st.selectbox("Game", names, key=PICK_KEY, help="Watched games, newest first (the 20 newest are kept).")
     path = games[names.index(picked)]
@@ -70,6 +91,13 @@ def render(root: str) -> None:
         st.fragment(_refresh, run_every=REFRESH_SECONDS)(str(path))
     else:
         _show(path)
+
+
+def _follow(root: str, names: tuple[str, ...]) -> None:
+    """Rerun the page when the live folder holds a game it did not list (`names`): a new watch."""
+    known = set(names)
+    if any(p.name not in known for p in live_games(root)):
+        st.rerun()
 
 
 def _refresh(path: str) -> None:
