@@ -8,23 +8,18 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
+from league.results import Record
 from league.stores.agents import BASELINES
 
 
-@dataclass(frozen=True)
-class ClimbPoint:
+@dataclass(frozen=True, kw_only=True)
+class ClimbPoint(Record):
+    """A version's record (league.results) against one baseline."""
+
     version: str  # RUN-vK
     k: int
     steps: int  # the version's steps_trained
     baseline: str
-    games: int
-    wins: int
-    draws: int
-    losses: int
-
-    @property
-    def win_rate(self) -> float:
-        return self.wins / self.games
 
 
 def climb(db: sqlite_utils.Database, run: str, baselines: Sequence[str] = tuple(BASELINES)) -> list[ClimbPoint]:
@@ -46,7 +41,7 @@ def climb(db: sqlite_utils.Database, run: str, baselines: Sequence[str] = tuple(
             UNION ALL
             SELECT v.id, g.blue_agent_id, CASE g.result WHEN 'orange' THEN 1 WHEN 'draw' THEN 0 ELSE -1 END
             FROM versions v JOIN games g ON g.orange_agent_id = v.id WHERE g.origin = 'evaluation')
-        SELECT v.name AS version, v.k, v.steps_trained AS steps, o.name AS baseline, COUNT(*) AS games,
+        SELECT v.name AS version, v.k, v.steps_trained AS steps, o.name AS baseline,
                SUM(r = 1) AS wins, SUM(r = 0) AS draws, SUM(r = -1) AS losses
         FROM sides JOIN versions v ON v.id = sides.a JOIN agents o ON o.id = sides.b
         WHERE o.name IN ({", ".join(f":b{i}" for i in range(len(baselines)))})

@@ -17,6 +17,7 @@ from typing import Any
 
 import sqlite_utils
 
+from league.results import Record
 from league.stores.games import Game, read_team_sides
 
 RESULTS = ("any", "win", "draw", "loss", "blue", "orange")  # `GameFilter.result`
@@ -135,9 +136,10 @@ def players(db: sqlite_utils.Database, tournament_id: int | None = None, outside
     return [r["name"] for r in rows]
 
 
-@dataclass(frozen=True)
-class RecordAgainst:
-    """What `agent` did against `against` in the games of one team size (the agent's view)."""
+@dataclass(frozen=True, kw_only=True)
+class RecordAgainst(Record):
+    """What `agent` did against `against` in the games of one team size (the agent's view): its record
+    (league.results) and goals."""
 
     against: str
     agent: str
@@ -145,10 +147,6 @@ class RecordAgainst:
     status: str
     steps: int
     team_size: int
-    games: int
-    wins: int
-    draws: int
-    losses: int
     goals_for: int
     goals_against: int
     first_game: int  # game ids
@@ -174,7 +172,7 @@ def records_against(db: sqlite_utils.Database, names: Sequence[str]) -> list[Rec
                    g.blue_goals, g.orange_goals, g.id
             FROM games g WHERE g.orange_agent_id IN {ids} AND g.blue_agent_id != g.orange_agent_id)
         SELECT t.name AS against, a.name AS agent, a.kind, a.status, a.steps_trained AS steps, sides.team_size,
-               COUNT(*) AS games, SUM(r = 1) AS wins, SUM(r = 0) AS draws, SUM(r = -1) AS losses,
+               SUM(r = 1) AS wins, SUM(r = 0) AS draws, SUM(r = -1) AS losses,
                SUM(gf) AS goals_for, SUM(ga) AS goals_against, MIN(game_id) AS first_game, MAX(game_id) AS last_game
         FROM sides JOIN agents a ON a.id = sides.a JOIN agents t ON t.id = sides.against
         GROUP BY sides.against, sides.a, sides.team_size

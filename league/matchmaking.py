@@ -1,9 +1,9 @@
-"""Choosing self-play opponents: pure functions over names, win rates and a random generator.
+"""Choosing self-play opponents: pure functions over names, scores and a random generator.
 
 The structure follows AlphaStar's league: the opponent choice (`pfsp_weights`, a function of
-the learner's win rate against each candidate under a named weighting) is kept apart from the
-bookkeeping of results (the payoff table in the registry, which answers 0.5 for unplayed
-pairs).
+the learner's score against each candidate under a named weighting: a draw half a win, as
+league.results counts it) is kept apart from the bookkeeping of results (the payoff table in
+the registry, whose records score league.results.UNPLAYED_SCORE, 0.5, for unplayed pairs).
 """
 
 from __future__ import annotations
@@ -11,8 +11,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-
-UNPLAYED_WIN_RATE = 0.5
 
 # How strongly prioritized fictitious self-play favours opponents the learner struggles with.
 PFSP_WEIGHTINGS = {
@@ -26,24 +24,19 @@ PFSP_WEIGHTINGS = {
 SOURCES = ("latest", "past", "pfsp", "rule", "random", "community")
 
 
-def pfsp_weights(win_rates: Sequence[float], weighting: str = "hard") -> np.ndarray:
-    """Sampling probabilities over candidates from the learner's win rates against them.
+def pfsp_weights(scores: Sequence[float], weighting: str = "hard") -> np.ndarray:
+    """Sampling probabilities over candidates from the learner's scores against them.
 
     Falls back to uniform when every weight is zero (e.g. the learner beats everyone).
     """
     if weighting not in PFSP_WEIGHTINGS:
         raise ValueError(f"unknown PFSP weighting {weighting!r}; expected one of {', '.join(PFSP_WEIGHTINGS)}")
-    p = np.clip(np.asarray(win_rates, dtype=np.float64), 0.0, 1.0)
+    p = np.clip(np.asarray(scores, dtype=np.float64), 0.0, 1.0)
     if p.size == 0:
         return p
     w = np.asarray(PFSP_WEIGHTINGS[weighting](p), dtype=np.float64)
     total = w.sum()
     return w / total if total > 0 else np.full(p.size, 1.0 / p.size)
-
-
-def win_rate(wins: float, draws: float, games: float) -> float:
-    """Score rate with draws as half a win; 0.5 for a pair that has not played."""
-    return (wins + 0.5 * draws) / games if games > 0 else UNPLAYED_WIN_RATE
 
 
 def normalized_mix(mix: Mapping[str, float], available: Mapping[str, bool]) -> dict[str, float]:
@@ -71,7 +64,7 @@ def sample_opponents(
     mix: Mapping[str, float],
     latest: str,
     past: Sequence[str],
-    past_win_rates: Sequence[float],
+    past_scores: Sequence[float],
     baselines: Sequence[str],
     rng: np.random.Generator,
     weighting: str = "hard",
@@ -80,8 +73,8 @@ def sample_opponents(
     """Names of `n` opponents drawn by the mix: latest self, uniform past, PFSP past, baselines,
     community bots.
 
-    `past` are the learner's earlier (non-retired) versions with the learner's win rate
-    against each in `past_win_rates`; `baselines` are the active baseline names available;
+    `past` are the learner's earlier (non-retired) versions with the learner's score
+    against each in `past_scores`; `baselines` are the active baseline names available;
     `community` the active community bots that play this team size (one drawn uniformly).
     """
     available = {"past": len(past) > 0, "pfsp": len(past) > 0,
@@ -90,7 +83,7 @@ def sample_opponents(
     sources = list(shares)
     picks = rng.choice(len(sources), size=n, p=np.array([shares[s] for s in sources]))
     out: list[str] = []
-    pfsp_p = pfsp_weights(past_win_rates, weighting) if past else None
+    pfsp_p = pfsp_weights(past_scores, weighting) if past else None
     for k in picks:
         source = sources[k]
         if source == "latest":

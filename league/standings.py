@@ -48,6 +48,7 @@ from league.config import RatingsConfig, stage_of
 from league.errors import LeagueError, unknown_name
 from league.names import check_name
 from league.ratings import DRAW, LOSS, WIN, MleRatings, conservative, mle_fit, reanchor
+from league.results import Record
 from league.stores.agents import plays
 from league.stores.database import row_id
 
@@ -94,9 +95,9 @@ class PairRecord:
         return self.wins + self.draws + self.losses
 
 
-@dataclass(frozen=True)
-class Standing:
-    """One listed agent: its rank, ratings and the record of the counted games."""
+@dataclass(frozen=True, kw_only=True)
+class Standing(Record):
+    """One listed agent: its rank, ratings and the record (league.results) of the counted games."""
 
     rank: int
     name: str
@@ -105,10 +106,6 @@ class Standing:
     elo: float
     mu: float
     sigma: float
-    games: int
-    wins: int
-    draws: int
-    losses: int
     goals_for: int
     goals_against: int
     mle: float  # the fit's rating; only the prior (the configured anchor's level) when mle_interval is None
@@ -126,13 +123,9 @@ class Standing:
         return self.goals_for - self.goals_against
 
     @property
-    def points(self) -> float:
-        return self.wins + 0.5 * self.draws
-
-    @property
     def score_rate(self) -> float:
         """Points per game (NaN before the first game)."""
-        return self.points / self.games if self.games else math.nan
+        return self.score if self.games else math.nan
 
 
 @dataclass(frozen=True)
@@ -223,7 +216,7 @@ def standings(agents: Sequence[AgentRating], records: Sequence[PairRecord], cfg:
         w, d, l, gf, ga, mixed = totals.get(a.name, (0, 0, 0, 0, 0, 0))
         fitted = w + d + l > 0 or a.name == fit.anchor
         rows.append(Standing(rank=0, name=a.name, kind=a.kind, status=a.status, elo=a.elo, mu=a.mu, sigma=a.sigma,
-                             games=w + d + l, wins=w, draws=d, losses=l, goals_for=gf, goals_against=ga,
+                             wins=w, draws=d, losses=l, goals_for=gf, goals_against=ga,
                              mle=fit.rating(a.name), mle_interval=fit.interval(a.name) if fitted else None,
                              last_played=a.last_played, mixed=mixed))
     rows.sort(key=lambda row: sort_key(row, by))  # stable: the listing order breaks the remaining ties

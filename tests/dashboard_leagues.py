@@ -69,11 +69,13 @@ def build_roles_league(root: Path) -> LeagueHome:
         for role, seconds in ROLE_SECONDS.items():
             reg.role_store.add_seconds("roles", role, seconds)
         for role, restart, agent, steps, targets, w, d, l, reset in ROLE_CHECKS:
-            check = RoleCheck("roles", role, restart, agent, steps, targets, w + d + l, w, d, l, reset, "")
+            check = RoleCheck(wins=w, draws=d, losses=l, league="roles", role=role, restart=restart, agent=agent,
+                              steps=steps, targets=targets, reset=reset, created="")
             reg.role_store.record_check(check, (restart + 1, f"roles-{role}-r{restart + 1}") if reset else None)
         for target, probe, minutes, steps, w, d, l in PROBES:
             reg.agent_store.add(probe, "mlp", 1, steps_trained=steps, status="retired")
-            reg.probe_store.add(ProbeResult(target, probe, 1, minutes, steps, w + d + l, w, d, l, seed=0))
+            reg.probe_store.add(ProbeResult(wins=w, draws=d, losses=l, target=target, probe=probe, team_size=1,
+                                            minutes=minutes, steps=steps, seed=0))
         reg.role_store.finish("roles", "interrupted", "Ctrl-C")
     finally:
         reg.close()

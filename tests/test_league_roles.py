@@ -194,7 +194,8 @@ def test_a_check_and_its_reset_are_one_transaction(home, tmp_path):
     spec, source = load_roles(roles_file(tmp_path))
     reg = Registry.open(home.db_path)
     reg.role_store.start(spec.name, 1, spec.to_dict(), source, [(r.name, r.kind, spec.run_name(r)) for r in spec.roles])
-    check = RoleCheck("tiny", "exploiter", 1, "random", 10, ("rule",), 4, 4, 0, 0, "won", "")
+    check = RoleCheck(wins=4, draws=0, losses=0, league="tiny", role="exploiter", restart=1, agent="random", steps=10,
+                      targets=("rule",), reset="won", created="")
     with pytest.raises(sqlite3.IntegrityError):  # the reset's update breaks a CHECK: the check is not kept either
         reg.role_store.record_check(check, (0, "tiny-exploiter-r0"))
     assert reg.role_store.checks("tiny") == [] and reg.role_store.role("tiny", "exploiter").restart == 1

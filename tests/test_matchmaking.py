@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from league.matchmaking import PFSP_WEIGHTINGS, normalized_mix, pfsp_weights, sample_opponents, win_rate
+from league.matchmaking import PFSP_WEIGHTINGS, normalized_mix, pfsp_weights, sample_opponents
 
 rates = st.lists(st.floats(min_value=0, max_value=1), min_size=1, max_size=20)
 
@@ -26,10 +26,6 @@ def test_hard_weighting_prefers_opponents_we_lose_to(p, q):
 def test_variance_weighting_prefers_even_opponents():
     w = pfsp_weights([0.5, 0.95, 0.05], "variance")
     assert w[0] > w[1] and w[0] > w[2]
-
-
-def test_win_rate_counts_draws_as_half_and_unplayed_as_even():
-    assert win_rate(3, 2, 10) == 0.4 and win_rate(0, 0, 0) == 0.5
 
 
 @given(st.dictionaries(st.sampled_from(["latest", "past", "pfsp", "rule", "random"]), st.floats(0, 5)),

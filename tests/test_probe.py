@@ -85,7 +85,8 @@ def test_the_exploitability_gate_refuses_a_candidate_without_a_probe_or_beaten_t
     cfg = load_config(sets=["promotion.max_exploitability=0.3"])
     with pytest.raises(LeagueError, match="has no exploitability probe; run `league probe rulebot` first"):
         promote_by_sprt(home, reg, cfg, "rulebot")
-    reg.probe_store.add(ProbeResult("rulebot", "randbot", 1, 1.0, 100, 10, 4, 1, 5, 0))
+    reg.probe_store.add(ProbeResult(wins=4, draws=1, losses=5, target="rulebot", probe="randbot", team_size=1,
+                                    minutes=1.0, steps=100, seed=0))
     with pytest.raises(LeagueError, match=r"too exploitable to promote: its probe randbot won 4 of 10 games \(40%\)"):
         promote_by_sprt(home, reg, cfg, "rulebot")
     assert reg.match_store.all() == []  # refused before any game

@@ -80,7 +80,9 @@ def test_counts_of_tournaments_curricula_promotions_and_probes(league, home):
     reg.curriculum_store.start("c", {}, "c.yaml", [("1v1", 1, "c-1v1"), ("2v2", 2, "c-2v2")])
     match, _ = reg.match_store.open(MatchSettings("run-v2", "run-v1", 1, "fixed", None, 4, 10.0, 0), 1, {})
     reg.promotion_store.record_test("run-v2", "sprt", SprtTest(match.id, "H1", 3.0, 50.0, 0.0, 100.0, 0.9, 4), None)
-    reg.probe_store.add(ProbeResult("run-v2", "run-v10", 1, 1.0, 500, 4, 1, 1, 2, 7))
+    stored = ProbeResult(wins=1, draws=1, losses=2, target="run-v2", probe="run-v10", team_size=1, minutes=1.0,
+                         steps=500, seed=7)
+    reg.probe_store.add(stored)
     ro = Registry.open(home.db_path, readonly=True)
     try:
         assert ro.tournament_store.count() == 2  # the match's tournament too
@@ -88,7 +90,7 @@ def test_counts_of_tournaments_curricula_promotions_and_probes(league, home):
         assert [p.agent for p in ro.promotion_store.citing(match.id)] == ["run-v2"]
         assert ro.promotion_store.citing(match.id + 1) == []
         (probe,) = ro.probe_store.all()
-        assert probe.result == ProbeResult("run-v2", "run-v10", 1, 1.0, 500, 4, 1, 1, 2, 7)
+        assert probe.result == stored and probe.result.games == 4
         assert probe.target_steps == 200 and probe.created
     finally:
         ro.close()

@@ -33,11 +33,12 @@ from league.home import LeagueHome
 from league.locks import claim
 from league.ratings import conservative
 from league.registry import CurriculumStage, GateCheck, Registry, utc_now
+from league.results import Record
 from league.sprt import SprtParams
 from training.budget import Budget
 from training.curriculum_spec import DRIVER_KEYS, CurriculumSpec, stage_config
 from training.launch import student_of
-from training.evaluation import play_recorded, player, score_rate
+from training.evaluation import play_recorded, player
 from training.gates import Criterion, Evidence, GateResult, SprtOutcome, check_gate
 from training.progress import (
     Finished,
@@ -253,7 +254,7 @@ class CurriculumTrainer:
             played = play_recorded(reg, matchups, gate.min_games, team_size, gate.game_seconds,
                                    derived_seed(cfg.seed, "gate", n_checks), cfg.game.tick_skip, workers)
             for key, goals in zip(opponents, played):
-                ev.update({f"{key}_score": score_rate(goals) * len(goals), f"{key}_games": len(goals)})
+                ev.update({f"{key}_score": Record.from_goals(goals).points, f"{key}_games": len(goals)})
         if gate.sprt_vs_previous is not None and previous:
             ev["previous_sprt"] = self._gate_sprt(index, agent, previous, n_checks)
         rating = reg.game_store.rating(agent, team_size)

@@ -16,6 +16,7 @@ from arena.pairings import Pairing, play_pairings
 from league.config import Config
 from league.home import LeagueHome
 from league.registry import BASELINES, GameRecord, Registry
+from league.results import Record
 
 
 class Player(NamedTuple):
@@ -58,11 +59,6 @@ def play_recorded(
     return goals
 
 
-def score_rate(goals: list[tuple[int, int]]) -> float:
-    """Wins plus half the draws, per game."""
-    return sum(1.0 if a > b else 0.5 if a == b else 0.0 for a, b in goals) / max(len(goals), 1)
-
-
 def evaluate_snapshot(
     registry: Registry, name: str, policy: Policy, team_size: int, n_games: int, game_seconds: float,
     seed: int, home_root: Path, tick_skip: int = 8, workers: int | None = None, viewer: str = "",
@@ -90,7 +86,7 @@ def evaluate_snapshot(
         them = matchups[-1][1]
         send_game_in_background(viewer, GameSpec(team_size, tick_skip, "timed", game_seconds),
                                 {name: policy, them.name: them.policy}, name, them.name, seed)
-    return {o: score_rate(g) for o, g in zip(opponents, goals)}
+    return {o: Record.from_goals(g).score for o, g in zip(opponents, goals)}
 
 
 @dataclass(frozen=True)

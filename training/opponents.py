@@ -30,7 +30,7 @@ from agents.policy import Policy
 from agents.stacked import StackedActors, architecture_key, stackable
 from arena.engine.vector import VecGame
 from league.config import OpponentMix, PolicyConfig, TrainingConfig
-from league.matchmaking import sample_opponents, win_rate
+from league.matchmaking import sample_opponents
 from league.registry import PayoffRecord, Registry
 from training.seeds import derived_seed
 
@@ -117,11 +117,11 @@ def draw_picks(registry: Registry, cfg: TrainingConfig, run: str, team_size: int
     active = {a.name for a in registry.agent_store.all(include_retired=False)}
     past = [v for v in dict.fromkeys([*pool, *versions[:-1]]) if v in active]
     payoff = registry.payoff_store.get(run, team_size)
-    rates = [win_rate(*payoff.get(v, PayoffRecord())) for v in past]
+    scores = [payoff.get(v, PayoffRecord()).score for v in past]
     baselines = [b for b in ("rule", "random") if b in active]
     community = [a.name for a in registry.agent_store.all(team_size) if a.kind == "community" and a.plays(team_size)]
     _, mix = split_mix(cfg.opponents)
-    picks = sample_opponents(n_envs, mix, LATEST, past, rates, baselines, rng, cfg.pfsp_weighting, community)
+    picks = sample_opponents(n_envs, mix, LATEST, past, scores, baselines, rng, cfg.pfsp_weighting, community)
     counts = {name: picks.count(name) for name in dict.fromkeys(picks)}
     keep = sorted(counts, key=lambda n: (n != LATEST, -counts[n]))[: cfg.max_opponents]
     return [p if p in keep else LATEST for p in picks]

@@ -27,6 +27,7 @@ from league.home import LeagueHome
 from league.names import MAX_RUN_NAME_LENGTH, check_name, check_run_name, split_version
 from league.probes import ProbeResult
 from league.registry import Registry
+from league.results import Record
 from training.budget import Budget
 from training.evaluation import play_recorded, player
 from training.progress import OnProgress
@@ -112,8 +113,7 @@ def run_probe(home: LeagueHome, registry: Registry, target: str, minutes: float,
         on_games()
     goals = play_recorded(None, [(player(registry, probe, home.root), player(registry, target, home.root))], games,
                           team_size, PROBE_GAME_SECONDS, seed + 1, deterministic=True)[0]
-    outcome = ProbeResult(target=target, probe=probe, team_size=team_size, minutes=minutes, steps=result.steps,
-                          games=len(goals), wins=sum(a > b for a, b in goals), draws=sum(a == b for a, b in goals),
-                          losses=sum(a < b for a, b in goals), seed=seed)
+    outcome = ProbeResult(**Record.from_goals(goals).counts(), target=target, probe=probe, team_size=team_size,
+                          minutes=minutes, steps=result.steps, seed=seed)
     registry.probe_store.add(outcome)
     return outcome

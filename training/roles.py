@@ -39,6 +39,7 @@ from league.errors import LeagueError
 from league.home import LeagueHome
 from league.locks import claim
 from league.registry import Registry, utc_now
+from league.results import Record
 from league.stores.roles import RoleCheck, RoleState
 from training.budget import SECONDS_PER_MINUTE, Budget, Clock
 from training.evaluation import play_recorded, player
@@ -267,13 +268,13 @@ class RolesTrainer:
         matchups = [(me, player(registry, t, self.home.root)) for t in targets]
         played = play_recorded(None, matchups, per_target, self.team_size, CHECK_GAME_SECONDS, seed,
                                self.configs[role.name].game.tick_skip, deterministic=True)
-        goals = [g for per in played for g in per]
-        wins, draws = sum(a > b for a, b in goals), sum(a == b for a, b in goals)
+        record = Record.from_goals(g for per in played for g in per)
         steps = agent.steps_trained - self._start_steps(registry, versions[0])
-        reset = ("won" if wins / len(goals) >= role.reset_win_rate else
+        reset = ("won" if record.win_rate >= role.reset_win_rate else
                  "steps" if steps >= role.max_steps else "")
-        check = RoleCheck(self.spec.name, role.name, state.restart, agent.name, steps, tuple(targets), len(goals),
-                          wins, draws, len(goals) - wins - draws, reset, utc_now())
+        check = RoleCheck(**record.counts(), league=self.spec.name, role=role.name,
+                          restart=state.restart, agent=agent.name, steps=steps, targets=tuple(targets), reset=reset,
+                          created=utc_now())
         next_run = self._next_run(registry, role, state.restart) if reset else None
         registry.role_store.record_check(check, next_run)
         event = RoleChecked(check, role.reset_win_rate, next_run[1] if next_run else None)

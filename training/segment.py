@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from league.registry import PayoffRecord
+from league.results import score_rate
 
 LATEST_FROZEN = "latest-frozen"  # how a metrics row labels the opponent pool's LATEST (training.opponents)
 
@@ -60,7 +61,7 @@ class Tally:
             label = LATEST_FROZEN if name.startswith("<") else name
             row[f"charts/opponent_share/{label}"] = n_envs / envs
             if n:
-                row[f"charts/win_rate/{label}"] = (w + 0.5 * d) / n
+                row[f"charts/win_rate/{label}"] = score_rate(w, d, n)  # the key keeps its old name
         return row
 
 

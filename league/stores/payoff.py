@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from league.results import score_rate
 from league.stores.agents import AgentStore
 from league.stores.database import Database, Store, utc_now
 
@@ -14,6 +15,11 @@ class PayoffRecord(NamedTuple):
     wins: float = 0.0
     draws: float = 0.0
     games: float = 0.0
+
+    @property
+    def score(self) -> float:
+        """Wins plus half the draws, per game; league.results.UNPLAYED_SCORE (0.5) for a pair that has not played."""
+        return score_rate(self.wins, self.draws, self.games)
 
     def plus(self, other: PayoffRecord) -> PayoffRecord:
         """Both records' counts added (`+` on a NamedTuple would concatenate)."""

@@ -21,8 +21,8 @@ class ProbeRecord:
 
 
 def _result(r: dict[str, Any]) -> ProbeResult:
-    return ProbeResult(r["target"], r["probe"], r["team_size"], r["minutes"], r["steps"], r["games"], r["wins"],
-                       r["draws"], r["losses"], r["seed"])
+    return ProbeResult(wins=r["wins"], draws=r["draws"], losses=r["losses"], target=r["target"], probe=r["probe"],
+                       team_size=r["team_size"], minutes=r["minutes"], steps=r["steps"], seed=r["seed"])
 
 
 _SELECT = """SELECT p.*, t.name AS target, t.steps_trained AS target_steps, a.name AS probe FROM probes p

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from league.errors import LeagueError, quoted
+from league.results import Record
 from league.stores.agents import AgentStore
 from league.stores.database import Database, Store, utc_now
 
@@ -24,10 +25,11 @@ class RoleState:
     seconds: float
 
 
-@dataclass(frozen=True)
-class RoleCheck:
-    """An exploiter's snapshot played against its targets; `reset` says why the role restarted after it
-    (won: it reached the reset win rate; steps: its restart spent the step cap), empty if it went on."""
+@dataclass(frozen=True, kw_only=True)
+class RoleCheck(Record):
+    """An exploiter's snapshot played against its targets, with its record (league.results) against them;
+    `reset` says why the role restarted after it (won: it reached the reset win rate; steps: its restart
+    spent the step cap), empty if it went on."""
 
     league: str
     role: str
@@ -35,16 +37,8 @@ class RoleCheck:
     agent: str
     steps: int
     targets: tuple[str, ...]
-    games: int
-    wins: int
-    draws: int
-    losses: int
     reset: str
     created: str
-
-    @property
-    def win_rate(self) -> float:
-        return self.wins / self.games
 
 
 @dataclass(frozen=True)
@@ -143,6 +137,6 @@ class RoleStore(Store):
         where, args = ("c.league = ?", [name]) if role is None else ("c.league = ? AND c.role = ?", [name, role])
         rows = self.db.query(f"""SELECT c.*, a.name AS agent FROM role_checks c JOIN agents a ON a.id = c.agent_id
                                  WHERE {where} ORDER BY c.id""", args)
-        return [RoleCheck(r["league"], r["role"], r["restart"], r["agent"], r["steps"],
-                          tuple(t for t in r["targets"].split(",") if t), r["games"], r["wins"], r["draws"],
-                          r["losses"], r["reset"], r["created"]) for r in rows]
+        return [RoleCheck(league=r["league"], role=r["role"], restart=r["restart"], agent=r["agent"], steps=r["steps"],
+                          targets=tuple(t for t in r["targets"].split(",") if t), wins=r["wins"], draws=r["draws"],
+                          losses=r["losses"], reset=r["reset"], created=r["created"]) for r in rows]

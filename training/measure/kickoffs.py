@@ -23,17 +23,16 @@ from agents.community.install import community_policy, find_weights
 from agents.community.kickoff import ScriptedKickoffs
 from agents.community.tensors import read_weights_file
 from arena.pairings import Pairing, play_pairings
+from league.results import Record
 from training.measure.learning import COMMUNITY
 
 
-@dataclass(frozen=True)
-class KickoffResult:
+@dataclass(frozen=True, kw_only=True)
+class KickoffResult(Record):
+    """A player's record (league.results) and goals against one opponent."""
+
     player: str
     opponent: str
-    games: int
-    wins: int
-    draws: int
-    losses: int
     goals_for: int
     goals_against: int
 
@@ -63,8 +62,8 @@ def measure(bots: Path, games: int = 40, seconds: float = 60.0, seed: int = 7) -
     for k, (a, b) in enumerate(plan):
         scores = [(r.blue_goals, r.orange_goals) for r in played[k]]
         scores += [(r.orange_goals, r.blue_goals) for r in played[k + len(plan)]]
-        out.append(KickoffResult(a, b, len(scores), sum(x > y for x, y in scores), sum(x == y for x, y in scores),
-                                 sum(x < y for x, y in scores), sum(x for x, _ in scores), sum(y for _, y in scores)))
+        out.append(KickoffResult(**Record.from_goals(scores).counts(), player=a, opponent=b,
+                                 goals_for=sum(x for x, _ in scores), goals_against=sum(y for _, y in scores)))
     return out
 
 

@@ -23,27 +23,22 @@ from league.config import STAGES, team_size_of
 from league.errors import LeagueError
 from league.home import LeagueHome
 from league.registry import Registry
+from league.results import Record
 from training.evaluation import Player, play_recorded
 
 LADDER = ("random", "atba", "rule", "rule-pro")
 
 
-@dataclass(frozen=True)
-class LadderResult:
+@dataclass(frozen=True, kw_only=True)
+class LadderResult(Record):
+    """An agent's record (league.results) and goals against one opponent."""
+
     agent: str
     opponent: str
     team_size: int
-    games: int
-    wins: int
-    draws: int
-    losses: int
     goals_for: int
     goals_against: int
     recorded: bool
-
-    @property
-    def win_rate(self) -> float:
-        return self.wins / self.games
 
 
 def play_ladder(registry: Registry, home: LeagueHome, agents: list[str], team_size: int, games: int = 40,
@@ -62,8 +57,7 @@ def play_ladder(registry: Registry, home: LeagueHome, agents: list[str], team_si
                                deterministic=deterministic)
         for (ours, theirs), goals in zip(matchups, played):
             results.append(LadderResult(
-                ours.name, theirs.name, team_size, len(goals), wins=sum(x > y for x, y in goals),
-                draws=sum(x == y for x, y in goals), losses=sum(x < y for x, y in goals),
+                **Record.from_goals(goals).counts(), agent=ours.name, opponent=theirs.name, team_size=team_size,
                 goals_for=sum(x for x, _ in goals), goals_against=sum(y for _, y in goals), recorded=own_size))
     return results
 
@@ -97,7 +91,7 @@ def main() -> None:
           f"of {args.seconds:g} s each, {'argmax' if args.argmax else 'sampled'} actions)")
     for r in results:
         note = "" if r.recorded else "  (not its team size: not recorded)"
-        print(f"{r.agent:32} {r.opponent:10} {f'{r.wins}-{r.draws}-{r.losses}':>9} {r.win_rate:5.0%} "
+        print(f"{r.agent:32} {r.opponent:10} {str(r):>9} {r.win_rate:5.0%} "
               f"{f'{r.goals_for}:{r.goals_against}':>9}{note}")
 
 
