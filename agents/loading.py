@@ -32,16 +32,6 @@ def checkpoint_file(agent: Agent, home_root: Path | None) -> Path:
     return Path(home_root) / path
 
 
-def sampling_temperature(training_config: dict | None, whose: str) -> float:
-    """The temperature a network sampled at in training: ppo.temperature in the training config its snapshot
-    recorded (a distilled student's 0.5), 1 where it recorded none. `whose` begins the sentence of a bad value."""
-    ppo = training_config.get("ppo") if isinstance(training_config, dict) else None
-    value = ppo.get("temperature", 1.0) if isinstance(ppo, dict) else 1.0
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.05 <= value <= 10:
-        raise LeagueError(f"{whose} records ppo.temperature {str(value)[:40]!r}, not a number from 0.05 to 10.")
-    return float(value)
-
-
 def load_policy(
     agent: Agent | str,
     *,
@@ -75,7 +65,7 @@ def load_policy(
     if ckpt.meta.kind != kind:
         raise LeagueError(f"Agent {name!r} is registered as {kind!r} but its checkpoint holds a "
                           f"{ckpt.meta.kind!r} network.")
-    temperature = sampling_temperature(agent.config, f"Agent {name!r}") if isinstance(agent, Agent) else 1.0
+    temperature = agent.temperature if isinstance(agent, Agent) else 1.0
     policy = NetworkPolicy(ckpt.net, device=device, name=name, temperature=temperature)
     if seed is not None:
         policy.seed(seed)

@@ -38,7 +38,7 @@ from torch import nn
 from agents import actions as league_actions
 from agents import obs as league_obs
 from agents.checkpoint import Checkpoint
-from agents.loading import sampling_temperature
+from league.agent_facts import Source, sampling_temperature
 from league.config import GameConfig
 from league.errors import LeagueError
 from league.game_values import TICKS_PER_SECOND
@@ -250,7 +250,8 @@ def _readme(manifest: dict[str, Any]) -> str:
             else f"sampled: it draws each action from the policy's distribution at temperature "
                  f"{manifest.get('temperature', 1.0):g}, as in training")
     derived = manifest.get("derived_from") or []
-    notice = ("\n## Licence of the weights\n\n" + licence_notice(derived) + "\n") if derived else ""
+    sources = [s for s in map(Source.parse, derived) if s is not None]
+    notice = ("\n## Licence of the weights\n\n" + licence_notice(sources) + "\n") if sources else ""
     return f"""# {manifest['agent']} (rl-league)
 {notice}
 An agent of the rl-league self-play league, exported as an RLBot v5 bot.

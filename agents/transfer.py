@@ -188,7 +188,7 @@ def export_rlbot(home: LeagueHome, registry: Registry, name: str, directory: Pat
     try:
         manifest = write_rlbot_bot(ckpt, tmp, agent_name=name, lineage=_lineage(registry, agent),
                                    deterministic=deterministic, league_version=_league_version(),
-                                   derived_from=community_sources(registry, agent))
+                                   derived_from=[s.to_dict() for s in community_sources(registry, agent)])
         size = sum(p.stat().st_size for p in tmp.rglob("*") if p.is_file())
         manifest_sha256 = sha256_file(tmp / "manifest.json")
         if zip_path is not None:

@@ -37,7 +37,7 @@ MAX_ARENAS_PER_WORKER = 64
 def not_this_size(agent: Agent, team_size: int) -> str:
     """Why `agent` cannot play `team_size`v`team_size`, in one sentence."""
     if agent.team_size is None:
-        sizes = ", ".join(f"{n}v{n}" for n in (agent.config or {}).get("community", {}).get("team_sizes", []))
+        sizes = ", ".join(f"{n}v{n}" for n in agent.team_sizes or [])
         return f"{agent.name!r} is a community bot that plays {sizes} only, not {team_size}v{team_size}."
     return f"{agent.name!r} is a {agent.stage} agent, not {team_size}v{team_size}."
 

@@ -17,6 +17,7 @@ import networkx as nx
 import pandas as pd
 import sqlite_utils
 
+from league.agent_facts import Manifest
 from league.climb import climb
 from league.config import RatingsConfig
 from league.errors import LeagueError
@@ -314,13 +315,12 @@ def baseline_win_rates(db: sqlite_utils.Database, run: str, baselines: Sequence[
 COMMUNITY_KIND = "community"  # the registry's kind of every community bot (`league bot add`)
 
 
-def _community_manifest(agent: Agent) -> dict[str, Any]:
-    """The agent's {"community": {...}} config, {} when unreadable (the page still lists the bot)."""
+def _community_manifest(agent: Agent) -> Manifest | None:
+    """The bot's manifest, None when its stored config cannot be read (the page still lists the bot)."""
     try:
-        manifest = (agent.config or {}).get("community")
-    except (TypeError, ValueError, AttributeError):
-        return {}
-    return manifest if isinstance(manifest, dict) else {}
+        return agent.community
+    except (TypeError, ValueError):
+        return None
 
 
 def community_bots(db: sqlite_utils.Database) -> pd.DataFrame:
@@ -346,9 +346,9 @@ def community_bots(db: sqlite_utils.Database) -> pd.DataFrame:
         except (TypeError, ValueError, AttributeError):
             stages = "?"
         games, wins, draws, losses = totals.get(agent.name, (0, 0, 0, 0))
-        rows.append({"name": agent.name, "bot": str(manifest.get("title") or agent.name),
-                     "kind": str(manifest.get("kind") or ""), "stages": stages,
-                     "licence": str(manifest.get("licence") or ""), "status": agent.status, "games": games,
+        rows.append({"name": agent.name, "bot": manifest.title if manifest else agent.name,
+                     "kind": manifest.kind if manifest else "", "stages": stages,
+                     "licence": manifest.licence if manifest else "", "status": agent.status, "games": games,
                      "wins": wins, "draws": draws, "losses": losses})
     frame = pd.DataFrame(rows, columns=columns[:-1])
     frame["win_rate"] = frame["wins"] / frame["games"].where(frame["games"] > 0)

@@ -12,8 +12,7 @@ def build_lineage(agents: list[Agent]) -> nx.DiGraph:
     graph = nx.DiGraph()
     by_id = {a.id: a for a in agents}
     for a in agents:
-        record = (a.config or {}).get("distilled_from")
-        teacher = record.get("teacher") if isinstance(record, dict) else None
+        teacher = a.distilled_from.teacher if a.distilled_from is not None else None
         graph.add_node(a.name, id=a.id, kind=a.kind, status=a.status, team_size=a.team_size,
                        steps_trained=a.steps_trained, created=a.created, teacher=teacher)
     for a in agents:

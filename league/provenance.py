@@ -11,50 +11,55 @@ export`.
 
 from __future__ import annotations
 
-from typing import Any
-
+from league.agent_facts import Distilled, Source
 from league.registry import Agent, Registry
 
-SOURCE_FIELDS = ("title", "source_file", "source_sha256", "licence", "licence_file")
 
-
-def distilled_from(agent: Agent) -> dict[str, Any] | None:
-    """The `distilled_from` record of an agent's config, or None."""
-    record = (agent.config or {}).get("distilled_from")
-    return record if isinstance(record, dict) and isinstance(record.get("teacher"), str) else None
-
-
-def teacher_record(registry: Registry, teacher: str) -> dict[str, Any]:
-    """What a student's snapshots store about `teacher`: its name, kind and hash, and the community
-    bots its weights come from (itself, if it is one)."""
+def teacher_record(registry: Registry, teacher: str) -> Distilled:
+    """What a student's snapshots store about `teacher` (as `distilled_from`: Distilled.to_dict()): its name,
+    kind and hash, and the community bots its weights come from (itself, if it is one)."""
     agent = registry.agent_store.get(teacher)
-    sources = community_sources(registry, agent)
-    return {"teacher": agent.name, "kind": agent.kind, "sha256": agent.checkpoint_sha256, "sources": sources}
+    return Distilled(agent.name, agent.kind, agent.checkpoint_sha256 or "", tuple(community_sources(registry, agent)))
 
 
-def community_sources(registry: Registry, agent: Agent) -> list[dict[str, Any]]:
+def community_sources(registry: Registry, agent: Agent) -> list[Source]:
     """The community bots `agent`'s weights derive from: itself if it is one, the sources of the
     teachers it and its ancestors were distilled from; one entry per source file."""
-    found: dict[str, dict[str, Any]] = {}
+    found: dict[str, Source] = {}
     seen: set[int] = set()
     node: Agent | None = agent
     while node is not None and node.id not in seen:
         seen.add(node.id)
-        manifest = (node.config or {}).get("community") if node.kind == "community" else None
-        if isinstance(manifest, dict):
-            found.setdefault(str(manifest.get("source_sha256")),
-                             {"bot": node.name, **{k: manifest.get(k) for k in SOURCE_FIELDS}})
-        record = distilled_from(node)
-        for source in (record or {}).get("sources", []):
-            if isinstance(source, dict):
-                found.setdefault(str(source.get("source_sha256")), source)
+        if node.community is not None:
+            found.setdefault(node.community.source_sha256, node.community.source(node.name))
+        for source in node.distilled_from.sources if node.distilled_from is not None else ():
+            found.setdefault(source.source_sha256, source)
         node = registry.agent_store.by_id(node.parent_id) if node.parent_id is not None else None
     return list(found.values())
 
 
-def licence_notice(sources: list[dict[str, Any]]) -> str:
+def provenance_facts(registry: Registry, agent: Agent) -> list[tuple[str, str]]:
+    """Where an agent's weights come from, as (label, text) rows for `league show` and the dashboard's agent page:
+    a community bot's source, licence and adapter; the teacher a student was distilled from; each community bot
+    its weights derive from, with its licence."""
+    m = agent.community
+    if m is not None:
+        return [("bot", m.title), ("source", f"{m.source_file} (sha256 {m.source_sha256}, {m.source_bytes:,} bytes)"),
+                ("licence", f"{m.licence} ({m.licence_file or 'no licence file found in the folder'})"),
+                ("adapter", f"{m.adapter}; tick skip {m.tick_skip}"),
+                *(("not reproduced", item) for item in m.not_reproduced)]
+    rows = []
+    record = agent.distilled_from
+    if record is not None:
+        rows.append(("distilled from", f"{record.teacher} ({record.kind}, sha256 {record.sha256})"))
+    for source in community_sources(registry, agent):
+        rows.append(("derived from", f"{source.bot}: {source.source_file} (sha256 {source.source_sha256}); "
+                                     f"licence {source.licence}"))
+    return rows
+
+
+def licence_notice(sources: list[Source]) -> str:
     """One paragraph naming each community bot the weights derive from, its source hash and licence."""
-    parts = [f"{s.get('bot')} ({s.get('source_file')}, sha256 {s.get('source_sha256')}): {s.get('licence')}"
-             for s in sources]
+    parts = [f"{s.bot} ({s.source_file}, sha256 {s.source_sha256}): {s.licence}" for s in sources]
     return ("These weights are derived from community bots' weights, whose licences apply to them: "
             + "; ".join(parts) + ".")

@@ -141,12 +141,12 @@ def chunks(monkeypatch):
 
 
 def run_one_stage(home, minutes):
-    from training.curriculum import CurriculumTrainer
+    from training.curriculum import CurriculumTrainer, stage_configs
     from training.curriculum_spec import parse_curriculum
 
     spec = parse_curriculum({"name": "clock", "stages": [
         {"name": "a", "stage": "1v1", "max_steps": 150, "eval_every_steps": 100, "gate": {"min_games": 2}}]}, "test")
-    return CurriculumTrainer(spec, home, Registry.open(home.db_path), minutes=minutes).run()
+    return CurriculumTrainer(spec, home, Registry.open(home.db_path), stage_configs(spec, home), minutes=minutes).run()
 
 
 @pytest.mark.parametrize("minutes", [0.0, 5.0])

@@ -13,10 +13,9 @@ from league.config import load_config, shipped_config_dir
 from league.home import LeagueHome
 from league.lineage import line_to, lineage_of
 from league.registry import Registry
-from training.curriculum import CurriculumTrainer
+from training.curriculum import CurriculumTrainer, stage_configs
 from training.curriculum_spec import load_curriculum, parse_curriculum, stage_config
 from training.progress import StageProgress, UpdateDone
-from training.selfplay import run_versions
 
 TINY = ["runner.workers=1", "runner.envs_per_worker=2", "runner.backend=in-process", "ppo.steps_per_env=32",
         "ppo.minibatch_size=128", "policy.actor_sizes=[32]", "policy.critic_sizes=[32]",
@@ -124,7 +123,7 @@ def test_five_stages_run_in_order_and_the_lineage_crosses_them(finished):
     graph = lineage_of(reg)
     finals = [s.final_agent for s in cur.stages]
     for k, (stage, size) in enumerate(zip(cur.stages, SIZES)):
-        versions = run_versions(reg, stage.run)
+        versions = reg.agent_store.run_versions(stage.run)
         assert versions and finals[k] == versions[-1]
         assert {reg.agent_store.get(v).team_size for v in versions} == {size}  # in that stage's leaderboards
         first = reg.agent_store.get(versions[0])
@@ -213,24 +212,24 @@ def test_resume_in_the_middle_of_a_stage(home):
         if isinstance(event, StageProgress) and isinstance(event.event, UpdateDone) and event.index == 1:
             raise KeyboardInterrupt  # as if Ctrl-C arrived in the middle of the stage's first chunk
 
-    first = CurriculumTrainer(spec, home, reg, sets=TINY, on_event=ctrl_c_in_stage_b).run()
+    first = CurriculumTrainer(spec, home, reg, stage_configs(spec, home, sets=TINY), on_event=ctrl_c_in_stage_b).run()
     assert first.status == "interrupted" and "run the same command again" in first.message
     cur = reg.curriculum_store.get("cut")
     assert cur.status == "interrupted" and cur.stage_index == 1
     assert [s.status for s in cur.stages] == ["passed", "training"]
-    (cut,) = run_versions(reg, "cut-b")  # the snapshot saved on Ctrl-C
+    (cut,) = reg.agent_store.run_versions("cut-b")  # the snapshot saved on Ctrl-C
     start = reg.agent_store.get("cut-a-v1").steps_trained
     interrupted_at = reg.agent_store.get(cut).steps_trained - start
     assert 0 < interrupted_at < 300 and cur.stages[1].steps == interrupted_at
     a_checks = len(reg.curriculum_store.gate_checks("cut", 0))
 
-    second = CurriculumTrainer(spec, home, reg, sets=TINY).run()
+    second = CurriculumTrainer(spec, home, reg, stage_configs(spec, home, sets=TINY)).run()
     assert second.status == "finished"
-    versions = run_versions(reg, "cut-b")
+    versions = reg.agent_store.run_versions("cut-b")
     assert versions[0] == cut and reg.agent_store.get(versions[1]).parent_id == reg.agent_store.get(cut).id
     steps = [reg.agent_store.get(v).steps_trained for v in versions]
     assert steps == sorted(steps) and 600 <= steps[-1] - start < 600 + 16
-    assert run_versions(reg, "cut-a") == ["cut-a-v1"] and len(reg.curriculum_store.gate_checks("cut", 0)) == a_checks
+    assert reg.agent_store.run_versions("cut-a") == ["cut-a-v1"] and len(reg.curriculum_store.gate_checks("cut", 0)) == a_checks
     assert [c.steps // 300 for c in reg.curriculum_store.gate_checks("cut", 1)] == [1, 2]  # one check per 300 steps
 
 

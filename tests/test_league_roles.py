@@ -23,9 +23,9 @@ from league.errors import ConfigError, LeagueError
 from league.registry import Registry
 from league.stores.roles import RoleCheck
 from training.budget import Budget
-from training.roles import RolesTrainer
+from training.role_kinds import League
+from training.roles import RolesTrainer, role_configs
 from training.roles_spec import load_roles, parse_roles
-from training.snapshots import run_versions
 
 REPO = Path(__file__).resolve().parents[1]
 runner = CliRunner()
@@ -52,7 +52,7 @@ def test_the_shipped_roles_file_is_a_main_agent_and_a_main_exploiter_at_two_to_o
     assert spec.share(spec.main) == pytest.approx(2 / 3)
     exploiter = spec.roles[1]
     assert (exploiter.reset_win_rate, exploiter.restart_from) == (0.7, "fresh")
-    assert (spec.run_name(spec.main), spec.run_name(exploiter, 3)) == ("roles-main", "roles-exploiter-r3")
+    assert (League(spec, 1).run_name(spec.main), League(spec, 1).run_name(exploiter, 3)) == ("roles-main", "roles-exploiter-r3")
 
 
 @pytest.mark.parametrize("data, words", [
@@ -105,8 +105,8 @@ def test_a_league_or_curriculum_budget_that_is_not_a_finite_number_of_minutes_is
 def test_the_role_furthest_behind_its_share_takes_the_next_turn_and_exploiters_wait_for_a_main_snapshot(home, tmp_path):
     spec, source = load_roles(roles_file(tmp_path))
     reg = Registry.open(home.db_path, load_config().ratings)
-    trainer = RolesTrainer(spec, home, reg, source=source)
-    reg.role_store.start(spec.name, 1, spec.to_dict(), source, [(r.name, r.kind, spec.run_name(r)) for r in spec.roles])
+    trainer = RolesTrainer(spec, home, reg, role_configs(spec, home), source=source)
+    reg.role_store.start(spec.name, 1, spec.to_dict(), source, [(r.name, r.kind, League(spec, 1).run_name(r)) for r in spec.roles])
     reg.role_store.add_seconds(spec.name, "exploiter", 10.0)
     assert trainer.next_role().name == "main"  # the exploiter is ahead, and has no target anyway
     reg.role_store.add_seconds(spec.name, "exploiter", -10.0)  # ignored: seconds only grow
@@ -132,8 +132,8 @@ def test_a_command_shorter_than_a_turn_of_slices_gives_every_role_its_share(home
             if role.kind == "main":
                 registry.agent_store.add(f"tiny-main-v{len(slices)}", "mlp", 1)
 
-    trainer = Turns(spec, home, reg, source=source, minutes=1.0)
-    reg.role_store.start(spec.name, 1, spec.to_dict(), source, [(r.name, r.kind, spec.run_name(r)) for r in spec.roles])
+    trainer = Turns(spec, home, reg, role_configs(spec, home), source=source, minutes=1.0)
+    reg.role_store.start(spec.name, 1, spec.to_dict(), source, [(r.name, r.kind, League(spec, 1).run_name(r)) for r in spec.roles])
     trainer._run_in_turns(Budget(seconds=60.0).start(lambda: now[0]))
     assert slices == [("main", 40.0), ("exploiter", 20.0)]  # shares 2:1 of the 60 s
 
@@ -154,15 +154,15 @@ def test_a_league_trains_its_roles_in_turns_and_the_main_agent_plays_the_exploit
     assert checks and all(c.reset == "won" and c.games == 4 for c in checks)
     assert [c.restart for c in checks] == list(range(1, len(checks) + 1))
     assert roles["exploiter"].restart == len(checks) + 1 and roles["exploiter"].run == f"tiny-exploiter-r{len(checks) + 1}"
-    main_versions = run_versions(reg, "tiny-main")
+    main_versions = reg.agent_store.run_versions("tiny-main")
     for c in checks:  # each restart trained against the main agent's latest snapshot of its time
-        assert c.targets[0] in main_versions and run_versions(reg, f"tiny-exploiter-r{c.restart}")[-1] == c.agent
-        assert reg.agent_store.get(run_versions(reg, f"tiny-exploiter-r{c.restart}")[0]).parent_id is None  # fresh
+        assert c.targets[0] in main_versions and reg.agent_store.run_versions(f"tiny-exploiter-r{c.restart}")[-1] == c.agent
+        assert reg.agent_store.get(reg.agent_store.run_versions(f"tiny-exploiter-r{c.restart}")[0]).parent_id is None  # fresh
     # Run again: the main agent resumes from its latest snapshot; its pool now holds the exploiters' snapshots.
     again = runner.invoke(app, ["train", "--league", str(path), "--minutes", "0.12", "--home", str(home.root)])
     assert again.exit_code == 0, again.output
     assert "main (main): " in again.output and f"from {main_versions[-1]}" in again.output
-    resumed = run_versions(reg, "tiny-main")
+    resumed = reg.agent_store.run_versions("tiny-main")
     assert resumed[: len(main_versions)] == main_versions and len(resumed) > len(main_versions)
     shares = (home.runs / "tiny-main" / "metrics.jsonl").read_text()
     assert "charts/opponent_share/tiny-exploiter-r1-v" in shares
@@ -177,13 +177,13 @@ def test_an_exploiter_restarts_when_its_restart_spends_the_step_cap_and_can_rest
     path = roles_file(tmp_path, reset_win_rate=1.0, max_steps=1, restart_from="main")
     spec, source = load_roles(path)
     reg = Registry.open(home.db_path, load_config().ratings)
-    trainer = RolesTrainer(spec, home, reg, source=source)
-    reg.role_store.start(spec.name, 1, spec.to_dict(), source, [(r.name, r.kind, spec.run_name(r)) for r in spec.roles])
+    trainer = RolesTrainer(spec, home, reg, role_configs(spec, home), source=source)
+    reg.role_store.start(spec.name, 1, spec.to_dict(), source, [(r.name, r.kind, League(spec, 1).run_name(r)) for r in spec.roles])
     trainer.train_slice(spec.main, reg, 1.0)
     trainer.train_slice(spec.roles[1], reg, 1.0)
     (check,) = reg.role_store.checks("tiny")
-    main = run_versions(reg, "tiny-main")[-1]
-    first = reg.agent_store.get(run_versions(reg, "tiny-exploiter-r1")[0])
+    main = reg.agent_store.run_versions("tiny-main")[-1]
+    first = reg.agent_store.get(reg.agent_store.run_versions("tiny-exploiter-r1")[0])
     assert first.parent_id == reg.agent_store.get(main).id  # restart_from: main
     assert check.reset == "steps" and 0 < check.steps == reg.agent_store.get(check.agent).steps_trained - \
         reg.agent_store.get(main).steps_trained
@@ -193,7 +193,7 @@ def test_an_exploiter_restarts_when_its_restart_spends_the_step_cap_and_can_rest
 def test_a_check_and_its_reset_are_one_transaction(home, tmp_path):
     spec, source = load_roles(roles_file(tmp_path))
     reg = Registry.open(home.db_path)
-    reg.role_store.start(spec.name, 1, spec.to_dict(), source, [(r.name, r.kind, spec.run_name(r)) for r in spec.roles])
+    reg.role_store.start(spec.name, 1, spec.to_dict(), source, [(r.name, r.kind, League(spec, 1).run_name(r)) for r in spec.roles])
     check = RoleCheck(wins=4, draws=0, losses=0, league="tiny", role="exploiter", restart=1, agent="random", steps=10,
                       targets=("rule",), reset="won", created="")
     with pytest.raises(sqlite3.IntegrityError):  # the reset's update breaks a CHECK: the check is not kept either
@@ -205,7 +205,7 @@ def test_a_league_run_again_with_other_roles_is_refused(home, tmp_path):
     path = roles_file(tmp_path)
     spec, source = load_roles(path)
     reg = Registry.open(home.db_path)
-    reg.role_store.start(spec.name, 1, spec.to_dict(), source, [(r.name, r.kind, spec.run_name(r)) for r in spec.roles])
+    reg.role_store.start(spec.name, 1, spec.to_dict(), source, [(r.name, r.kind, League(spec, 1).run_name(r)) for r in spec.roles])
     other = yaml.safe_load(path.read_text())
     other["roles"][1]["kind"] = "league_exploiter"
     path.write_text(yaml.safe_dump(other))
@@ -247,7 +247,7 @@ def test_kill_9_then_the_same_command_resumes_every_role(home, tmp_path):
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     reg = Registry.open(home.db_path)
-    before = {r.role: (r.run, run_versions(reg, r.run)) for r in reg.role_store.roles("tiny")}
+    before = {r.role: (r.run, reg.agent_store.run_versions(r.run)) for r in reg.role_store.roles("tiny")}
     assert reg.role_store.get("tiny").status == "running"  # nobody could mark it
     done = subprocess.run([*cmd[:-4], "--minutes", "0.25", "--home", str(home.root)], cwd=REPO, capture_output=True,
                           text=True, timeout=300)
@@ -255,7 +255,7 @@ def test_kill_9_then_the_same_command_resumes_every_role(home, tmp_path):
     assert "League tiny stopped" in done.stdout
     for role in reg.role_store.roles("tiny"):
         run, versions = before[role.role]
-        now = run_versions(reg, run)
+        now = reg.agent_store.run_versions(run)
         assert now[: len(versions)] == versions and len(now) > len(versions), role  # resumed, not restarted
         assert reg.agent_store.get(now[len(versions)]).parent_id == reg.agent_store.get(versions[-1]).id
         assert role.restart == 1 and role.run == run
@@ -273,7 +273,7 @@ def test_on_ray_every_role_is_its_own_learner_with_its_share_of_the_workers(home
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Ray: 2 rollout workers" in done.stdout and "Ray: 1 rollout workers" in done.stdout
     reg = Registry.open(home.db_path)
-    assert run_versions(reg, "tiny-main") and reg.role_store.checks("tiny")
+    assert reg.agent_store.run_versions("tiny-main") and reg.role_store.checks("tiny")
     assert all(r.seconds > 0 for r in reg.role_store.roles("tiny"))
 
 

@@ -26,7 +26,7 @@ from league.home import LeagueHome
 from league.registry import MatchSettings, Registry, SprtTest
 from league.schema import migrations
 from league.stores.database import connect
-from training.curriculum import CurriculumTrainer
+from training.curriculum import CurriculumTrainer, stage_configs
 from training.curriculum_spec import parse_curriculum
 from training.selfplay import SelfPlayTrainer
 
@@ -304,7 +304,7 @@ def test_a_curriculum_gate_with_an_sprt_plays_the_match_and_passes_only_on_h1(le
     spec = parse_curriculum({"name": "gated", "stages": [
         {"name": "first", "stage": "1v1", "max_steps": 200, "eval_every_steps": 200},
         {"name": "second", "stage": "1v1", "max_steps": 200, "eval_every_steps": 200, "gate": gate}]}, "test")
-    trainer = CurriculumTrainer(spec, home, reg, sets=["runner.workers=1"])
+    trainer = CurriculumTrainer(spec, home, reg, stage_configs(spec, home, sets=["runner.workers=1"]))
     reg.curriculum_store.start(spec.name, spec.to_dict(), "test", [("first", 1, "gated-first"), ("second", 1, "gated-second")])
     reg.curriculum_store.update_stage(spec.name, 0, status="passed", final_agent="randbot")
     passed = trainer._check_gate(1, "rulebot", 200)  # the stage's snapshot against the previous stage's final agent

@@ -55,7 +55,6 @@ from training.progress import (
 from training.seeds import derived_seed
 from training.slice_spec import refuse_driver_sets
 from training.slices import Interrupted, Slice, check_not_taken, train_slice
-from training.snapshots import run_versions
 
 
 @dataclass
@@ -80,19 +79,15 @@ class CurriculumResult:
 class CurriculumTrainer:
     """Runs (or resumes) a curriculum in a league home."""
 
-    def __init__(self, spec: CurriculumSpec, home: LeagueHome, registry: Registry, *, source: str = "",
-                 user_file: Path | None = None, overrides: dict[str, Any] | None = None,
-                 sets: list[str] | None = None, minutes: float = 0.0, init_from: str | None = None,
-                 on_event: OnEvent | None = None, configs: list[Config] | None = None):
-        """`configs`: every stage's config, as stage_configs loads them (default: loaded here from `user_file`,
-        `overrides` and `sets`). `minutes`: this command's clock, over all stages (0: none)."""
+    def __init__(self, spec: CurriculumSpec, home: LeagueHome, registry: Registry, configs: list[Config], *,
+                 source: str = "", minutes: float = 0.0, init_from: str | None = None,
+                 on_event: OnEvent | None = None):
+        """`configs`: every stage's config, as stage_configs loads them, once, before anything is trained (the
+        trainer takes them as given). `minutes`: this command's clock, over all stages (0: none)."""
         self.spec, self.home, self.registry, self.source = spec, home, registry, source
         self.clock = Budget.from_limits(minutes=minutes).start(time.monotonic)  # this run's, all stages'
         self.init_from = init_from
         self.on_event = on_event or ignore
-        # Every stage's config is loaded (and so validated) once, before anything is trained.
-        configs = configs or stage_configs(spec, home, user_file=user_file, overrides=overrides, sets=sets,
-                                           init_from=init_from)
         if init_from:
             registry.agent_store.get(init_from)  # an unknown name fails now, with suggestions
         self.configs = configs
@@ -104,7 +99,7 @@ class CurriculumTrainer:
 
     def _progress(self, index: int) -> tuple[int, str | None]:
         """(agent steps trained in the stage, its latest snapshot)."""
-        versions = run_versions(self.registry, self.spec.run_name(index))
+        versions = self.registry.agent_store.run_versions(self.spec.run_name(index))
         if not versions:
             return 0, None
         start = self._stage_row(index).start_steps
@@ -209,7 +204,7 @@ class CurriculumTrainer:
         left = self.clock.remaining()  # what is left of this run's clock (no limit: none) is the chunk's
         if left is None:
             raise Interrupted("its time budget is spent")
-        n_versions = len(run_versions(self.registry, self.spec.run_name(index)))
+        n_versions = len(self.registry.agent_store.run_versions(self.spec.run_name(index)))
         # A different seed per chunk, so chunks do not replay the same start states.
         cfg = dataclasses.replace(self.configs[index], seed=derived_seed(self.configs[index].seed, "chunk", index,
                                                                          n_versions))

@@ -1,23 +1,29 @@
-"""Starting training in a league home: the library behind `league train`.
+"""Starting training in a league home: the library behind `league train`, one call per way to start it.
 
-    cfg = train_config(home, "1v1")
-    budget = Budget.from_flags(None, 10.0, Budget.from_config(cfg.training))   # --minutes 10
-    SelfPlayTrainer(cfg, home, Registry.open(home.db_path, cfg.ratings)).run(budget)
-
-    run_curriculum(home, None, minutes=60)   # the shipped configs/curriculum.yaml
+    run_one(home, "1v1", minutes=10)              # league train --stage 1v1 --minutes 10
+    run_curriculum(home, None, minutes=60)        # the shipped configs/curriculum.yaml
+    run_league(home, None, minutes=60)            # the shipped configs/league-roles.yaml
+    train_config(home, "1v1")                     # a run's config alone (the one author of it)
 
 Light at import time: torch and RocketSim are imported by the functions that train.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager as ContextManager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from league.config import Config, DistillConfig, StudentOf, load_config
 from league.home import LeagueHome
 from league.registry import Registry
-from training.progress import OnEvent
+from league.errors import LeagueError
+from training.budget import Budget
+from training.progress import OnEvent, OnProgress
+
+if TYPE_CHECKING:
+    from training.selfplay import TrainResult
 
 
 def train_config(home: LeagueHome, stage: str, *, user_file: Path | None = None,
@@ -127,6 +133,43 @@ def run_curriculum(home: LeagueHome, file: Path | None, *, name: str | None = No
     spec, source = load_curriculum(file, name=name)
     configs = stage_configs(spec, home, user_file=user_file, overrides=overrides, sets=sets, init_from=init_from)
     registry = Registry.open(home.db_path, configs[0].ratings)
-    trainer = CurriculumTrainer(spec, home, registry, source=source, minutes=minutes or 0.0, init_from=init_from,
-                                on_event=on_event, configs=configs, sets=sets)
+    trainer = CurriculumTrainer(spec, home, registry, configs, source=source, minutes=minutes or 0.0,
+                                init_from=init_from, on_event=on_event)
     return trainer.run()
+
+
+def run_league(home: LeagueHome, file: Path | None, *, name: str | None = None, user_file: Path | None = None,
+               minutes: float | None = None, overrides: dict[str, Any] | None = None,
+               sets: list[str] | None = None, on_event: OnEvent | None = None):
+    """Run (or resume) the league of roles in `file` (default: the shipped configs/league-roles.yaml) and return
+    its training.roles.LeagueResult; every role's config is loaded once, before anything is trained."""
+    from training.roles import RolesTrainer, role_configs  # torch: only when a league trains
+    from training.roles_spec import load_roles
+
+    spec, source = load_roles(file, name=name)
+    configs = role_configs(spec, home, user_file=user_file, overrides=overrides, sets=sets)
+    registry = Registry.open(home.db_path, configs[spec.main.name].ratings)
+    trainer = RolesTrainer(spec, home, registry, configs, source=source, minutes=minutes or 0.0, on_event=on_event)
+    return trainer.run()
+
+
+def run_one(home: LeagueHome, stage: str | None, *, steps: int | None = None, minutes: float | None = None,
+            resume: str | None = None, init_from: str | None = None, name: str | None = None,
+            user_file: Path | None = None, overrides: dict[str, Any] | None = None, sets: list[str] | None = None,
+            progress: Callable[[Budget], tuple[ContextManager, OnProgress]] | None = None) -> TrainResult:
+    """One self-play run (`league train --stage S`): its config loaded once (train_config), its budget from the
+    flags over the config's, then trained. `progress(budget)` gives the display and its callback, made once the
+    budget is known; the trainer is built (names, ownership and checkpoints checked) before the display starts."""
+    from training.selfplay import SelfPlayTrainer  # torch: only when a run trains
+
+    cfg = train_config(home, "1v1" if stage is None else stage, user_file=user_file, overrides=overrides, sets=sets,
+                       resume=resume, init_from=init_from)
+    budget = Budget.from_flags(steps, minutes, Budget.from_config(cfg.training))  # the run's, handed to it as is
+    if budget.unlimited:
+        raise LeagueError("Give a budget: --steps N or --minutes M (Ctrl-C also stops and saves).")
+    registry = Registry.open(home.db_path, cfg.ratings)
+    display, on_progress = progress(budget) if progress is not None else (nullcontext(), None)
+    trainer = SelfPlayTrainer(cfg, home, registry, name=name, resume=resume, init_from=init_from,
+                              on_progress=on_progress)
+    with display:
+        return trainer.run(budget)

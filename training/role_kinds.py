@@ -12,16 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from league.config import OpponentMix
 from league.names import split_version
 from league.registry import Registry
+from training.roles_spec import MAIN, RoleSpec, RolesSpec
 
-if TYPE_CHECKING:
-    from training.roles_spec import RoleSpec, RolesSpec
-
-MAIN = "main"
 LEAGUE_EXPLOITER_TARGETS = 4  # a league exploiter's check plays the main agent and up to three other members
 PFSP_ONLY = OpponentMix(latest=0.0, past=0.0, pfsp=1.0, rule=0.0, random=0.0, community=0.0)
 
@@ -42,11 +39,13 @@ class League:
     def __init__(self, spec: RolesSpec, team_size: int):
         self.spec, self.team_size = spec, team_size
 
-    def main_latest(self, registry: Registry) -> str | None:
-        from training.snapshots import run_versions  # torch: only when a league trains
+    def run_name(self, role: RoleSpec, restart: int = 1) -> str:
+        """The role's run: `<league>-<role>` for the main agent, `<league>-<role>-r<restart>` for a restarting kind."""
+        name = f"{self.spec.name}-{role.name}"
+        return f"{name}-r{restart}" if kind_of(role).restarts else name
 
-        versions = run_versions(registry, self.spec.run_name(self.spec.main))
-        return versions[-1] if versions else None
+    def main_latest(self, registry: Registry) -> str | None:
+        return registry.agent_store.latest_version(self.run_name(self.spec.main))
 
     def exploiter_pool(self, registry: Registry) -> list[str]:
         """Every snapshot of every run of a role whose snapshots join the main agent's pool (each restart's)."""
@@ -117,7 +116,7 @@ class LeagueExploiter(RoleKind):
         return Opponents(pool=lambda: league.members(registry, role), mix=PFSP_ONLY)
 
     def check_targets(self, league: League, registry: Registry, role: RoleSpec) -> list[str]:
-        main_run = league.spec.run_name(league.spec.main)
+        main_run = league.run_name(league.spec.main)
         others = [m for m in league.members(registry, role) if not m.startswith(f"{main_run}-v")]
         return [league.main_latest(registry), *others[: LEAGUE_EXPLOITER_TARGETS - 1]]
 

@@ -48,7 +48,7 @@ from training.role_kinds import League, kind_of
 from training.roles_spec import DRIVER_KEYS, RoleSpec, RolesSpec, role_config
 from training.seeds import derived_seed
 from training.slice_spec import refuse_driver_sets
-from training.slices import Interrupted, Slice, check_not_taken, latest_version, train_slice
+from training.slices import Interrupted, Slice, check_not_taken, train_slice
 
 CHECK_GAME_SECONDS = 60.0
 SECONDS_FLUSH = 30.0  # how often a training role's seconds are written (a kill -9 loses at most this much)
@@ -100,19 +100,16 @@ class LeagueResult:
 class RolesTrainer:
     """Runs (or resumes) a league of roles in a league home."""
 
-    def __init__(self, spec: RolesSpec, home: LeagueHome, registry: Registry, *, source: str = "",
-                 user_file: Path | None = None, overrides: dict[str, Any] | None = None,
-                 sets: list[str] | None = None, minutes: float = 0.0, on_event: OnEvent | None = None,
-                 configs: dict[str, Config] | None = None):
-        """`configs`: every role's config, as role_configs loads them (default: loaded here from `user_file`,
-        `overrides` and `sets`). `minutes`: this command's clock (0: none)."""
+    def __init__(self, spec: RolesSpec, home: LeagueHome, registry: Registry, configs: dict[str, Config], *,
+                 source: str = "", minutes: float = 0.0, on_event: OnEvent | None = None):
+        """`configs`: every role's config, as role_configs loads them, once, before anything is trained (the
+        trainer takes them as given). `minutes`: this command's clock (0: none)."""
         self.spec, self.home, self.registry, self.source = spec, home, registry, source
         self.budget = Budget.from_limits(minutes=minutes)  # a budget that cannot be is refused now
         self.on_event = on_event or ignore
         self.team_size = team_size_of(spec.stage)
         self.league = League(spec, self.team_size)
-        # Every role's config is loaded (and so validated) once, before anything is trained.
-        self.configs = configs or role_configs(spec, home, user_file=user_file, overrides=overrides, sets=sets)
+        self.configs = configs
         self.ray = self.configs[spec.main.name].runner.backend == "ray"
         self._check_stored()
 
@@ -137,9 +134,9 @@ class RolesTrainer:
             store = self.registry.role_store
             if self.spec.name not in store.names():
                 for role in self.spec.roles:
-                    check_not_taken(self.registry, self.spec.run_name(role), "league", " (--name)")
+                    check_not_taken(self.registry, self.league.run_name(role), "league", " (--name)")
             store.start(self.spec.name, self.team_size, self.spec.to_dict(), self.source,
-                        [(r.name, r.kind, self.spec.run_name(r)) for r in self.spec.roles])
+                        [(r.name, r.kind, self.league.run_name(r)) for r in self.spec.roles])
             clock = self.budget.start(time.monotonic)
             try:
                 if self.ray:
@@ -225,9 +222,9 @@ class RolesTrainer:
     def train_slice(self, role: RoleSpec, registry: Registry, seconds: float, workers: int | None = None) -> None:
         """Train `role` for `seconds` (resuming its run), then check it if its kind has targets."""
         state = registry.role_store.role(self.spec.name, role.name)
-        latest = latest_version(registry, state.run)
+        latest = registry.agent_store.latest_version(state.run)
         kind, cfg = kind_of(role), self.configs[role.name]
-        n_versions = 0 if latest is None else len(_versions(registry, state.run))
+        n_versions = 0 if latest is None else len(registry.agent_store.run_versions(state.run))
         cfg = dataclasses.replace(cfg, seed=derived_seed(cfg.seed, "role", role.name, state.restart, n_versions))
         if workers is not None:  # the role's share of the Ray workers, over any --set of the total
             cfg = dataclasses.replace(cfg, runner=dataclasses.replace(cfg.runner, rollout_workers=workers))
@@ -260,7 +257,7 @@ class RolesTrainer:
         if not targets:
             return None
         state = registry.role_store.role(self.spec.name, role.name)
-        versions = _versions(registry, state.run)
+        versions = registry.agent_store.run_versions(state.run)
         agent = registry.agent_store.get(versions[-1])
         per_target = max(2, role.check_games // len(targets))
         seed = derived_seed(self.configs[role.name].seed, "role-check", role.name, state.restart, len(versions))
@@ -290,15 +287,9 @@ class RolesTrainer:
     def _next_run(self, registry: Registry, role: RoleSpec, restart: int) -> tuple[int, str]:
         """The restart after `restart` and its run (past any run that already has versions)."""
         k = restart + 1
-        while latest_version(registry, self.spec.run_name(role, k)) is not None:
+        while registry.agent_store.latest_version(self.league.run_name(role, k)) is not None:
             k += 1
-        return k, self.spec.run_name(role, k)
-
-
-def _versions(registry: Registry, run: str) -> list[str]:
-    from training.snapshots import run_versions  # torch: only when a league trains
-
-    return run_versions(registry, run)
+        return k, self.league.run_name(role, k)
 
 
 def role_configs(spec: RolesSpec, home: LeagueHome, *, user_file: Path | None = None,
@@ -336,7 +327,7 @@ def _role_learner(job: _RoleJob, emit: Any, stop: Any) -> bool:
                for name, cfg in job.configs.items()}
     registry = Registry.open(job.home.db_path, job.ratings)
     try:
-        league = RolesTrainer(job.spec, job.home, registry, source=job.source, on_event=emit, configs=configs)
+        league = RolesTrainer(job.spec, job.home, registry, configs, source=job.source, on_event=emit)
         role = next(r for r in job.spec.roles if r.name == job.role)
         with ray_session(0, job.address):
             league.learn(role, registry, job.clock, stop, job.workers)

@@ -20,7 +20,6 @@ from typing import Any, Literal
 from league.config import GAMES_MAX, STEPS_MAX, Config, shipped_config_dir
 from league.config_tree import check_file_name, param, read_shipped_or, validate
 from league.errors import ConfigError
-from training.role_kinds import MAIN, kind_of
 from training.slice_spec import FileKind, check_overlay, file_name, item_config, parse_items
 
 DEFAULT_FILE = "league-roles.yaml"
@@ -28,6 +27,8 @@ DEFAULT_FILE = "league-roles.yaml"
 DRIVER_KEYS = {("stage",), ("training", "steps"), ("training", "minutes"), ("training", "best_response_to")}
 FILE = FileKind("league", "role", "roles", "roles")
 
+
+MAIN = "main"  # the kind of the one role that does not restart (training.role_kinds.MainAgent)
 
 @dataclass
 class RoleSpec:
@@ -64,9 +65,6 @@ class RolesSpec:
     config: dict = param({}, "Overlay on the main config tree for every role (a role's own wins).")
     roles: list = param([], "The roles (each a mapping, see RoleSpec): one main, any number of exploiters.")
 
-    def run_name(self, role: RoleSpec, restart: int = 1) -> str:
-        return f"{self.name}-{role.name}-r{restart}" if kind_of(role).restarts else f"{self.name}-{role.name}"
-
     @property
     def main(self) -> RoleSpec:
         return next(r for r in self.roles if r.kind == MAIN)
@@ -102,7 +100,7 @@ def parse_roles(data: Any, source: str, name: str | None = None) -> RolesSpec:
     spec = RolesSpec(name=spec_name, stage=data.get("stage", "1v1"),
                      slice_minutes=float(data.get("slice_minutes", 5.0)), config=data.get("config", {}), roles=roles)
     for i, role in enumerate(roles):
-        check_file_name(spec.run_name(role, 99), where_name, f"roles[{i}] run name")
+        check_file_name(f"{spec.name}-{role.name}-r99", where_name, f"roles[{i}] run name")  # its longest form
     return spec
 
 

@@ -67,7 +67,7 @@ from training.profile import Profile
 from training.progress import Note, OnProgress, UpdateDone, ignore
 from training.rewards import build_reward, shaping_scale
 from training.seeds import derived_seed
-from training.snapshots import next_version, run_versions, write_checkpoint
+from training.snapshots import next_version, write_checkpoint
 from training.teacher import Student, Teacher, build_teacher
 
 TIMED_PARTS = ("collection", "inference", "update", "snapshot", "evaluation")  # the time split of a run
@@ -220,7 +220,7 @@ class SelfPlayTrainer:
                 self.start_steps, self.parent = source.steps_trained, source.name
             self.prefix = name or f"{ckpt.net.config.kind if init_from else cfg.policy.kind}-{cfg.stage}"
             self._own(self.prefix)
-            existing = run_versions(registry, self.prefix)
+            existing = registry.agent_store.run_versions(self.prefix)
             if existing:
                 raise LeagueError(f"Run {self.prefix!r} already has versions (latest {existing[-1]!r}); "
                                   f"resume {existing[-1]!r} to continue it, or give the new run another name.")
@@ -233,7 +233,7 @@ class SelfPlayTrainer:
             if not init_from:
                 check_trainable(cfg.policy)
             self.net = ckpt.net.train() if init_from else build_network(cfg.policy)
-        self.versions = run_versions(registry, self.prefix)
+        self.versions = registry.agent_store.run_versions(self.prefix)
         self.net.to(self.device)
         self.backend = collection_backend(cfg.runner.backend)
         self.workers = collection_workers(cfg.runner.workers, self.backend, self.device)
@@ -536,7 +536,7 @@ class SelfPlayTrainer:
         name = next_version(self.prefix, self.versions)
         config = self.cfg.to_dict()
         if self.teacher is not None and self.teacher.provenance is not None:
-            config["distilled_from"] = self.teacher.provenance
+            config["distilled_from"] = self.teacher.provenance.to_dict()
         try:
             rel, sha = write_checkpoint(self.home, name, self.net, learner, steps, config)
         except (LeagueError, OSError) as exc:

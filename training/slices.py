@@ -53,17 +53,10 @@ class Slice:
     snapshot_status: str = "active"  # retired: a probe's snapshots, never in any pool
 
 
-def latest_version(registry: Registry, run: str) -> str | None:
-    from training.snapshots import run_versions  # torch: only when something trains
-
-    versions = run_versions(registry, run)
-    return versions[-1] if versions else None
-
-
 def check_not_taken(registry: Registry, run: str, owner: str, how: str = "") -> None:
     """A run a new curriculum or league (`owner`) is to train must not hold versions it did not train (`how`:
     how to give it another name)."""
-    if (latest := latest_version(registry, run)) is not None:
+    if (latest := registry.agent_store.latest_version(run)) is not None:
         raise LeagueError(f"Run {run!r} already has versions (latest {latest!r}) that this {owner} did not train; "
                           f"give the {owner} another name{how}.")
 
@@ -76,7 +69,7 @@ def train_slice(home: LeagueHome, registry: Registry, s: Slice, on_progress: OnP
 
     cfg = s.cfg if s.mix is None else dataclasses.replace(s.cfg, training=dataclasses.replace(s.cfg.training,
                                                                                               opponents=s.mix))
-    latest = latest_version(registry, s.run)
+    latest = registry.agent_store.latest_version(s.run)
     try:
         trainer = SelfPlayTrainer(cfg, home, registry, name=None if latest else s.run, resume=latest,
                                   init_from=None if latest else s.init_from, on_progress=on_progress,

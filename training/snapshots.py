@@ -11,15 +11,7 @@ from torch import nn
 from agents.checkpoint import save_checkpoint
 from league.home import LeagueHome
 from league.names import split_version
-from league.registry import Registry
 from training.ppo import PpoLearner
-
-def run_versions(registry: Registry, prefix: str) -> list[str]:
-    """The run's snapshot names, oldest first."""
-    found = [(split[1], name) for name in registry.agent_store.names()
-             if (split := split_version(name)) and split[0] == prefix]
-    return [n for _, n in sorted(found)]
-
 
 def next_version(prefix: str, versions: list[str]) -> str:
     """The name of the run's next snapshot: one past the highest version number so far."""

@@ -16,13 +16,14 @@ network cannot hold, skipped with a note).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Callable
 
 from agents.action_spaces import ActionSpace
 from agents.teaching import can_teach, check_can_teach, teacher_space
 from league.config import Config
 from league.errors import LeagueError
 from league.home import LeagueHome
+from league.agent_facts import Distilled
 from league.provenance import teacher_record
 from league.registry import BASELINES, PayoffRecord, Registry
 from training.distill import DistillPhase
@@ -47,7 +48,7 @@ class Teacher:
     spec: PolicySpec
     schedule: GuideSchedule
     distill: DistillPhase | None = None
-    provenance: dict[str, Any] | None = None  # recorded with every snapshot of a distilling run
+    provenance: Distilled | None = None  # recorded with every snapshot of a distilling run
 
     def guide(self, steps: int) -> Guide:
         """Its part in the update after `steps` of the network's training: the one answer to whether it teaches."""
@@ -90,8 +91,7 @@ class Teacher:
         against it) until the student passes it."""
         if self.distill is None or self.distill.active:
             return picks
-        score = (record.wins + 0.5 * record.draws) / record.games if record.games else 0.0
-        k = round(self.distill.teacher_share(score, int(record.games)) * len(picks))
+        k = round(self.distill.teacher_share(record.score, int(record.games)) * len(picks))
         return [self.name] * k + picks[k:]
 
     def stats(self) -> dict[str, float]:

@@ -129,11 +129,11 @@ def add_bot(home: LeagueHome, registry: Registry, kind_name: str, folder: Path, 
 
 
 def manifest_of(agent: Agent) -> dict[str, Any]:
-    manifest = (agent.config or {}).get("community")
-    if not isinstance(manifest, dict) or manifest.get("kind") not in KINDS:
+    """The stored manifest of community bot `agent`, every key as stored (one sentence when it is not usable)."""
+    if agent.community is None or agent.community.kind not in KINDS:
         raise LeagueError(f"Agent {agent.name!r} is a community bot without a usable manifest; add it again with "
                           "`league bot add`.")
-    return manifest
+    return agent.community.raw
 
 
 def community_tensors(agent: Agent, path: Path) -> tuple[str, dict[str, torch.Tensor]]:

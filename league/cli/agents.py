@@ -70,6 +70,7 @@ def show(name: NameArg, home: HomeOpt = None) -> None:
     Example: league show rule
     """
     from league.profile import agent_profile
+    from league.provenance import provenance_facts
 
     _, reg = open_league(home, readonly=True)
     profile = agent_profile(reg, name)
@@ -83,8 +84,7 @@ def show(name: NameArg, home: HomeOpt = None) -> None:
         ("created", agent.created), ("steps trained", f"{agent.steps_trained:,}"),
         ("checkpoint", agent.checkpoint_path or "-"), ("sha256", agent.checkpoint_sha256 or "-"),
         ("notes", agent.notes or "-"),
-        *_community_rows(agent),
-        *_derived_rows(reg, agent),
+        *provenance_facts(reg, agent),
     ):
         info.add_row(key, escape(value))
     out.print(info)
@@ -115,33 +115,6 @@ def show(name: NameArg, home: HomeOpt = None) -> None:
             probes.add_row(f"{p.team_size}v{p.team_size}", escape(p.probe), f"{p.minutes:g}", f"{p.steps:,}",
                            f"{p.wins}-{p.draws}-{p.losses}", f"{p.win_rate:.0%}", f"{low:.0%}..{high:.0%}")
         out.print(probes)
-
-
-def _derived_rows(reg, agent) -> list[tuple[str, str]]:
-    """What `league show` adds for an agent distilled from a teacher, or derived from community bots."""
-    from league.provenance import community_sources, distilled_from
-
-    rows = []
-    record = distilled_from(agent)
-    if record is not None:
-        rows.append(("distilled from", f"{record['teacher']} ({record.get('kind')}, sha256 {record.get('sha256')})"))
-    if agent.kind != "community":
-        for source in community_sources(reg, agent):
-            rows.append(("derived from", f"{source.get('bot')}: {source.get('source_file')} (sha256 "
-                                         f"{source.get('source_sha256')}); licence {source.get('licence')}"))
-    return rows
-
-
-def _community_rows(agent) -> list[tuple[str, str]]:
-    """What `league show` adds for a community bot: where it came from, its licence, its adapter."""
-    m = (agent.config or {}).get("community") if agent.kind == "community" else None
-    if not isinstance(m, dict):
-        return []
-    return [("bot", str(m.get("title", m.get("kind")))),
-            ("source", f"{m.get('source_file')} (sha256 {m.get('source_sha256')}, {m.get('source_bytes', 0):,} bytes)"),
-            ("licence", f"{m.get('licence')} ({m.get('licence_file') or 'no licence file found in the folder'})"),
-            ("adapter", f"{m.get('adapter')}; tick skip {m.get('tick_skip')}"),
-            *(("not reproduced", str(item)) for item in m.get("not_reproduced", []))]
 
 
 def _set_status(name: str, status: str, home: Path | None) -> None:

@@ -33,9 +33,9 @@ def add(
 
     league_home, reg = open_league(home)
     agent = add_bot(league_home, reg, kind, folder, name)
-    m = agent.config["community"]
-    out.print(f"Added {escape(agent.name)} ({m['title']}; plays {agent.stage}), from {escape(m['source_file'])} "
-              f"(sha256 {m['source_sha256'][:12]}...), licence: {m['licence']}.", highlight=False)
+    m = agent.community
+    out.print(f"Added {escape(agent.name)} ({m.title}; plays {agent.stage}), from {escape(m.source_file)} "
+              f"(sha256 {m.source_sha256[:12]}...), licence: {m.licence}.", highlight=False)
 
 
 @app.command("list")

@@ -16,19 +16,18 @@ def run_league_with_progress(home, file: Path, *, name: str | None, config: Path
                              overrides: dict[str, Any], sets: list[str] | None) -> None:
     """Run (or resume) a league of roles, one progress line per role's slice, then print where it stands."""
     from league.registry import Registry
-    from training.roles import RolesTrainer, role_configs
-    from training.roles_spec import load_roles
+    from training.launch import run_league
 
     check_minutes(minutes, leave_out="train until Ctrl-C")
-    spec, source = load_roles(file, name=name)
-    configs = role_configs(spec, home, user_file=config, overrides=overrides, sets=sets)  # each loaded once
-    registry = Registry.open(home.db_path, configs[spec.main.name].ratings)
-    trainer = RolesTrainer(spec, home, registry, source=source, minutes=minutes or 0.0, on_event=_printer(),
-                           configs=configs)
-    result = trainer.run()
+    result = run_league(home, file, name=name, user_file=config, minutes=minutes, overrides=overrides, sets=sets,
+                        on_event=_printer())
     colour = {"stopped": "green", "interrupted": "yellow"}.get(result.status, "red")
     out.print(f"League {result.name} [{colour}]{result.status}[/]: {result.message}.", highlight=False)
-    out.print(_roles_table(registry, result.name))
+    registry = Registry.open(home.db_path, readonly=True)
+    try:
+        out.print(_roles_table(registry, result.name))
+    finally:
+        registry.close()
 
 
 def _printer():
@@ -98,8 +97,6 @@ def roles_command(
 
 def _roles_table(reg, name: str) -> Table:
     """Each role: kind, share of the time (wanted and had), current run and latest snapshot, restarts, last check."""
-    from training.snapshots import run_versions
-
     league = reg.role_store.get(name)
     spec_roles = {r["name"]: r for r in league.spec.get("roles", [])}
     roles = reg.role_store.roles(name)
@@ -111,8 +108,7 @@ def _roles_table(reg, name: str) -> Table:
                 "last check"):
         table.add_column(col, justify="right" if col in ("steps", "restarts") else "left")
     for r in roles:
-        versions = run_versions(reg, r.run)
-        latest = versions[-1] if versions else None
+        latest = reg.agent_store.latest_version(r.run)
         steps = reg.agent_store.get(latest).steps_trained if latest else 0
         mine = [c for c in checks if c.role == r.role]
         resets = [c.reset for c in mine if c.reset]

@@ -79,10 +79,7 @@ def train_command(
     """
     from league.cli.progress import budget_bar
     from league.home import resolve_home
-    from league.registry import Registry
-    from training.budget import Budget
-    from training.launch import train_config
-    from training.selfplay import SelfPlayTrainer
+    from training.launch import run_one
 
     if resume is not None and from_ is not None:
         raise LeagueError("Give either --resume (continue a run) or --from (start a new run from an agent), not both.")
@@ -120,18 +117,8 @@ def train_command(
     if file is not None:
         raise LeagueError(f"Unexpected argument {str(file)!r}: a FILE is only for --curriculum or --league "
                           "(league train --curriculum FILE, league train --league FILE).")
-    cfg = train_config(league_home, "1v1" if stage is None else stage, user_file=config, overrides=overrides,
-                       sets=set_, resume=resume, init_from=from_)
-    budget = Budget.from_flags(steps, minutes, Budget.from_config(cfg.training))  # the run's, handed to it as is
-    if budget.unlimited:
-        raise LeagueError("Give a budget: --steps N or --minutes M (Ctrl-C also stops and saves).")
-    registry = Registry.open(league_home.db_path, cfg.ratings)
-    bar, on_progress = budget_bar(budget)
-    # Built before the progress bar is drawn: names, the run's ownership and the checkpoints are checked first.
-    trainer = SelfPlayTrainer(cfg, league_home, registry, name=name, resume=resume, init_from=from_,
-                              on_progress=on_progress)
-    with bar:
-        result = trainer.run(budget)
+    result = run_one(league_home, stage, steps=steps, minutes=minutes, resume=resume, init_from=from_, name=name,
+                     user_file=config, overrides=overrides, sets=set_, progress=budget_bar)
     note = " (interrupted; final snapshot saved)" if result.interrupted else ""
     out.print(f"Trained {result.run} to {result.steps:,} steps in {result.seconds:.0f} s{note}; "
               f"versions: {', '.join(result.versions) or 'none'}", highlight=False)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
+from league.agent_facts import Distilled, Manifest, sampling_temperature
 from league.config import stage_of
 from league.errors import LeagueError, unknown_name
 from league.names import check_name, split_version
@@ -45,15 +47,35 @@ class Agent:
     @property
     def team_sizes(self) -> list[int] | None:
         """The team sizes it plays: its stage's, a community bot's manifest's; None for every size (baselines)."""
-        return [self.team_size] if self.team_size else _manifest_sizes(self.kind, self.config)
+        return [self.team_size] if self.team_size else _manifest_sizes(self.community)
 
-    @property
+    @cached_property
     def config(self) -> dict[str, Any] | None:
+        """The config it was stored with: a trained agent's training config, a community bot's manifest."""
         return json.loads(self.config_json) if self.config_json else None
 
+    @cached_property
+    def community(self) -> Manifest | None:
+        """A community bot's manifest (None for any other kind, or one not in the documented form)."""
+        return Manifest.parse((self.config or {}).get("community")) if self.kind == "community" else None
+
+    @cached_property
+    def distilled_from(self) -> Distilled | None:
+        """The teacher it was distilled from (a distilling run's snapshot), or None."""
+        return Distilled.parse((self.config or {}).get("distilled_from"))
+
+    @cached_property
+    def temperature(self) -> float:
+        """The temperature it samples at: the ppo.temperature it trained at (1 where none is recorded)."""
+        return sampling_temperature(self.config, f"Agent {self.name!r}")
+
     def plays(self, team_size: int) -> bool:
-        """Whether it plays `team_size`v`team_size` (see `plays`)."""
-        return plays(self.kind, self.team_size, self.config, team_size)
+        """Whether it plays `team_size`v`team_size`: its stage's agents do; a baseline plays every size, a
+        community bot the sizes its manifest lists."""
+        if self.team_size is not None:
+            return self.team_size == team_size
+        sizes = _manifest_sizes(self.community)
+        return sizes is None or team_size in sizes
 
     def not_champion(self) -> str:
         """Why an agent of no stage (team_size None) cannot be a champion, in one sentence."""
@@ -62,17 +84,16 @@ class Agent:
 
 
 def plays(kind: str, own_size: int | None, config: dict[str, Any] | None, team_size: int) -> bool:
-    """Whether an agent plays `team_size`v`team_size`: its stage's agents do; a baseline plays every
-    size, a community bot the sizes its manifest lists."""
+    """Agent.plays for a row read without its Agent (league.standings reads many at once)."""
     if own_size is not None:
         return own_size == team_size
-    sizes = _manifest_sizes(kind, config)
+    sizes = _manifest_sizes(Manifest.parse((config or {}).get("community")) if kind == "community" else None)
     return sizes is None or team_size in sizes
 
 
-def _manifest_sizes(kind: str, config: dict[str, Any] | None) -> list[int] | None:
+def _manifest_sizes(manifest: Manifest | None) -> list[int] | None:
     """The team sizes a community bot's manifest lists (None for any other kind, or none listed)."""
-    return ((config or {}).get("community") or {}).get("team_sizes") if kind == "community" else None
+    return list(manifest.team_sizes) if manifest is not None and manifest.team_sizes is not None else None
 
 
 class AgentStore(Store):
@@ -95,6 +116,16 @@ class AgentStore(Store):
 
     def names(self) -> list[str]:
         return [r["name"] for r in self.db.query("SELECT name FROM agents ORDER BY id")]
+
+    def run_versions(self, run: str) -> list[str]:
+        """A training run's snapshot names (RUN-v1, RUN-v2, ...), oldest first."""
+        found = [(split[1], name) for name in self.names() if (split := split_version(name)) and split[0] == run]
+        return [n for _, n in sorted(found)]
+
+    def latest_version(self, run: str) -> str | None:
+        """A training run's newest snapshot, or None before its first."""
+        versions = self.run_versions(run)
+        return versions[-1] if versions else None
 
     def find(self, name: str) -> Agent | None:
         """The agent named `name`, or None (`get` says, with the nearest names, that there is none)."""
