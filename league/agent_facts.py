@@ -86,14 +86,15 @@ class Manifest:
 
     @classmethod
     def parse(cls, data: Any) -> Manifest | None:
-        if not isinstance(data, dict) or not isinstance(data.get("kind"), str):
+        if not isinstance(data, dict):
             return None
+        kind = _text(data, "kind")
         sizes = data.get("team_sizes")
         sizes = tuple(n for n in sizes if isinstance(n, int)) if isinstance(sizes, list) else None
         size = data.get("source_bytes")
         tick = data.get("tick_skip")
         missing = data.get("not_reproduced") if isinstance(data.get("not_reproduced"), list) else []
-        return cls(data["kind"], _text(data, "title") or data["kind"], sizes, _text(data, "source_file"),
+        return cls(kind, _text(data, "title") or kind, sizes, _text(data, "source_file"),
                    _text(data, "source_sha256"), size if isinstance(size, int) else 0, _text(data, "licence"),
                    _text(data, "licence_file"), _text(data, "adapter"), tick if isinstance(tick, int) else None,
                    tuple(map(str, missing)), data)
