@@ -31,16 +31,16 @@ from league.errors import LeagueError
 from league.registry import Agent
 from league.schedule import ScheduledGame
 
-# Where a contest's workers may run (league tournament --backend); `local`, their old name for
+# Where a contest's workers may run (league tournament --placement); `local`, their old name for
 # processes, still parses (arena.engine.placement).
 PLACEMENTS = (Placement.PROCESSES, Placement.RAY)
 
 
-def contest_placement(backend: str | Placement) -> Placement:
-    """The placement `league tournament --backend` (or a match) names; one LeagueError sentence for any other."""
-    if backend not in PLACEMENTS and RENAMED.get(backend) not in PLACEMENTS:
-        raise LeagueError(f"Unknown backend {backend!r}; expected {' or '.join(PLACEMENTS)}.")
-    return as_placement(backend, "--backend")
+def contest_placement(placement: str | Placement) -> Placement:
+    """The placement `league tournament --placement` (or a match) names; one LeagueError sentence for any other."""
+    if placement not in PLACEMENTS and RENAMED.get(placement) not in PLACEMENTS:
+        raise LeagueError(f"Unknown placement {placement!r}; expected {' or '.join(PLACEMENTS)}.")
+    return as_placement(placement, "--placement")
 
 
 class GameService:
@@ -65,14 +65,14 @@ class GameService:
 
 
 class GamePool:
-    """`workers` workers placed at `backend` (Placement.PROCESSES or RAY, at `address`), each playing up to `arenas`
+    """`workers` workers placed at `placement` (Placement.PROCESSES or RAY, at `address`), each playing up to `arenas`
     games at once. `resume_hint` ends the sentence of a failure. `deterministic=False`: network
     policies sample their actions (arena.tournament_play) instead of playing the most likely one."""
 
     def __init__(self, agents: dict[str, Agent], spec: GameSpec, home_root: Path, replay_dir: str, meta: dict,
-                 workers: int, arenas: int, resume_hint: str, backend: str | Placement = Placement.PROCESSES,
+                 workers: int, arenas: int, resume_hint: str, placement: str | Placement = Placement.PROCESSES,
                  address: str | None = None, deterministic: bool = True):
-        placement = contest_placement(backend)
+        placement = contest_placement(placement)
         self.home_root, self.arenas, self.resume_hint = home_root, arenas, resume_hint
         here = placement is Placement.PROCESSES  # workers on this machine write their replays themselves
         args = [(agents, spec, str(home_root), replay_dir, arenas, meta, here, deterministic)] * max(1, workers)

@@ -146,7 +146,7 @@ class TournamentRun:
 
 def start_or_resume_tournament(registry: Registry, home: LeagueHome, cfg: Config, *, resume: int | None = None,
                                games_per_pair: int = 2, agents: list[str] | None = None, baselines: bool = True,
-                               teams: list[str] | None = None, workers: int = 1, backend: str | Placement = Placement.PROCESSES,
+                               teams: list[str] | None = None, workers: int = 1, placement: str | Placement = Placement.PROCESSES,
                                address: str | None = None,
                                max_arenas: int = MAX_ARENAS_PER_WORKER) -> TournamentRun:
     """Tournament `resume`; else the unfinished one these parameters describe (same team size, seed,
@@ -158,8 +158,8 @@ def start_or_resume_tournament(registry: Registry, home: LeagueHome, cfg: Config
     teams such as "A+necto", league.teams; see `resolve_teams`). A Ray `address` is probed before
     anything is stored.
     """
-    backend = contest_placement(backend)
-    if backend is Placement.RAY and address:
+    placement = contest_placement(placement)
+    if placement is Placement.RAY and address:
         from arena.engine.ray_cluster import check_address
 
         check_address(address)
@@ -178,7 +178,7 @@ def start_or_resume_tournament(registry: Registry, home: LeagueHome, cfg: Config
         registry.game_store.check_usable(team_size, entrants)  # damaged ones: one sentence, before anything is stored
         tid, resumed = open_tournament(registry, cfg, team_size, games_per_pair, cfg.seed, entrants)
     game_seconds = registry.tournament_store.get(tid).config["game"]["game_seconds"]
-    games = run_tournament(registry, home, tid, workers, game_seconds, cfg.game.tick_skip, backend=backend,
+    games = run_tournament(registry, home, tid, workers, game_seconds, cfg.game.tick_skip, placement=placement,
                            address=address, max_arenas=max_arenas)
     t = registry.tournament_store.get(tid)
     return TournamentRun(id=tid, resumed=resumed, entrants=tuple(t.entrants),
@@ -202,24 +202,24 @@ def refuse_match(registry: Registry, tid: int, verb: str) -> None:
 
 
 def run_tournament(registry: Registry, home: LeagueHome, tid: int, workers: int,
-                   game_seconds: float, tick_skip: int = 8, backend: str | Placement = Placement.PROCESSES,
+                   game_seconds: float, tick_skip: int = 8, placement: str | Placement = Placement.PROCESSES,
                    address: str | None = None, max_arenas: int = MAX_ARENAS_PER_WORKER) -> Iterator[GameOutcome]:
     """Play every pending game of tournament `tid`; yields each outcome after it is recorded.
 
     The tournament is claimed before this returns (so a tournament another process is playing
-    fails here, untouched), and released when the iterator ends. `backend`: where the workers run,
+    fails here, untouched), and released when the iterator ends. `placement`: where the workers run,
     Placement.PROCESSES (worker processes here) or RAY (Ray workers on the cluster at `address`, or a
     local Ray instance without one). A worker plays up to `max_arenas` games at once; the results of a round
     arrive together.
     """
-    backend = contest_placement(backend)
+    placement = contest_placement(placement)
     ownership = claim_tournament(registry, home, tid)
-    return ownership.holding(_play(registry, home, tid, workers, game_seconds, tick_skip, backend, address,
+    return ownership.holding(_play(registry, home, tid, workers, game_seconds, tick_skip, placement, address,
                                    max_arenas))
 
 
 def _play(registry: Registry, home: LeagueHome, tid: int, workers: int, game_seconds: float, tick_skip: int,
-          backend: Placement, address: str | None, max_arenas: int) -> Iterator[GameOutcome]:
+          placement: Placement, address: str | None, max_arenas: int) -> Iterator[GameOutcome]:
     t = registry.tournament_store.get(tid)
     todo = pending_games(registry, tid)
     registry.tournament_store.set_status(tid, "running")
@@ -234,7 +234,7 @@ def _play(registry: Registry, home: LeagueHome, tid: int, workers: int, game_sec
     arenas = math.ceil(per_worker / math.ceil(per_worker / arenas))  # equal rounds, few idle arenas
     try:
         with GamePool(agents, spec, home.root, f"replays/tournament-{tid}", {"tournament_id": tid}, hands, arenas,
-                      f"run the same command again to resume tournament {tid}", backend, address) as pool:
+                      f"run the same command again to resume tournament {tid}", placement, address) as pool:
             for outcome in pool.play(todo):
                 yield record_outcome(registry, tid, outcome)
     except BaseException:

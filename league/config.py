@@ -117,6 +117,11 @@ class GameConfig:
                                            "costs the scorer the rest of its episode's rewards).")
 
 
+# runner.backend's old names (the only table of them: `league bench train --backends` reads it too); they work
+# until the next release. Where work runs is a placement (arena.engine.placement), a word of its own.
+BACKEND_RENAMED = {"processes": "rollout", "multiprocessing": "central", "serial": "in-process"}
+
+
 @dataclass
 class RunnerConfig:
     workers: int = param(0, "Game worker processes; 0 picks one per core.", min=0, max=256)
@@ -131,7 +136,7 @@ class RunnerConfig:
                 "the GPU); in-process: games and forwards in the learner's process (debugging, tiny runs); ray: "
                 "rollout workers as Ray actors on a cluster (league train --backend ray). auto: rollout (with a GPU "
                 "learner, one worker per core but one, pinned, left to the learner).",
-        renamed={"processes": "rollout", "multiprocessing": "central", "serial": "in-process"})
+        renamed=BACKEND_RENAMED)
     pipeline: Literal["auto", "always", "never"] = param(
         "auto", "Collect the next rollout while the learner updates (a policy lag of one update). auto: on with a "
                 "GPU learner, on Ray, or with more cores than game workers.")

@@ -13,7 +13,7 @@ import torch
 
 from agents.checkpoint import load_checkpoint
 from agents.networks import build_network
-from arena.engine.backends import WorkerError
+from arena.engine.transports import WorkerError
 from arena.engine.vector import envs_per_worker_of
 from league.config import load_config, team_size_of
 from league.registry import Registry

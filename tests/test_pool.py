@@ -129,7 +129,7 @@ def test_one_vocabulary_of_placements_old_names_with_a_note(capsys):
     from arena.game_pool import contest_placement
 
     assert contest_placement("local") is Placement.PROCESSES and contest_placement("ray") is Placement.RAY
-    with pytest.raises(LeagueError, match=r"Unknown backend 'in-process'; expected processes or ray\."):
+    with pytest.raises(LeagueError, match=r"Unknown placement 'in-process'; expected processes or ray\."):
         contest_placement("in-process")  # a contest's workers are processes or Ray actors
     with pytest.raises(ValueError, match="a pool's workers run at one of processes, ray"):
         with open_pool(Placement.IN_PROCESS, Toy, [("a",)], "Toy worker"):

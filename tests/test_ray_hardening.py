@@ -81,7 +81,7 @@ def closed_port() -> int:
 
 @pytest.mark.parametrize("address", ["not a url", "http://10.0.0.5:6379", "10.0.0.5:99999"])
 def test_a_malformed_ray_address_is_one_sentence_and_stores_nothing(league_home, address):
-    result = CliRunner().invoke(app, ["tournament", "--games", "2", "--backend", "ray", "--address", address,
+    result = CliRunner().invoke(app, ["tournament", "--games", "2", "--placement", "ray", "--address", address,
                                       "--home", str(league_home)])
     assert result.exit_code == 2, result.output
     lines = [line for line in result.stderr.splitlines() if line.strip()]
@@ -98,7 +98,7 @@ def test_a_bad_or_unreachable_ray_address_is_one_sentence_within_seconds(league_
     address = address.replace("CLOSED", str(closed_port()))
     env = {k: v for k, v in os.environ.items() if k not in ("LEAGUE_HOME", "RAY_ADDRESS")}
     start = time.monotonic()
-    result = subprocess.run([sys.executable, "-m", "league.cli", "tournament", "--games", "2", "--backend", "ray",
+    result = subprocess.run([sys.executable, "-m", "league.cli", "tournament", "--games", "2", "--placement", "ray",
                              "--address", address, "--home", str(league_home)],
                             cwd=REPO, env=env, capture_output=True, text=True, timeout=90)
     took = time.monotonic() - start

@@ -179,7 +179,7 @@ def test_cli_tournament_prints_standings_and_refuses_bad_input(league):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--address", "127.0.0.1:6379"], "--address goes with --backend ray"),  # issue 37, item 11: silently ignored
+    (["--address", "127.0.0.1:6379"], "--address goes with --placement ray"),  # issue 37, item 11: silently ignored
     (["--agents", ""], "--agents lists no agent"),  # issue 37, item 11: entered every agent
     (["--agents", ","], "--agents lists no agent"),
     (["--agents", "rule,,random"], "has an empty name"),
@@ -199,7 +199,7 @@ def test_ray_backend_on_a_local_instance_matches_the_local_backend(league, tmp_p
     tid = play(home, reg, ["rule", "random", "net-a"], games=2, workers=2)
     other, reg2 = league_copy(tmp_path, "ray-league", home, reg)
     tid2, _ = open_tournament(reg2, load_config(), 1, 2, 5, ["rule", "random", "net-a"])
-    outcomes = list(run_tournament(reg2, other, tid2, 2, game_seconds=GAME_SECONDS, backend="ray"))
+    outcomes = list(run_tournament(reg2, other, tid2, 2, game_seconds=GAME_SECONDS, placement="ray"))
     assert len(outcomes) == 6 and reg2.tournament_store.get(tid2).status == "finished"
     assert results(reg, tid) == results(reg2, tid2)
     for g in reg2.game_store.games(tournament_id=tid2):
@@ -226,3 +226,19 @@ def test_a_killed_game_worker_is_one_sentence_naming_the_worker_its_pid_and_sign
         with pytest.raises(LeagueError) as caught:
             list(play)
     assert str(caught.value) == f"Game worker 1 (pid {victim_pid}) died without a traceback (signal 9); run it again."
+
+
+def test_a_tournament_s_placement_is_named_placement_and_backend_is_its_old_name(home, capsys):
+    """Issue 57, item 8: `league tournament --backend` was a placement under training's word; --placement names it,
+    and --backend still works with a note (the same flag twice with two values is refused)."""
+    from typer.testing import CliRunner
+
+    from league.cli import app
+
+    done = CliRunner().invoke(app, ["tournament", "--placement", "threads", "--home", str(home.root)])
+    assert done.exit_code == 2 and "Unknown placement 'threads'" in done.output, done.output
+    old = CliRunner().invoke(app, ["tournament", "--backend", "threads", "--home", str(home.root)])
+    assert old.exit_code == 2 and "'--backend' is now called '--placement'" in old.output, old.output
+    both = CliRunner().invoke(app, ["tournament", "--placement", "ray", "--backend", "processes", "--home",
+                                    str(home.root)])
+    assert both.exit_code == 2 and "Give --placement alone" in both.output, both.output

@@ -31,7 +31,7 @@ import numpy as np
 from agents.actions import N_ACTIONS
 from agents.game_state import GameArrays
 from agents.obs import OBS_DIM
-from arena.engine.backends import WorkerError, make_backend, reset_games_message, reset_message
+from arena.engine.transports import WorkerError, make_transport, reset_games_message, reset_message
 from arena.engine.cores import default_workers, workers_or_default
 from arena.engine.phases import add_phases
 from arena.engine.game import GamePlugins, GameSpec, Mode
@@ -144,8 +144,8 @@ class VecGame:
             for w in range(workers)
         ]
         self.placement = placement
-        self._backend = make_backend(placement, plans)
-        arrays = self._backend.arrays
+        self._transport = make_transport(placement, plans)
+        arrays = self._transport.arrays
         self._arrays = arrays
         self.info = StepInfo(**{name: arrays[name] for name in StepInfo.__dataclass_fields__})
         self._speaking = False  # whether use_controls holds a row set by the last step
@@ -156,7 +156,7 @@ class VecGame:
     def reset(self, seed: int | None = None) -> np.ndarray:
         """Start a new episode in every arena; with a seed, reseed every arena's start states."""
         self._check_open()
-        self._backend.send(reset_message(seed))
+        self._transport.send(reset_message(seed))
         self._wait()
         return self._arrays["obs"]
 
@@ -165,7 +165,7 @@ class VecGame:
         self._check_open()
         if len(seeds) != self.num_envs:
             raise ValueError(f"need one seed per arena ({self.num_envs}), got {len(seeds)}")
-        self._backend.send(reset_games_message(seeds))
+        self._transport.send(reset_games_message(seeds))
         self._wait()
         return self._arrays["obs"]
 
@@ -192,7 +192,7 @@ class VecGame:
         elif self._speaking:  # written only when it changes: today's agents pay nothing per step
             self._arrays["use_controls"][:] = False
             self._speaking = False
-        self._backend.send(MSG_STEP)
+        self._transport.send(MSG_STEP)
 
     def recv(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, StepInfo]:
         """Wait for the step started by `send`; returns (obs, rewards, terminated, truncated, info)."""
@@ -215,9 +215,9 @@ class VecGame:
 
     def _wait(self) -> None:
         try:
-            self._backend.recv()
+            self._transport.recv()
         except WorkerError:
-            self.close()  # the backend has already stopped its workers; refuse further use
+            self.close()  # the transport has already stopped its workers; refuse further use
             raise
 
     # ------------------------------------------------------------------ lifetime
@@ -229,7 +229,7 @@ class VecGame:
     def close(self) -> None:
         if not self._closed:
             self._closed = True
-            self._backend.close()
+            self._transport.close()
 
     def __enter__(self) -> VecGame:
         return self
@@ -248,4 +248,4 @@ class VecGame:
     @property
     def in_process_workers(self) -> list:
         """The ArenaWorkers of the in-process placement (tests and debugging read their arenas)."""
-        return list(getattr(self._backend, "workers", []))
+        return list(getattr(self._transport, "workers", []))

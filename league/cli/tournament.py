@@ -7,6 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from league.cli.common import ROW_ID, ConfigOpt, HomeOpt, handles_errors, out
+from league.config_tree import renamed_note
 from league.errors import LeagueError
 
 
@@ -21,7 +22,8 @@ def tournament_command(
     seed: Annotated[Optional[int], typer.Option("--seed", help="Tournament seed.", show_default=False)] = None,
     resume: Annotated[Optional[int], typer.Option("--resume", help="Finish an interrupted tournament by id.", show_default=False, **ROW_ID)] = None,
     game_seconds: Annotated[Optional[float], typer.Option("--game-seconds", help="Game clock per game.", show_default=False)] = None,
-    backend: Annotated[str, typer.Option("--backend", help="Where the workers run: processes (worker processes on this machine; formerly local) or ray.")] = "processes",
+    placement: Annotated[str, typer.Option("--placement", help="Where the game workers run: processes (worker processes on this machine) or ray (actors on a Ray cluster).")] = "processes",
+    backend: Annotated[Optional[str], typer.Option("--backend", hidden=True, help="The old name of --placement.")] = None,
     arenas: Annotated[int, typer.Option("--arenas", help="Most games a worker plays at once.")] = 64,
     address: Annotated[Optional[str], typer.Option("--address", help="Ray cluster address (default: a local Ray instance).", show_default=False)] = None,
     abandon: Annotated[Optional[int], typer.Option("--abandon", help="End an unfinished tournament for good (its finished games are kept).", show_default=False, **ROW_ID)] = None,
@@ -50,8 +52,13 @@ def tournament_command(
 
     if arenas < 1:
         raise LeagueError("--arenas must be at least 1.")
-    if address is not None and backend != "ray":
-        raise LeagueError("--address goes with --backend ray.")
+    if backend is not None:  # "backend" is training's word (runner.backend); a tournament's is where it plays
+        if placement != "processes" and placement != backend:
+            raise LeagueError("Give --placement alone (--backend is its old name).")
+        renamed_note("--backend", "option", "--backend", "--placement")
+        placement = backend
+    if address is not None and placement != "ray":
+        raise LeagueError("--address goes with --placement ray.")
     entrants = _entrants(agents)
     sides = _entrants(teams, "--teams", "team")
     league_home = resolve_home(home).require()
@@ -68,7 +75,7 @@ def tournament_command(
     run = start_or_resume_tournament(
         registry, league_home, cfg, resume=resume, games_per_pair=games if games is not None else 2,
         agents=entrants, baselines=not no_baselines, teams=sides, workers=workers_or_default(workers),
-        backend=backend, address=address, max_arenas=arenas)
+        placement=placement, address=address, max_arenas=arenas)
     out.print(f"{'Resuming' if run.resumed else 'Starting'} tournament {run.id}: {len(run.entrants)} entrants, "
               f"{run.planned_games} games ({run.to_play} to play), {run.game_seconds:g} s each", highlight=False)
     _play_with_progress(run)

@@ -23,7 +23,7 @@ import numpy as np
 from arena.engine.placement import Backend, Placement
 from arena.engine.cores import workers_or_default
 from arena.engine.vector import VecGame, envs_per_worker_of
-from league.config import load_config
+from league.config import BACKEND_RENAMED, load_config
 from league.config_tree import renamed_note
 from league.errors import LeagueError
 from league.home import LeagueHome
@@ -46,8 +46,8 @@ def backend_settings(name: str) -> list[str]:
     """The config keys that choose bench backend `name`."""
     backend, pipeline = BACKENDS[name]
     return [f"runner.backend={backend}", f"runner.pipeline={pipeline}"]
-# The names these had before runner.backend's choices were renamed; they work until the next release.
-RENAMED = {"local": "central", "pipelined": "central-pipelined", "processes": "rollout"}
+# runner.backend's old names (league.config's one table), and the bench's own old name of its pipelined variant.
+RENAMED = {**BACKEND_RENAMED, "pipelined": "central-pipelined"}
 
 BENCH_SETTINGS = [
     "policy.actor_sizes=[256, 256, 256]", "policy.critic_sizes=[256, 256, 256]", "ppo.epochs=1",

@@ -1,8 +1,9 @@
-"""Where a game runner's workers run: in this process (Placement.IN_PROCESS) or in worker processes
-(Placement.PROCESSES).
+"""How a lockstep game runner reaches its workers (its transport): in this process (Placement.IN_PROCESS) or
+in worker processes (Placement.PROCESSES). "Backend" is training's word (runner.backend) and "placement"
+the word for where work runs; this module's word is "transport".
 
 Both drive the same ArenaWorker over the same array layout, so switching placement changes
-nothing but speed. The process backend signals each worker through a pipe (a few bytes per step;
+nothing but speed. The process transport signals each worker through a pipe (a few bytes per step;
 the arrays are shared memory). A worker that raises sends its traceback instead of "ok"; one that
 dies outright (segfault, kill) closes its end of the pipe, so the runner reads EOF at once instead
 of hanging. Either way every worker is stopped and the runner raises WorkerError.
@@ -45,7 +46,7 @@ from arena.engine.worker import (
     run_worker,
 )
 
-__all__ = ["ProcessBackend", "InProcessBackend", "WorkerError", "make_backend"]
+__all__ = ["ProcessTransport", "InProcessTransport", "WorkerError", "make_transport"]
 
 
 def reset_message(seed: int | None) -> bytes:
@@ -56,7 +57,7 @@ def reset_games_message(seeds: list[int]) -> bytes:
     return MSG_RESET + json.dumps([int(s) for s in seeds]).encode()
 
 
-class InProcessBackend:
+class InProcessTransport:
     """Every worker's arenas stepped in this process, one worker after another."""
 
     def __init__(self, plans: list[WorkerPlan]):
@@ -88,7 +89,7 @@ def _send_close(conn) -> None:
     conn.send_bytes(MSG_CLOSE)
 
 
-class ProcessBackend:
+class ProcessTransport:
     """One process per WorkerPlan, all writing into one shared RawArray."""
 
     def __init__(self, plans: list[WorkerPlan]):
@@ -152,10 +153,10 @@ class ProcessBackend:
         self._finalizer()
 
 
-def make_backend(placement: Placement, plans: list[WorkerPlan]):
+def make_transport(placement: Placement, plans: list[WorkerPlan]):
     if placement is Placement.IN_PROCESS:
-        return InProcessBackend(plans)
+        return InProcessTransport(plans)
     if placement is Placement.PROCESSES:
-        return ProcessBackend(plans)
+        return ProcessTransport(plans)
     raise ValueError(f"a game runner's workers run in-process or in processes, not {placement!r}")
 
