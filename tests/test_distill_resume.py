@@ -106,3 +106,15 @@ def test_a_users_ppo_keys_win_in_a_distilling_run_and_moved_keys_say_where_they_
     moved = train(home, "--stage", "1v1", "--distill", "necto", "--steps", 512, "--name", "moved",
                   "--set", "training.distill.temperature=0.5")
     assert moved.exit_code == 2 and "is now ppo.temperature" in moved.output, moved.output
+
+
+def test_progress_while_distilling_shows_held_out_agreement(home):
+    """Issue 57, item 9: the progress line showed steps, rate and reward while distilling, nothing of agreement."""
+    from league.cli.progress import agreement_text
+
+    best: list[float] = []
+    assert agreement_text({"charts/steps_per_second": 5.0}, best) == ""
+    assert agreement_text({"distill/held_out_agreement": 0.41}, best) == "held-out agreement 41.0% (best 41.0%)"
+    assert agreement_text({"distill/held_out_agreement": 0.38}, best) == "held-out agreement 38.0% (best 41.0%)"
+    done = train(home, "--stage", "1v1", "--distill", "necto", "--steps", 512, "--name", "shown")
+    assert done.exit_code == 0 and "held-out agreement" in done.output, done.output

@@ -14,8 +14,10 @@ def budget_bar(budget):
 
     bar = Progress(TextColumn("[bold]training[/]"), BarColumn(), TextColumn("{task.fields[steps]:,.0f} steps"),
                    TextColumn("{task.fields[sps]:,.0f} steps/s"), TextColumn("reward {task.fields[reward]}"),
-                   TimeElapsedColumn(), TimeRemainingColumn(), console=out, transient=False)
-    task = bar.add_task("train", total=1.0, steps=0, sps=0.0, reward="-")
+                   TextColumn("{task.fields[agreement]}"), TimeElapsedColumn(), TimeRemainingColumn(), console=out,
+                   transient=False)
+    task = bar.add_task("train", total=1.0, steps=0, sps=0.0, reward="-", agreement="")
+    best: list[float] = []  # the best held-out agreement so far, while distilling
     ticker = LineTicker()
 
     def on_progress(event: TrainerEvent) -> None:
@@ -24,10 +26,21 @@ def budget_bar(budget):
             return
         reward = event.episode_reward
         shown = f"{reward:.2f}" if reward is not None else "-"
+        agreement = agreement_text(event.metrics, best)
         bar.update(task, completed=budget.spent(event.steps, event.elapsed), steps=event.steps,
-                   sps=event.steps_per_second, reward=shown)
+                   sps=event.steps_per_second, reward=shown, agreement=agreement)
         if ticker.due():
-            out.print(f"training: {event.steps:,} steps, {event.steps_per_second:,.0f} steps/s, reward {shown}, "
-                      f"{event.elapsed:.0f} s", highlight=False)
+            out.print(f"training: {event.steps:,} steps, {event.steps_per_second:,.0f} steps/s, reward {shown}"
+                      f"{', ' + agreement if agreement else ''}, {event.elapsed:.0f} s", highlight=False)
 
     return bar, on_progress
+
+
+def agreement_text(row, best: list[float]) -> str:
+    """While distilling: the held-out agreement of the update (the student's on its own unseen play, as the phase's
+    end message says it) and the best so far, kept in `best`; "" otherwise."""
+    agreement = row.get("distill/held_out_agreement") if row else None
+    if agreement is None:
+        return ""
+    best[:] = [max([agreement, *best])]
+    return f"held-out agreement {agreement:.1%} (best {best[0]:.1%})"
