@@ -118,3 +118,12 @@ def test_a_gpu_learner_gets_configs_gpu_yaml_under_everything_the_user_says():
     assert every(load_config("1v1", sets=["training.device=cpu"], gpu=gpu)) == 200_000
     assert every(load_config("1v1", sets=["training.snapshot_every_steps=5"], gpu=gpu)) == 5  # the user wins
     assert load_config("1v1", gpu=gpu).ppo.minibatch_size == 2048  # measured: the GPU keeps the CPU's
+
+
+def test_off_and_on_are_words_not_booleans():
+    """`--set training.amp=off` was refused ("must be one of 'auto', 'off', ..., got False"): YAML 1.1 reads off,
+    on, yes and no as booleans. Only true and false are booleans now, in files and flags alike."""
+    cfg = load_config("1v1", sets=["training.amp=off", "training.compile=off", "training.pin_memory=false"])
+    assert (cfg.training.amp, cfg.training.compile, cfg.training.pin_memory) == ("off", "off", False)
+    with pytest.raises(ConfigError, match="must be true or false, got 'no'"):
+        load_config("1v1", sets=["training.pin_memory=no"])
