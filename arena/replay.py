@@ -87,6 +87,35 @@ META_TYPES: dict[str, type | tuple[type, ...]] = {
     "blue": str, "orange": str, "team_size": int, "car_teams": list, "seed": int, "score": list,
     "length_seconds": (int, float), "tick_skip": int,
 }
+LIVE_KEY = "live"  # metadata of a watched game's file (arena.watch): true while the game is still being played
+
+
+def is_live(meta: dict[str, Any]) -> bool:
+    """Whether a replay's metadata says its game is still being played (a watched game's file, rewritten
+    as it plays: arena.watch writes the key, the dashboard's Live page reads it)."""
+    return meta.get(LIVE_KEY) is True
+
+
+def car_rotations(angles: np.ndarray) -> np.ndarray:
+    """Rotation matrices [..., 3, 3], in float64, of cars turned by (pitch, yaw, roll) [..., 3] (a replay's
+    angles): columns forward, left, up, as RLGym's `euler_to_rotation` builds them. The one reading of a
+    replay's angles, for the viewers and the dashboard's player; `car_angles` is its inverse."""
+    cp, cy, cr = (np.cos(angles[..., k].astype(np.float64)) for k in range(3))
+    sp, sy, sr = (np.sin(angles[..., k].astype(np.float64)) for k in range(3))
+    forward = np.stack([cp * cy, cp * sy, sp], axis=-1)
+    left = np.stack([cy * sp * sr - cr * sy, sy * sp * sr + cr * cy, -cp * sr], axis=-1)
+    up = np.stack([-cr * cy * sp - sr * sy, -cr * sy * sp + sr * cy, cp * cr], axis=-1)
+    return np.stack([forward, left, up], axis=-1)
+
+
+def car_angles(forward: np.ndarray, up: np.ndarray) -> np.ndarray:
+    """(pitch, yaw, roll) [..., 3] of cars whose forward and up unit vectors are [..., 3] (RocketSim's rotation
+    matrix columns, as a game hands them over): how a replay stores orientation, the inverse of `car_rotations`."""
+    left = np.cross(up, forward)
+    pitch = np.arcsin(np.clip(forward[..., 2], -1.0, 1.0))
+    yaw = np.arctan2(forward[..., 1], forward[..., 0])
+    roll = np.arctan2(-left[..., 2], up[..., 2])
+    return np.stack([pitch, yaw, roll], axis=-1)
 
 
 @dataclass

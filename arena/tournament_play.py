@@ -30,7 +30,7 @@ from agents.policy import Policy
 from arena.engine.game import GameSpec
 from arena.engine.placement import Placement
 from arena.play import Driver, needs_game_state, play_steps
-from arena.replay import EVENT_KINDS, Replay, encode, write_replay
+from arena.replay import EVENT_KINDS, Replay, car_angles, encode, write_replay
 from arena.engine.vector import VecGame
 from league.game_values import TICKS_PER_SECOND
 from league.schedule import ScheduledGame
@@ -63,15 +63,6 @@ class GameOutcome:
     length_seconds: float
     replay_path: str  # relative to the league home
     replay_bytes: bytes | None = None  # the encoded replay, when the caller writes it (Ray backend)
-
-
-def _euler(fwd: np.ndarray, up: np.ndarray) -> np.ndarray:
-    """(pitch, yaw, roll) from forward and up vectors [..., 3], inverting rlgym's euler_to_rotation."""
-    left = np.cross(up, fwd)
-    pitch = np.arcsin(np.clip(fwd[..., 2], -1.0, 1.0))
-    yaw = np.arctan2(fwd[..., 1], fwd[..., 0])
-    roll = np.arctan2(-left[..., 2], up[..., 2])
-    return np.stack([pitch, yaw, roll], axis=-1)
 
 
 def car_drivers(batch: list[ScheduledGame], arenas: int, team_size: int) -> np.ndarray:
@@ -174,7 +165,7 @@ class GamePlayer:
         """Game `game` as a replay, from one arena's raw frames (ball [T, 9], cars [T, C, 18]) and events."""
         ev = np.array([(s, k, c) for s, k, c, _ in events], dtype=np.int32).reshape(-1, 3)
         teams = np.array([tm for *_, tm in events], dtype=np.int8)
-        physics = np.concatenate([cars[..., raw.CAR_POS], _euler(cars[..., raw.CAR_FWD], cars[..., raw.CAR_UP]),
+        physics = np.concatenate([cars[..., raw.CAR_POS], car_angles(cars[..., raw.CAR_FWD], cars[..., raw.CAR_UP]),
                                   cars[..., raw.CAR_VEL], cars[..., raw.CAR_ANG_VEL]], axis=-1)
         meta = dict(self.meta, blue=game.blue, orange=game.orange, team_size=self.spec.team_size, seed=game.seed,
                     score=[int(score[0]), int(score[1])], length_seconds=length, tick_skip=self.spec.tick_skip,

@@ -1,10 +1,10 @@
 """The Live page: games being watched (`league watch A B`), redrawn about once a second while they play.
 
 `league watch` rewrites the game so far as a replay under the league home (live/, atomically,
-twice a second; metadata `live` true until its last write). This page lists those files, newest
-first, and draws the chosen one at its latest frame in a fragment that reruns every
-REFRESH_SECONDS while the game is live; a finished game is the ordinary replay player. The
-drawing is one call (`draw_frame`), so another view (a 3D one) can take its place.
+twice a second; metadata `live` true until its last write, read by arena.replay.is_live). This
+page lists those files, newest first, and draws the chosen one at its latest frame in a fragment
+that reruns every REFRESH_SECONDS while the game is live; a finished game is the ordinary replay
+player. The drawing is one call (`draw_frame`), so another view (a 3D one) can take its place.
 
 The page follows new games: another fragment looks at the live folder every FOLLOW_SECONDS, and a
 file it has not seen (a `league watch` started since: arena.watch names each game's file anew)
@@ -19,6 +19,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from arena.replay import is_live
 from dashboard import data, ui
 from dashboard.replay_view import format_clock, player_html
 from league.errors import LeagueError
@@ -27,7 +28,6 @@ from league.home import LeagueHome
 REFRESH_SECONDS = 1.0
 FOLLOW_SECONDS = 2.0  # how often an open page looks for a game started since it was drawn
 STALE_SECONDS = 10.0  # a live game not rewritten for this long: its `league watch` stopped (Ctrl-C, killed)
-LIVE_KEY = "live"  # the replay metadata key arena.watch sets while a game plays
 PICK_KEY = "live_game"
 SEEN_KEY = "live_games_seen"  # the files the page has listed, so a new one is told from a known one
 
@@ -57,7 +57,7 @@ def newest_unseen(names: list[str], seen: list[str] | None) -> str | None:
 
 def status(meta: dict, mtime: float, now: float | None = None) -> str:
     """"live", "finished", or "stopped" (live, but not rewritten for STALE_SECONDS)."""
-    if meta.get(LIVE_KEY) is not True:
+    if not is_live(meta):
         return "finished"
     return "live" if (time.time() if now is None else now) - mtime < STALE_SECONDS else "stopped"
 

@@ -264,7 +264,7 @@ def test_replay_page_plays_a_game(monkeypatch, league, reg):
     lead = round(GOAL_LEAD_SECONDS / (TICK_SKIP / 120))
     at.selectbox(key=f"replay_start_{league.replay_game}").select(max(0, int(goals["step"].iloc[0]) - lead)).run()
     player = no_problems(at).get("iframe")[0].proto.srcdoc
-    assert "if (true) setPlaying(true);" in player
+    assert "AUTOPLAY = true;" in player
 
 
 def test_replay_filters_by_agent_and_result(monkeypatch, league, reg):
@@ -696,7 +696,7 @@ def test_player_payload_round_trips_positions():
     events = events_table(replay)
     assert list(events[events["kind"] == "goal"]["score"])[-1] == "2-1"
     html = player_html(payload, start_step=10 ** 9)
-    assert f"frame = {replay.steps - 1}," in html  # the start is clamped to the game
+    assert f"START_FRAME = {replay.steps - 1}," in html  # the start is clamped to the game
     assert "</script>" not in player_html(dict(payload, blue="</script>"))[-200:-20]
 
 

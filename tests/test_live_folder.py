@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from arena.watch import KEEP_LIVE_FILES, live_file_name, prune_live
+from arena.live_folder import KEEP_LIVE_FILES, live_file_name, prune_live
 from league.cli import app
 
 runner = CliRunner()

@@ -15,7 +15,7 @@ pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from arena.replay import write_replay  # noqa: E402
-from arena.watch import live_file_name  # noqa: E402
+from arena.live_folder import live_file_name  # noqa: E402
 from dashboard_fixture import synthetic_replay  # noqa: E402
 from test_dashboard_e2e import CHROMIUM, browser, served, wait_until  # noqa: E402,F401 (fixtures)
 
@@ -24,7 +24,7 @@ FOLLOW_TIMEOUT = 30.0  # the page checks the live folder every few seconds; a lo
 
 
 def watched(live: Path, seed: int, blue: str, orange: str, playing: bool, age_seconds: float = 0.0) -> Path:
-    """A watched game's file as `league watch` writes it: its name (arena.watch), `live` while it plays."""
+    """A watched game's file as `league watch` writes it: its name (arena.live_folder), `live` while it plays."""
     replay = synthetic_replay(seed, blue, orange, 1, 1, 0, 20.0)
     replay.meta.update(live=playing, game_seconds=300.0)
     stamp = time.time() - age_seconds

@@ -19,10 +19,10 @@ import pytest
 from agents.loading import load_policy
 from agents.obs import CAR_FWD, CAR_UP
 from arena.engine.game import GameSpec
-from arena.replay import read_replay
-from arena.tournament_play import GamePlayer, _euler
+from arena.replay import car_angles, car_rotations, read_replay
+from arena.tournament_play import GamePlayer
 from dashboard.boost_pads import PAD_IS_BIG, pad_downtimes, pad_states, pickups, reset_steps
-from dashboard.replay_view import CAR_FIELDS, UNIT_SCALE, car_axes, player_html, player_payload
+from dashboard.replay_view import CAR_FIELDS, UNIT_SCALE, player_html, player_payload
 from dashboard_fixture import synthetic_replay
 from league.game_values import BOOST_PADS
 
@@ -89,13 +89,45 @@ def test_a_kickoff_puts_every_pad_back(game):
         assert all(b1 <= a2 for (_, b1), (a2, _) in zip(downs, downs[1:]))
 
 
+def axes(angles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    rot = car_rotations(angles)
+    return rot[..., 0], rot[..., 2]
+
+
 def test_car_axes_are_rocketsims(game):
     """The replay stores (pitch, yaw, roll); the 3D view draws forward and up vectors rebuilt from
     them, which must be the vectors RocketSim gave the game player."""
     replay, _, forward, up = game
-    fwd, upv = car_axes(replay.cars[:, :, 3:6])
+    rot = car_rotations(replay.cars[:, :, 3:6])
+    fwd, left, upv = rot[..., 0], rot[..., 1], rot[..., 2]
     assert np.abs(fwd - forward).max() < 2e-3 and np.abs(upv - up).max() < 2e-3
+    assert np.abs(left - np.cross(up, forward)).max() < 4e-3  # RLGym's columns: forward, left, up
     assert np.abs(np.linalg.norm(fwd, axis=-1) - 1).max() < 1e-6
+
+
+def test_every_reader_of_a_replays_angles_sees_rocketsims_axes(game):
+    """One reading of a replay's (pitch, yaw, roll) (arena.replay.car_rotations) serves the dashboard's player,
+    RocketSimVis' packets and RLViser's car states: each gives, for real cars of a real game, the forward and
+    up vectors RocketSim gave the game player."""
+    from arena.viewers.frame import replay_frames
+    from arena.viewers.rlviser import car_states
+    from arena.viewers.rocketsimvis import message
+
+    replay, _, forward, up = game
+    steps = [0, replay.steps // 3, replay.steps // 2, replay.steps - 1]
+    payload = player_payload(replay)
+    cars = np.frombuffer(base64.b64decode(payload["carData"]), "<i2").reshape(payload["steps"], payload["cars"],
+                                                                                 len(CAR_FIELDS))
+    frames = list(replay_frames(replay))
+    for t in steps:
+        f = t // payload["stride"]
+        shown = {"dashboard": (cars[f, :, 3:6] / UNIT_SCALE, cars[f, :, 6:9] / UNIT_SCALE)}
+        sent = message(frames[t])["cars"]
+        shown["rocketsimvis"] = (np.array([c["phys"]["forward"] for c in sent]), np.array([c["phys"]["up"] for c in sent]))
+        mats = [state.rot_mat for *_, state in car_states(frames[t])]
+        shown["rlviser"] = (np.array([m.forward for m in mats]), np.array([m.up for m in mats]))
+        for reader, (fwd, upv) in shown.items():
+            assert np.abs(fwd - forward[t]).max() < 3e-3 and np.abs(upv - up[t]).max() < 3e-3, (reader, t)
 
 
 def test_car_axes_invert_the_writers_angles_in_every_attitude():
@@ -104,7 +136,7 @@ def test_car_axes_invert_the_writers_angles_in_every_attitude():
     fwd /= np.linalg.norm(fwd, axis=1, keepdims=True)
     up = np.cross(fwd, rng.normal(size=(500, 3)))  # any vector square to forward: upside down, on a wall
     up /= np.linalg.norm(up, axis=1, keepdims=True)
-    back_fwd, back_up = car_axes(_euler(fwd, up))
+    back_fwd, back_up = axes(car_angles(fwd, up))
     assert np.abs(back_fwd - fwd).max() < 1e-9 and np.abs(back_up - up).max() < 1e-9
 
 
@@ -114,7 +146,7 @@ def test_payload_carries_the_3d_state(game):
     assert payload["padDowns"] == pad_downtimes(replay)
     cars = np.frombuffer(base64.b64decode(payload["carData"]), "<i2").reshape(replay.steps, payload["cars"],
                                                                                  len(CAR_FIELDS))
-    fwd, up = car_axes(replay.cars[:, :, 3:6])
+    fwd, up = axes(replay.cars[:, :, 3:6])
     assert np.abs(cars[:, :, 3:6] / UNIT_SCALE - fwd).max() <= 1 / UNIT_SCALE
     assert np.abs(cars[:, :, 6:9] / UNIT_SCALE - up).max() <= 1 / UNIT_SCALE
     assert np.abs(cars[:, :, 2] - replay.cars[:, :, 2]).max() <= 0.5

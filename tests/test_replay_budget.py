@@ -90,7 +90,7 @@ def test_the_player_embeds_at_most_the_frame_budget_keeping_goals(tmp_path):
     for goal, step in zip(payload["goals"], [g["step"] for g in replay.goals()]):
         assert goal["step"] == step // stride
     html = player_html(payload, start_step=replay.goals()[0]["step"])
-    assert f"let frame = {replay.goals()[0]['step'] // stride}," in html
+    assert f"const START_FRAME = {replay.goals()[0]['step'] // stride}," in html
     assert len(html.encode()) < 4_000_000
 
 

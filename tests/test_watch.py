@@ -22,8 +22,8 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from arena.replay import read_replay, write_replay
-from arena.viewers.frame import replay_frames, rotations
+from arena.replay import car_rotations, read_replay, write_replay
+from arena.viewers.frame import replay_frames
 from league.cli import app
 from league.errors import LeagueError
 from league.game_values import BACK_WALL_Y, BOOST_PADS
@@ -93,7 +93,7 @@ def check_rocketsimvis(message: dict, frame, atol: float = 0.01, boost_atol: flo
     np.testing.assert_allclose(message["ball_phys"]["pos"], frame.ball[0:3], atol=atol)  # uu, as recorded
     np.testing.assert_allclose(message["ball_phys"]["vel"], frame.ball[3:6], atol=atol)  # uu/s
     assert len(message["cars"]) == len(frame.teams)
-    rot = rotations(frame.cars[:, 3:6])
+    rot = car_rotations(frame.cars[:, 3:6])
     for i, car in enumerate(message["cars"]):
         assert set(car) == {"team_num", "phys", "boost_amount", "on_ground", "is_demoed"}
         assert set(car["phys"]) == {"pos", "forward", "up", "vel", "ang_vel"}
@@ -261,7 +261,7 @@ def test_training_sends_its_game_in_the_background_when_a_viewer_listens(home, m
 
     from agents.loading import load_policy
     from arena.engine.game import GameSpec
-    from arena.watch import VIEWER_THREAD, send_game_in_background
+    from arena.background_viewer import VIEWER_THREAD, send_game_in_background
     from league.registry import Registry
 
     torch.set_num_threads(1)
@@ -292,7 +292,7 @@ def test_training_evaluation_sends_one_more_game_to_the_viewer(home, monkeypatch
     import torch
 
     from agents.loading import load_policy
-    from arena.watch import VIEWER_THREAD
+    from arena.background_viewer import VIEWER_THREAD
     from league.registry import Registry
     from training.evaluation import evaluate_snapshot
 

@@ -67,7 +67,7 @@ def evaluate_snapshot(
 
     `seed`: this evaluation's: the runner's and the policies' (arena.pairings.play_pairings).
     `viewer` (training.eval_viewer): one more game against the last opponent goes to that external
-    viewer when it is running (arena.watch.send_game_in_background); nothing happens when it is not.
+    viewer when it is running (arena.background_viewer.send_game_in_background); nothing happens when it is not.
     """
     opponents = list(BASELINES)
     opponents += [a.name for a in registry.agent_store.all(team_size) if a.kind == "community" and a.plays(team_size)]
@@ -81,7 +81,7 @@ def evaluate_snapshot(
     goals = play_recorded(registry, matchups, n_games, team_size, game_seconds, seed, tick_skip, workers)
     if viewer and matchups:
         from arena.engine.game import GameSpec
-        from arena.watch import send_game_in_background
+        from arena.background_viewer import send_game_in_background
 
         them = matchups[-1][1]
         send_game_in_background(viewer, GameSpec(team_size, tick_skip, "timed", game_seconds),

@@ -2,7 +2,8 @@
 
 A `Frame` holds the ball and every car in the replay file's layout and units (docs/replay.md):
 positions in uu, velocities in uu/s, angular velocities in rad/s, car orientation as (pitch,
-yaw, roll) in radians, boost 0..100. Each viewer turns it into its own format.
+yaw, roll) in radians (turned into matrices by arena.replay.car_rotations, the replay's own reading),
+boost 0..100. Each viewer turns it into its own format.
 """
 
 from __future__ import annotations
@@ -27,17 +28,6 @@ class Frame:
     teams: tuple[int, ...]  # team of each car: 0 blue, 1 orange
     score: tuple[int, int]  # goals so far: blue, orange
     pads: np.ndarray | None = None  # [34] bool, True: the pad is up (RLGym's order); None: not known (replays)
-
-
-def rotations(pyr: np.ndarray) -> np.ndarray:
-    """Rotation matrices [..., 3, 3] from (pitch, yaw, roll) [..., 3], columns forward, left, up:
-    RLGym's `euler_to_rotation`, for many cars at once (the replay writer inverts it)."""
-    cp, cy, cr = np.cos(pyr[..., 0]), np.cos(pyr[..., 1]), np.cos(pyr[..., 2])
-    sp, sy, sr = np.sin(pyr[..., 0]), np.sin(pyr[..., 1]), np.sin(pyr[..., 2])
-    forward = np.stack([cp * cy, cp * sy, sp], axis=-1)
-    left = np.stack([cy * sp * sr - cr * sy, sy * sp * sr + cr * cy, -cp * sr], axis=-1)
-    up = np.stack([-cr * cy * sp - sr * sy, -cr * sy * sp + sr * cy, cp * cr], axis=-1)
-    return np.stack([forward, left, up], axis=-1)
 
 
 def replay_frames(replay: Replay, start_step: int = 0) -> Iterator[Frame]:

@@ -26,7 +26,8 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from arena.viewers.frame import Frame, rotations
+from arena.replay import car_rotations
+from arena.viewers.frame import Frame
 from arena.viewers.ports import udp_port_taken
 from league.errors import LeagueError
 from league.game_values import BOOST_PADS, TICKS_PER_SECOND
@@ -84,7 +85,7 @@ def car_states(frame: Frame) -> list:
     """Each car as rlviser-py takes it: (id from 1, team, RocketSim CarConfig, CarState)."""
     import RocketSim as rsim
 
-    rot = rotations(frame.cars[:, 3:6])
+    rot = car_rotations(frame.cars[:, 3:6])
     octane = rsim.CarConfig(rsim.CarConfig.OCTANE)
     cars = []
     for i, car in enumerate(frame.cars):

@@ -19,7 +19,8 @@ import socket
 
 import numpy as np
 
-from arena.viewers.frame import Frame, rotations
+from arena.replay import car_rotations
+from arena.viewers.frame import Frame
 from arena.viewers.ports import udp_port_taken
 from league.errors import LeagueError
 
@@ -33,7 +34,7 @@ def _round(values: np.ndarray, digits: int = 3) -> list[float]:
 
 def message(frame: Frame) -> dict:
     """The frame as RocketSimVis reads it."""
-    rot = rotations(frame.cars[:, 3:6])
+    rot = car_rotations(frame.cars[:, 3:6])
     ball = frame.ball
     j = {
         "ball_phys": {"pos": _round(ball[0:3]), "vel": _round(ball[3:6]), "ang_vel": _round(ball[6:9])},

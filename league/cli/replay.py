@@ -36,7 +36,7 @@ def play_command(
 
     from arena.replay import read_replay, read_replay_header
     from arena.viewers import check_viewer_name
-    from arena.watch import check_speed, send_replay
+    from arena.pacing import check_speed, send_replay
 
     if viewer is None:
         raise LeagueError("Name a viewer: --viewer rocketsimvis or --viewer rlviser (the dashboard's Replays page "

@@ -63,7 +63,9 @@ def watch_command(
     """
     from agents.loading import load_policy
     from arena.engine.game import GameSpec
-    from arena.watch import check_speed, live_file_name, live_folder, prune_live, watch_game, watch_sides
+    from arena.live_folder import live_file_name, live_folder, prune_live
+    from arena.pacing import check_speed
+    from arena.watch import watch_game, watch_sides
     from arena.viewers import check_viewer_name, check_viewer_port
     from league.cli.common import open_league
     from league.config import load_config
