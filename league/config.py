@@ -300,8 +300,8 @@ class TrainingConfig:
                                       "self-play and no other opponent (league probe); empty: the opponent mix.")
     device: Literal["auto", "cpu", "cuda"] = param("auto", "Where the learner runs.")
     amp: Literal["auto", "off", "bf16", "fp16"] = param(
-        "auto", "Learner mixed precision: auto is bf16 on CUDA, bf16 for the PPO update alone on a CPU with AMX tiles, "
-                "off elsewhere; fp16 on a CPU falls back to float32.")
+        "auto", "Learner mixed precision: auto is bf16 on CUDA, bf16 for the PPO update alone on a CPU with AMX tiles "
+                "or AVX-512 BF16, off elsewhere; fp16 on a CPU falls back to float32.")
     compile: Literal["off", "default", "reduce-overhead", "max-autotune"] = param(
         "off", "torch.compile the learner's network (falls back to eager, saying why).")
     pin_memory: bool = param(True, "Page-locked staging for copies to a GPU (ignored on a CPU).")

@@ -7,7 +7,7 @@ import torch
 from agents.networks import build_network
 from arena.engine.cores import usable_cores
 from league.config import PolicyConfig, load_config
-from training.accel import cpu_has_amx, learner_threads, make_accel, maybe_compile, torch_threads, update_threads
+from training.accel import cpu_has_bf16_units, learner_threads, make_accel, maybe_compile, torch_threads, update_threads
 
 
 def test_fp16_on_cpu_falls_back_to_float32_with_a_note():
@@ -16,9 +16,9 @@ def test_fp16_on_cpu_falls_back_to_float32_with_a_note():
     assert len(acc.notes) == 1 and "needs a CUDA device" in acc.notes[0]
 
 
-def test_auto_amp_on_cpu_is_bf16_for_the_update_alone_where_the_cpu_has_amx(tmp_path):
+def test_auto_amp_on_cpu_is_bf16_for_the_update_alone_where_the_cpu_has_bf16_units(tmp_path):
     auto = make_accel(torch.device("cpu"), "auto")
-    assert auto.amp_dtype == (torch.bfloat16 if cpu_has_amx() else None) and auto.notes == []
+    assert auto.amp_dtype == (torch.bfloat16 if cpu_has_bf16_units() else None) and auto.notes == []
     # The acting forwards stay float32 on a CPU; the update's autocast is bf16 when asked for.
     bf16 = make_accel(torch.device("cpu"), "bf16")
     net = build_network(PolicyConfig(actor_sizes=[8], critic_sizes=[8]))
@@ -26,12 +26,14 @@ def test_auto_amp_on_cpu_is_bf16_for_the_update_alone_where_the_cpu_has_amx(tmp_
         assert net(torch.zeros(2, 196))[0].dtype == torch.bfloat16
     with bf16.inference_autocast():
         assert net(torch.zeros(2, 196))[0].dtype == torch.float32
-    assert bool(bf16.notes) == (not cpu_has_amx())
+    assert bool(bf16.notes) == (not cpu_has_bf16_units())
     flags = tmp_path / "cpuinfo"
-    flags.write_text("flags\t\t: fpu avx512f avx512_bf16 amx_bf16 amx_tile\n")
-    assert cpu_has_amx(flags)
+    flags.write_text("flags\t\t: fpu avx512f avx512_bf16 amx_bf16 amx_tile\n")  # Intel Sapphire Rapids
+    assert cpu_has_bf16_units(flags)
+    flags.write_text("flags\t\t: fpu avx512f avx512_bf16 avx512_vnni\n")  # AMD Zen 4 and later: no AMX
+    assert cpu_has_bf16_units(flags)
     flags.write_text("flags\t\t: fpu avx2 avx512f\n")
-    assert not cpu_has_amx(flags) and not cpu_has_amx(tmp_path / "missing")
+    assert not cpu_has_bf16_units(flags) and not cpu_has_bf16_units(tmp_path / "missing")
 
 
 def test_compile_failure_falls_back_to_the_eager_model():

@@ -18,6 +18,9 @@ def test_bench_train_reports_throughput_and_time_split():
     # Pipelined, inference runs beside the update: the loop waits for collection and updates.
     assert r.backends["central-pipelined"][1].inference == 0 and r.backends["central-pipelined"][1].update > 0
     assert r.batch == 512
+    # The limit the same run measures: its parts alone, in sequence (issue 59).
+    assert r.update_rows_per_second > 0 and r.epochs == 1
+    assert 0 < r.limit_steps_per_second < r.collection_only_steps_per_second and r.ratio_to_limit > 0
 
 
 def test_bench_tournament_reports_games_and_the_bare_physics_ratio():

@@ -2,10 +2,11 @@
 
 - AMP (`training.amp`: auto | bf16 | fp16 | off): autocast; fp16 adds a gradient scaler and
   needs CUDA (on a CPU it falls back to float32 with a note). auto picks bf16 on a GPU that has
-  it, and on a CPU with AMX tiles (Intel Sapphire Rapids and later) for the PPO update alone:
-  there a 2,048-row minibatch's update takes 0.58x the float32 time, while the acting forwards'
-  small batches run 1.3-1.4x slower in bf16, so those stay float32 on a CPU (docs/diagnose.md;
-  docs/learning.md, run JJ). Elsewhere auto is float32.
+  it, and for the PPO update alone on a CPU whose matrix units speak bf16: AMX tiles (Intel Sapphire
+  Rapids and later), where a 2,048-row minibatch's update takes 0.58x the float32 time, or AVX-512
+  BF16 (AMD Zen 4 and later), where it takes about a third (docs/scaling.md, "The update in bf16");
+  the acting forwards' small batches run 1.3-1.4x slower in bf16, so those stay float32 on a CPU
+  (docs/diagnose.md; docs/learning.md, run JJ). Elsewhere auto is float32.
 - torch.compile (`training.compile`: off | default | reduce-overhead | max-autotune): the model is
   compiled and tried on a small batch; any failure falls back to the eager model.
 - Pinned memory (`training.pin_memory`): page-locked host staging for host-to-GPU copies
@@ -77,19 +78,23 @@ class Accel:
         return self.autocast() if self.device.type == "cuda" else contextlib.nullcontext()
 
 
-def cpu_has_amx(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
-    """Whether this CPU has AMX bf16 tiles, where torch's bf16 matrix products run on them (Linux reads
-    /proc/cpuinfo; elsewhere False)."""
+BF16_CPU_FLAGS = ("amx_bf16", "avx512_bf16")  # matrix units whose bf16 products torch's CPU kernels use
+
+
+def cpu_has_bf16_units(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
+    """Whether this CPU multiplies bf16 matrices in hardware (AMX tiles, or AVX-512 BF16), where an update in
+    bf16 pays (Linux reads /proc/cpuinfo; elsewhere False)."""
     try:
-        return " amx_bf16" in cpuinfo.read_text()
+        flags = set(cpuinfo.read_text().split())
     except OSError:
         return False
+    return any(flag in flags for flag in BF16_CPU_FLAGS)
 
 
 def make_accel(device: torch.device, amp: str = "auto", pin_memory: bool = False) -> Accel:
     acc = Accel(device)
     cuda = device.type == "cuda"
-    bf16_native = torch.cuda.is_bf16_supported() if cuda else cpu_has_amx()  # /proc/cpuinfo read once
+    bf16_native = torch.cuda.is_bf16_supported() if cuda else cpu_has_bf16_units()  # /proc/cpuinfo read once
     if amp == "auto":
         amp = "bf16" if bf16_native else "off"
     if amp == "fp16" and not cuda:
@@ -100,8 +105,9 @@ def make_accel(device: torch.device, amp: str = "auto", pin_memory: bool = False
         acc.amp_dtype = AMP_DTYPES[amp]
         if amp == "fp16":
             acc.scaler = torch.amp.GradScaler("cuda")
-        elif not bf16_native:  # a CPU without AMX: asked for explicitly, so honoured
-            acc.notes.append("AMP bf16 on a CPU without AMX tiles is emulated and usually slower than float32.")
+        elif not bf16_native:  # a CPU without bf16 units: asked for explicitly, so honoured
+            acc.notes.append("AMP bf16 on a CPU without AMX tiles or AVX-512 BF16 is emulated and usually slower "
+                             "than float32.")
     acc.pin_memory = pin_memory and cuda  # only copies to a GPU gain from it
     return acc
 

@@ -239,6 +239,11 @@ def bench_train_command(
         table.add_row(f"{backend}: time in collection / inference / update",
                       " / ".join(f"{v:.0%}" for v in share.parts().values()))
     table.add_row("collection only, same workers (agent steps/s)", f"{r.collection_only_steps_per_second:,.0f}")
+    if r.update_rows_per_second:
+        table.add_row(f"the PPO update alone (samples/s, one epoch of {r.batch:,})", f"{r.update_rows_per_second:,.0f}")
+        table.add_row(f"{first}: limit (collection, its inference and {r.epochs} epoch(s) of update in sequence)",
+                      f"{r.limit_steps_per_second:,.0f}")
+        table.add_row(f"{first} / its limit", f"{r.ratio_to_limit:.2f}x")
     for backend, (rate, _) in (r.backends or {}).items():
         table.add_row(f"{backend} / collection only", f"{rate / r.collection_only_steps_per_second:.2f}x")
     out.print(table)

@@ -78,6 +78,25 @@ class TrainBench:
     iterations: int
     batch: int  # agent steps per iteration
     backends: dict[str, tuple[float, TimeSplit]] | None = None  # each backend's rate and split; the first is above
+    update_rows_per_second: float | None = None  # the PPO update alone: samples a second through one epoch
+    epochs: int = 1
+
+    @property
+    def limit_steps_per_second(self) -> float | None:
+        """The first backend's limit on these cores, its parts measured alone in this run and done in sequence: the
+        collection alone (random actions), the run's own inference per step, and the update alone over its epochs.
+        Overlap (pipelining, rollout workers' own forwards) can pass it; a loop that adds waits falls short."""
+        if not self.update_rows_per_second:
+            return None
+        inference = self.share.inference / self.agent_steps_per_second
+        return 1.0 / (1.0 / self.collection_only_steps_per_second + inference
+                      + self.epochs / self.update_rows_per_second)
+
+    @property
+    def ratio_to_limit(self) -> float | None:
+        """The first backend's end-to-end rate over its limit (issue 59's target: at least 0.8)."""
+        limit = self.limit_steps_per_second
+        return None if limit is None else self.agent_steps_per_second / limit
 
     @property
     def ratio(self) -> float:
@@ -170,15 +189,27 @@ def bench_train(stage: str = "1v1", iterations: int = 4, batch: int = 50_000, wo
     if unknown or not backends:
         raise LeagueError(f"Unknown backend {unknown[0] if unknown else ''!r}; expected some of {', '.join(BACKENDS)}.")
     measured: dict[str, tuple[float, TimeSplit]] = {}
+    first = None
     for backend in backends:
         cfg = bench_config(stage, iterations, batch, workers, envs_per_worker, (extra or []) + backend_settings(backend))
         if BACKENDS[backend][0] is Backend.RAY:  # as many one-core rollout workers as game workers, each with as many arenas
             cfg = bench_config(stage, iterations, batch, workers, envs_per_worker, (extra or []) + backend_settings(backend)
                                + [f"runner.rollout_workers={resolved_workers(cfg)}"])
         measured[backend] = training_rate(cfg)
+        first = first or cfg
     reference = collection_rate(cfg, seconds=8.0)
     rate, share = measured[backends[0]]
-    return TrainBench(rate, reference, share, iterations, cfg.ppo.minibatch_size, measured)
+    update = update_rate(first)
+    return TrainBench(rate, reference, share, iterations, cfg.ppo.minibatch_size, measured, update,
+                      first.ppo.epochs)
+
+
+def update_rate(cfg) -> float:
+    """The PPO update alone (training.measure.diagnose.measure_update: the config's network, minibatch, AMP and
+    threads, on a buffer of random experience): samples a second through one epoch."""
+    from training.measure.diagnose import MeasureTimes, measure_update
+
+    return measure_update(cfg, MeasureTimes(update_repeats=2), []).rows_per_second
 
 
 def resolved_workers(cfg) -> int:
