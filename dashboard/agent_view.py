@@ -7,8 +7,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import data, queries, ui
-from dashboard.queries_agent import facts
+from dashboard import queries, ui
+from dashboard.queries_agent import agent_facts
 
 GAMES_SHOWN = 20
 EVERY_OPPONENT = ""  # the opponent filter's "every opponent" choice
@@ -16,7 +16,7 @@ GAME_LINK = st.column_config.LinkColumn("Game", display_text=r"game=(\d+)$", hel
 
 
 def show_agent(root: str, name: str) -> None:
-    found = facts(root, name)
+    found = agent_facts(root, name)
     if found is None:
         st.warning(f"Agent {ui.plain(name)} is no longer in the league.")
         return
@@ -24,7 +24,7 @@ def show_agent(root: str, name: str) -> None:
     st.dataframe(pd.DataFrame(found, columns=["fact", "value"]), hide_index=True, width="stretch",
                  column_config={"fact": st.column_config.TextColumn("", width="small"),
                                 "value": st.column_config.TextColumn("")})
-    details = data.agent_details(root, name)
+    details = queries.agent_details(root, name)
     ratings = pd.DataFrame(details["ratings"] if details else [])
     if ratings.empty:
         st.caption("No rated games yet.")
@@ -49,7 +49,7 @@ def opponent_records(root: str, name: str, team_sizes: list[int]) -> pd.DataFram
     games, W-D-L and score rate from the agent's view, most games first."""
     parts = []
     for size in team_sizes:
-        pairs = data.pair_results(root, size)
+        pairs = queries.pair_results(root, size)
         parts.append(pairs[pairs["agent"] == name].assign(stage=ui.stage_label(size)))
     met = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
     if met.empty:
@@ -74,7 +74,7 @@ def opponents(root: str, name: str, team_sizes: list[int]) -> None:
         st.session_state[key] = EVERY_OPPONENT
     versus = st.selectbox("Games against", choices, key=key, format_func=lambda o: o or "every opponent",
                           help="Its latest games against one opponent, e.g. a community bot it rarely meets.")
-    games = data.games(root, agent=name, versus=versus or None, limit=GAMES_SHOWN)
+    games = queries.games(root, agent=name, versus=versus or None, limit=GAMES_SHOWN)
     more = "+" if len(games) == GAMES_SHOWN else ""
     st.caption(f"Latest games ({len(games)}{more}), newest first; a mixed team is shown with all its members.")
     st.dataframe(queries.games_listing(games), hide_index=True, width="stretch", column_config={"game": GAME_LINK})

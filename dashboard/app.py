@@ -29,6 +29,7 @@ from dashboard import (
     pages_roles,
     pages_tournaments,
     pages_training,
+    queries,
     ui,
 )
 from league.errors import LeagueError
@@ -84,7 +85,7 @@ def choose_page() -> str:
 
 
 def sidebar_summary(root: str) -> None:
-    counts = data.summary(root)
+    counts = queries.summary(root)
     st.sidebar.caption(f"{counts['agents']} agents · {counts['games']:,} games · {counts['tournaments']} tournaments")
     if st.sidebar.button("Refresh", help=f"Re-read the league now (otherwise data is at most "
                                          f"{data.TTL_SECONDS} s old)."):

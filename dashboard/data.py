@@ -1,50 +1,53 @@
 """Cached data for the pages: one read-only connection per league, query results cached briefly.
 
 `st.cache_resource` keeps one read-only Registry per league home (the connection is shared by
-every session's script thread, so queries take its lock). `st.cache_data` keeps query results
-for `TTL_SECONDS`, so reruns from widget changes are cheap while games a tournament records
-appear within seconds. Functions take the league home as a string so it can be a cache key.
+every session's script thread, so queries take its lock). A query of the league is one function of
+that Registry, `fn(registry, *args)`, marked `@cached_query`: the pages call it with the league home
+as a string, `fn(root, *args)`, and `st.cache_data` keeps its result for `TTL_SECONDS` keyed by the
+root and the arguments, so reruns from widget changes are cheap while games a tournament records
+appear within seconds. A new datum is one query function and its decorator; `fn.read(registry, ...)`
+is the query itself (tests, and queries built on others).
 """
 
 from __future__ import annotations
 
+import inspect
 import os
 import sqlite3
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 import pandas as pd
 import streamlit as st
 
 from arena.replay import ReadBudget, ReplayOverBudget, read_replay
 
-from dashboard import match_queries, queries, roles_queries
 from dashboard.replay_view import ball_timeline, events_table, format_clock, player_payload
 from dashboard.training_runs import Metrics, RunFile, list_runs, read_metrics, read_run_info
-from league.config import RatingsConfig, load_config
+from league.config import load_config
 from league.errors import LeagueError
 from league.home import LeagueHome
-from league.ratings import MleRatings
 from league.registry import Registry
 
 TTL_SECONDS = 10
 T = TypeVar("T")
+P = ParamSpec("P")
+Query = Callable[Concatenate[Registry, P], T]  # a function of the open league's registry
 
 
 @dataclass
 class OpenLeague:
     home: LeagueHome
-    registry: Registry
-    ratings_cfg: RatingsConfig
+    registry: Registry  # read-only, with the home's ratings config (registry.ratings_cfg)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """Call `fn(db, ...)` on the shared read-only connection."""
+    def run(self, fn: Query[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """Call `fn(registry, ...)` on the shared read-only connection."""
         with self.lock:
-            return fn(self.registry.db, *args, **kwargs)
+            return fn(self.registry, *args, **kwargs)
 
 
 def check_home(root: str) -> LeagueHome:
@@ -63,7 +66,7 @@ def _open(root: str) -> OpenLeague:
     # Read-only, so the dashboard also serves a home it may not write (a share, another user's);
     # an empty or foreign database is refused there with its one sentence.
     registry = Registry.open(home.db_path, cfg, readonly=True)
-    return OpenLeague(home, registry, cfg)
+    return OpenLeague(home, registry)
 
 
 def open_league(root: str) -> OpenLeague:
@@ -79,213 +82,50 @@ def clear_caches() -> None:
     st.cache_data.clear()
 
 
-# --------------------------------------------------------------------------- league-wide
-
-
-@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
-def summary(root: str) -> dict[str, int]:
-    return open_league(root).run(queries.summary)
-
-
-@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
-def team_sizes(root: str) -> list[int]:
-    return open_league(root).run(queries.team_sizes)
-
-
-@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
-def games_by_team_size(root: str) -> dict[int, int]:
-    return open_league(root).run(queries.games_by_team_size)
-
-
-# --------------------------------------------------------------------------- ratings
-
-
-@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
-def pair_results(root: str, team_size: int) -> pd.DataFrame:
-    return open_league(root).run(queries.pair_results, team_size)
-
-
-@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
-def mle(root: str, team_size: int) -> MleRatings:
-    league = open_league(root)
-    return league.run(queries.mle, team_size, league.ratings_cfg)
-
-
-@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
-def leaderboard(root: str, team_size: int, include_retired: bool, by: str = "elo") -> pd.DataFrame:
-    """The stage's standings with MLE ratings and 95% intervals, best first by `by` (league.standings)."""
-    league = open_league(root)
-    return league.run(queries.leaderboard, team_size, league.ratings_cfg, include_retired, by)
-
-
-@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
-def rating_history(root: str, names: tuple[str, ...], team_size: int) -> pd.DataFrame:
-    return open_league(root).run(queries.rating_history, list(names), team_size)
-
-
-# --------------------------------------------------------------------------- agents
-
-
-@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
-def agents(root: str) -> pd.DataFrame:
-    return open_league(root).run(queries.agents)
-
-
-@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
-def lineage_layout(root: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Nodes (name, x = generation, y = row) and edges (parent, child, x, y, x2, y2) of the lineage."""
-    graph = open_league(root).run(queries.lineage_graph)
-    pos = queries.tree_layout(graph)
-    nodes = pd.DataFrame([{"name": n, "x": pos[n][0], "y": pos[n][1]} for n in graph.nodes],
-                         columns=["name", "x", "y"])
-    edges = pd.DataFrame([{"parent": a, "child": b, "x": pos[a][0], "y": pos[a][1], "x2": pos[b][0], "y2": pos[b][1]}
-                          for a, b in graph.edges], columns=["parent", "child", "x", "y", "x2", "y2"])
-    return nodes, edges
-
-
-def agent_details(root: str, name: str) -> dict[str, Any] | None:
-    return open_league(root).run(queries.agent_details, name)
-
-
-# --------------------------------------------------------------------------- tournaments and games
-
-
-def tournaments(root: str) -> pd.DataFrame:
-    """Not cached: the Tournaments page polls it while one is running (one small query)."""
-    return open_league(root).run(queries.tournaments)
-
-
-def tournament_standings(root: str, tournament_id: int) -> pd.DataFrame:
-    league = open_league(root)
-    return league.run(queries.tournament_standings, tournament_id, league.ratings_cfg)
-
-
-def latest_games(root: str, tournament_id: int, limit: int) -> pd.DataFrame:
-    """Not cached, like `tournaments`: the newest games of a tournament."""
-    return open_league(root).run(queries.games, tournament_id=tournament_id, limit=limit)
-
-
-@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
-def games(root: str, **filters: Any) -> pd.DataFrame:
-    return open_league(root).run(queries.games, **filters)
-
-
-@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
-def agents_in_games(root: str, tournament_id: int | None, outside_tournaments: bool) -> list[str]:
-    return open_league(root).run(queries.agents_in_games, tournament_id, outside_tournaments)
-
-
-def game(root: str, game_id: int) -> dict[str, Any] | None:
-    return open_league(root).run(queries.game, game_id)
-
-
-# --------------------------------------------------------------------------- matches and promotions
-
-
-@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
-def matches(root: str) -> pd.DataFrame:
-    return open_league(root).run(match_queries.matches)
-
-
-@dataclass
-class MatchView:
-    """One match as the Matches page shows it: its row (match_queries.match), pairs, the
-    statistics after each complete pair, and the promotions that cite it."""
-
-    match: dict[str, Any]
-    pairs: pd.DataFrame
-    path: pd.DataFrame
-    promotions: pd.DataFrame
-
-
-@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
-def match(root: str, match_id: int) -> MatchView | None:
-    """One match read together (None if there is no such match)."""
-    league = open_league(root)
-    with league.lock:
-        db = league.registry.db
-        row = match_queries.match(db, match_id)
-        if row is None:
-            return None
-        pairs = match_queries.match_pairs(db, match_id)
-        promotions = match_queries.promotions(db, match_id)
-    path = statistics_path(pairs, row["params_json"], int(row["batch_pairs"]), int(row["max_games"]))
-    return MatchView(row, pairs, path, promotions)
-
-
-@st.cache_data(ttl=600, max_entries=32, show_spinner=False)
-def statistics_path(pairs: pd.DataFrame, params_json: str | None, batch_pairs: int, max_games: int) -> pd.DataFrame:
-    """match_queries.statistics_path, kept while the pairs stay the same (an LLR per pair costs about
-    a millisecond: seconds for a long match, so a finished match is not recomputed every TTL_SECONDS)."""
-    return match_queries.statistics_path(pairs, match_queries.match_params(params_json), batch_pairs, max_games)
-
-
-@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
-def sprt_promoted(root: str, team_size: int) -> pd.DataFrame:
-    """The agents promoted at this team size by an SPRT (match_queries.sprt_promoted)."""
-    return open_league(root).run(match_queries.sprt_promoted, team_size)
-
-
-# --------------------------------------------------------------------------- curricula and the climb
-
-
-@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
-def curricula(root: str) -> pd.DataFrame:
-    return open_league(root).run(queries.curricula)
-
-
-@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
-def curriculum(root: str, name: str) -> tuple[dict[str, Any] | None, pd.DataFrame, pd.DataFrame]:
-    """One curriculum's spec (None if it is gone), stages and gate checks, read together."""
-    league = open_league(root)
-    return (league.run(queries.curriculum_spec, name), league.run(queries.curriculum_stages, name),
-            league.run(queries.gate_checks, name))
-
-
-@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
-def baseline_win_rates(root: str, run: str, opponents: tuple[str, ...] | None = None) -> pd.DataFrame:
-    """The run's versions against each baseline (or each of `opponents`) in evaluation games
-    (queries.baseline_win_rates)."""
-    league = open_league(root)
-    if opponents is None:
-        return league.run(queries.baseline_win_rates, run)
-    return league.run(queries.baseline_win_rates, run, opponents)
-
-
-# --------------------------------------------------------------------------- leagues of roles and probes
-
-
-@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
-def role_leagues(root: str) -> list[str]:
-    """The leagues of roles, most recently started last (roles_queries.role_leagues)."""
-    return open_league(root).run(roles_queries.role_leagues)
-
-
-@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
-def roles_view(root: str, name: str) -> roles_queries.RolesView:
-    """One league of roles: its roles, runs and exploiter checks (roles_queries.roles_view)."""
-    return open_league(root).run(roles_queries.roles_view, name)
-
-
-@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
-def probes(root: str, runs: tuple[str, ...] | None = None) -> pd.DataFrame:
-    """Exploitability probes (of the snapshots of `runs`, or all of them; roles_queries.probes)."""
-    return open_league(root).run(roles_queries.probes, runs)
-
-
-# --------------------------------------------------------------------------- community bots
-
-
-@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
-def community_bots(root: str) -> pd.DataFrame:
-    """The league's community bots with the league's record against each (queries.community_bots)."""
-    return open_league(root).run(queries.community_bots)
-
-
-@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
-def community_results(root: str, bot: str) -> pd.DataFrame:
-    """Every member's record against the bot (queries.community_results)."""
-    return open_league(root).run(queries.community_results, bot)
+class CachedQuery(Generic[P, T]):
+    """A query of the league as the pages call it: `query(root, *args)` runs `read(registry, *args)` on the
+    league at `root` (open_league's shared registry, under its lock), its result cached by `st.cache_data`
+    for `ttl` seconds keyed by the root and the arguments (not cached with ttl 0: read on every call)."""
+
+    def __init__(self, read: Query[P, T], ttl: float) -> None:
+        self.read = read
+        self.ttl = ttl
+        self.__doc__, self.__name__, self.__qualname__ = read.__doc__, read.__name__, read.__qualname__
+        self.__module__ = read.__module__
+
+        def from_root(root: str, *args: Any, **kwargs: Any) -> T:
+            return open_league(root).run(read, *args, **kwargs)
+
+        # Streamlit keys a function's cache by its module, qualified name and source, and names its
+        # arguments by its signature: the query's own (every `from_root` has the same source, so without
+        # them two queries would share their entries), the registry in front replaced by the root.
+        from_root.__module__, from_root.__name__, from_root.__qualname__ = (
+            read.__module__, read.__name__, read.__qualname__)
+        from_root.__wrapped__ = read  # type: ignore[attr-defined]  # inspect.getsource reads the query's
+        params = list(inspect.signature(read).parameters.values())[1:]
+        from_root.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+            [inspect.Parameter("root", inspect.Parameter.POSITIONAL_OR_KEYWORD), *params])
+        self._call = st.cache_data(ttl=ttl, show_spinner=False)(from_root) if ttl > 0 else from_root
+
+    def __call__(self, root: str, *args: P.args, **kwargs: P.kwargs) -> T:
+        return self._call(root, *args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<cached_query {self.__module__}.{self.__qualname__} ttl={self.ttl}>"
+
+
+@overload
+def cached_query(read: Query[P, T], /) -> CachedQuery[P, T]: ...
+@overload
+def cached_query(*, ttl: float = TTL_SECONDS) -> Callable[[Query[P, T]], CachedQuery[P, T]]: ...
+
+
+def cached_query(read=None, /, *, ttl=TTL_SECONDS):
+    """Mark `read(registry, *args)` as a query the pages call with the league's root: `@cached_query`
+    (results kept TTL_SECONDS), or `@cached_query(ttl=0)` for one a page polls (read on every call)."""
+    if read is None:
+        return lambda fn: CachedQuery(fn, ttl)
+    return CachedQuery(read, ttl)
 
 
 # --------------------------------------------------------------------------- replays

@@ -16,7 +16,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from dashboard import data, ui
+from dashboard import queries, ui
 from dashboard.training_runs import long_form
 from league.sprt import Z95, elo_estimate
 
@@ -65,7 +65,7 @@ def teacher_rates(frames: dict[str, pd.DataFrame], teachers: dict[str, str | Non
 def teacher_games(root: str, run: str, teacher: str | None) -> dict[str, object]:
     """The evaluation games behind the run's last score against its teacher: its last version that played the
     teacher, the games, W-D-L, the score rate and its 95% interval (empty when the league holds none)."""
-    versions = data.baseline_win_rates(root, run, (teacher,)) if teacher else pd.DataFrame()
+    versions = queries.baseline_win_rates(root, run, (teacher,)) if teacher else pd.DataFrame()
     if versions.empty:
         return {}
     last = versions.iloc[-1]

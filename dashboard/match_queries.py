@@ -1,7 +1,7 @@
-"""The dashboard's reading of matches (`league match A B`) and promotions: read-only, no Streamlit.
-Read through the stores (league.registry): matches through the match store (league.stores.matches),
-whose sides are the tournament's entrants (an agent, or a mixed team "A+necto"), their games through
-the game store and promotions through the promotion store; no SQL here.
+"""The dashboard's reading of matches (`league match A B`) and promotions: read-only. Read through the
+stores (league.registry): matches through the match store (league.stores.matches), whose sides are the
+tournament's entrants (an agent, or a mixed team "A+necto"), their games through the game store and
+promotions through the promotion store; no SQL here.
 
 A match is a two-entrant tournament plus a `matches` row (docs/match.md, docs/schema.md): pair p
 is the games with schedule_index 2p (A on blue) and 2p + 1 (B on blue). Its statistics after each
@@ -9,6 +9,10 @@ complete pair are recomputed here from the recorded games with `league.sprt`, th
 the match runner uses (arena/match.py `match_stats`, which the dashboard may not import): a game
 scores 1, 0.5 or 0 for A by its goals, a pair counts once both of its games are recorded, pairs
 in schedule order.
+
+Each query takes the open league's Registry; those the pages call are `@cached_query` (dashboard/data.py),
+and a match's statistics are kept while its pairs stay the same (`kept_statistics_path`): no other
+Streamlit here.
 
 Both tables are newer than some league homes (matches: schema version 7; promotions: version
 8), and the dashboard never migrates: a home without them has no matches and no promotions.
@@ -19,11 +23,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
-import sqlite_utils
+import streamlit as st
 
+from dashboard.data import cached_query
 from league.errors import LeagueError
 from league.registry import Registry
 from league.sprt import SprtParams, elo_estimate, pair_score, sprt_result
@@ -41,33 +47,34 @@ PATH_COLUMNS = ["n", "pair", "games", "outcome", "n0", "n1", "n2", "n3", "n4", "
                 "nelo", "nelo_lo", "nelo_hi", "los", "checked"]
 
 
-def has_table(db: sqlite_utils.Database, name: str) -> bool:
-    return name in db.table_names()
+def has_table(reg: Registry, name: str) -> bool:
+    return name in reg.db.table_names()
 
 
 # --------------------------------------------------------------------------- matches
 
 
-def matches(db: sqlite_utils.Database) -> pd.DataFrame:
+@cached_query
+def matches(reg: Registry) -> pd.DataFrame:
     """Every match, newest first, as the match store reads it (league.stores.matches.Match): id,
     tournament_id, a, b (the sides as its tournament names them: an agent, or a mixed team "A+necto"),
     team_size, mode (sprt, fixed), status, decision (H1, H0, inconclusive; None unfinished or fixed),
     games, max_games, batch_pairs, game_seconds, the statistics as the runner last saved them (llr, elo,
     elo_lo, elo_hi, nelo, nelo_lo, nelo_hi, los), counts_json, params_json, seed, message (the
     tournament's: how it ended), created, finished. Empty in a home without matches."""
-    if not has_table(db, "matches"):
+    if not has_table(reg, "matches"):
         return pd.DataFrame(columns=MATCH_COLUMNS)
-    rows = [dataclasses.asdict(m) for m in reversed(Registry(db).match_store.all())]
+    rows = [dataclasses.asdict(m) for m in reversed(reg.match_store.all())]
     return pd.DataFrame(rows, columns=[*MATCH_COLUMNS, *(["deterministic"] if rows else [])])[MATCH_COLUMNS]
 
 
-def match(db: sqlite_utils.Database, match_id: int) -> dict[str, Any] | None:
+def match(reg: Registry, match_id: int) -> dict[str, Any] | None:
     """One match's row as `matches` gives it, with `params` (SprtParams, None for a fixed match or
     unreadable parameters) and `counts` (the saved pentanomial counts); None if there is no such match."""
-    if not has_table(db, "matches"):
+    if not has_table(reg, "matches"):
         return None
     try:
-        found = Registry(db).match_store.get(int(match_id))
+        found = reg.match_store.get(int(match_id))
     except LeagueError:
         return None
     row = {k: getattr(found, k) for k in MATCH_COLUMNS}
@@ -95,7 +102,7 @@ def game_score(own_goals: int, other_goals: int) -> float:
     return 1.0 if own_goals > other_goals else 0.5 if own_goals == other_goals else 0.0
 
 
-def match_pairs(db: sqlite_utils.Database, match_id: int) -> pd.DataFrame:
+def match_pairs(reg: Registry, match_id: int) -> pd.DataFrame:
     """A match's pairs that have at least one recorded game, in schedule order.
 
     Columns: pair (p, 0-based: games 2p with A on blue and 2p + 1 with B on blue), first_game and
@@ -104,10 +111,10 @@ def match_pairs(db: sqlite_utils.Database, match_id: int) -> pd.DataFrame:
     outcome (A's pentanomial class, one of PAIR_LABELS; None for an incomplete pair) and counted
     (both games recorded: only those enter the statistics).
     """
-    m = match(db, match_id)
+    m = match(reg, match_id)
     if m is None:
         return pd.DataFrame(columns=PAIR_COLUMNS)
-    played = [g for g in Registry(db).game_store.games(tournament_id=int(m["tournament_id"]))
+    played = [g for g in reg.game_store.games(tournament_id=int(m["tournament_id"]))
               if g.schedule_index is not None]
     pairs: dict[int, dict[str, Any]] = {}
     for g in sorted(played, key=lambda g: g.schedule_index):
@@ -162,12 +169,46 @@ def statistics_path(pairs: pd.DataFrame, params: SprtParams | None, batch_pairs:
     return pd.DataFrame(rows, columns=PATH_COLUMNS)
 
 
-def match_path(db: sqlite_utils.Database, match_id: int) -> pd.DataFrame:
+def match_path(reg: Registry, match_id: int) -> pd.DataFrame:
     """`statistics_path` of a match from its recorded games (empty if there is no such match)."""
-    m = match(db, match_id)
+    m = match(reg, match_id)
     if m is None:
         return pd.DataFrame(columns=PATH_COLUMNS)
-    return statistics_path(match_pairs(db, match_id), m["params"], m["batch_pairs"], m["max_games"])
+    return statistics_path(match_pairs(reg, match_id), m["params"], m["batch_pairs"], m["max_games"])
+
+
+
+@dataclass
+class MatchView:
+    """One match as the Matches page shows it: its row (`match`), pairs and the promotions that cite it, read
+    together; `path`, the statistics after each complete pair, is computed from the pairs when it is read."""
+
+    match: dict[str, Any]
+    pairs: pd.DataFrame
+    promotions: pd.DataFrame
+
+    @property
+    def path(self) -> pd.DataFrame:
+        m = self.match
+        return kept_statistics_path(self.pairs, m["params_json"], int(m["batch_pairs"]), int(m["max_games"]))
+
+
+@cached_query
+def match_view(reg: Registry, match_id: int) -> MatchView | None:
+    """One match read together (None if there is no such match)."""
+    row = match(reg, match_id)
+    if row is None:
+        return None
+    return MatchView(row, match_pairs(reg, match_id), promotions(reg, match_id))
+
+
+@st.cache_data(ttl=600, max_entries=32, show_spinner=False)
+def kept_statistics_path(pairs: pd.DataFrame, params_json: str | None, batch_pairs: int, max_games: int
+                         ) -> pd.DataFrame:
+    """statistics_path, kept while the pairs stay the same (an LLR per pair costs about a millisecond: seconds
+    for a long match, so a finished match is not recomputed every data.TTL_SECONDS), and computed outside the
+    league's lock."""
+    return statistics_path(pairs, match_params(params_json), batch_pairs, max_games)
 
 
 # --------------------------------------------------------------------------- promotions
@@ -176,13 +217,13 @@ PROMOTION_COLUMNS = ["id", "agent", "team_size", "previous_champion", "method", 
                      "llr", "elo", "elo_lo", "elo_hi", "los", "games", "created"]
 
 
-def promotions(db: sqlite_utils.Database, match_id: int | None = None) -> pd.DataFrame:
+def promotions(reg: Registry, match_id: int | None = None) -> pd.DataFrame:
     """Promotion decisions, newest first (all, or those that cite match `match_id`): id, agent,
     team_size, previous_champion, method (manual, sprt, training), promoted (bool), match_id,
     decision, llr, elo, elo_lo, elo_hi, los, games, created. Empty in a home without the table."""
-    if not has_table(db, "promotions"):
+    if not has_table(reg, "promotions"):
         return pd.DataFrame(columns=PROMOTION_COLUMNS)
-    store = Registry(db).promotion_store
+    store = reg.promotion_store
     found = store.citing(int(match_id)) if match_id is not None else store.all()
     frame = pd.DataFrame([[getattr(p, c) for c in PROMOTION_COLUMNS] for p in reversed(found)],
                          columns=PROMOTION_COLUMNS)
@@ -192,11 +233,12 @@ def promotions(db: sqlite_utils.Database, match_id: int | None = None) -> pd.Dat
     return frame
 
 
-def sprt_promoted(db: sqlite_utils.Database, team_size: int) -> pd.DataFrame:
+@cached_query
+def sprt_promoted(reg: Registry, team_size: int) -> pd.DataFrame:
     """The agents promoted at this team size by an SPRT (method sprt or training, promoted = 1),
     one row each (its latest such promotion): agent, method, match_id, decision, llr, elo, elo_lo,
     elo_hi, los, games, created. Manual promotions and rejected ones are left out."""
-    frame = promotions(db)
+    frame = promotions(reg)
     frame = frame[frame["promoted"] & frame["method"].isin(SPRT_METHODS)
                   & (frame["team_size"].isna() | (frame["team_size"] == team_size))]
     frame = frame.drop_duplicates("agent", keep="first")  # newest first: each agent's latest

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import data, pages_replays, ui
+from dashboard import pages_replays, queries, ui
 from dashboard.queries import community_climb
 
 KEY = "community_bot"
@@ -30,7 +30,7 @@ def _query_bot() -> str | None:
 
 def render(root: str) -> None:
     st.header("Community")
-    bots = data.community_bots(root)
+    bots = queries.community_bots(root)
     if bots.empty:
         st.info(HOW_TO_ADD)
         return
@@ -45,7 +45,7 @@ def render(root: str) -> None:
         st.query_params["bot"] = bot
         st.session_state["_community_asked"] = bot
 
-    results = data.community_results(root, bot)
+    results = queries.community_results(root, bot)
     if results.empty:
         st.info(f"No games against {ui.plain(bot)} yet. It plays like any member: in tournaments at the stages it plays "
                 f"(`league tournament`), in matches (`league match RUN-vN {bot}`) and in training runs' evaluation "
@@ -147,10 +147,10 @@ def watch(root: str, bot: str, results: pd.DataFrame) -> None:
     st.session_state.setdefault(WITH_REPLAY_KEY, True)
     with_file = c3.checkbox("With replay", key=WITH_REPLAY_KEY, help="Only games that recorded a replay file.")
     if member == ANY_MEMBER:  # the bot's games, its result the other way round
-        games = data.games(root, agent=bot, result=BOT_VIEW[result], with_replay=with_file, no_mirror=True,
+        games = queries.games(root, agent=bot, result=BOT_VIEW[result], with_replay=with_file, no_mirror=True,
                            limit=GAME_LIST_LIMIT)
     else:
-        games = data.games(root, agent=member, versus=bot, result=result, with_replay=with_file,
+        games = queries.games(root, agent=member, versus=bot, result=result, with_replay=with_file,
                            limit=GAME_LIST_LIMIT)
     if games.empty:
         st.info("No games match these filters.")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import data, ui
+from dashboard import queries, ui
 from league.ratings import conservative
 
 KEY = "curriculum"
@@ -27,7 +27,7 @@ def lineage_link(agent: object) -> str | None:
 
 def render(root: str) -> None:
     st.header("Curriculum")
-    listing = data.curricula(root)
+    listing = queries.curricula(root)
     if listing.empty:
         st.info("No curricula yet: `league train --curriculum` records its stages, their gate checks and the agent "
                 "each stage ends with here (docs/curriculum.md).")
@@ -46,7 +46,7 @@ def render(root: str) -> None:
         st.query_params[KEY] = name
         st.session_state["_curriculum_asked"] = name
 
-    spec, stages, checks = data.curriculum(root, name)
+    spec, stages, checks = queries.curriculum(root, name)
     if spec is None or stages.empty:
         st.warning(f"Curriculum {ui.plain(name)} is no longer in the league.")
         return
@@ -119,7 +119,7 @@ def show_stage(root: str, stage, checks: pd.DataFrame) -> None:
         st.caption("No final agent yet: the stage " + ("has not started." if stage.status == "pending"
                                                         else "is still training."))
 
-    rates = data.baseline_win_rates(root, stage.run)
+    rates = queries.baseline_win_rates(root, stage.run)
     if not rates.empty:
         st.altair_chart(ui.climb_chart(rates, title=f"{stage.run}: win rate against the baselines", height=260),
                         width="stretch")

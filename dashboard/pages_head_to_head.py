@@ -6,7 +6,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from dashboard import data, queries, ui
+from dashboard import queries, ui
 
 DEFAULT_AGENTS = 12
 GAMES_SHOWN = 50
@@ -17,11 +17,11 @@ def render(root: str) -> None:
     st.header("Head-to-head")
     c1, c2 = st.columns([1, 3])
     team_size = ui.stage_picker(root, c1)
-    pairs = data.pair_results(root, team_size)
+    pairs = queries.pair_results(root, team_size)
     if pairs.empty:
         st.info(f"No games between different agents in {ui.stage_label(team_size)} yet.")
         return
-    board = data.leaderboard(root, team_size, True)
+    board = queries.leaderboard(root, team_size, True)
     met = set(pairs["agent"])
     ranked = [n for n in board["name"] if n in met]
     names = c2.multiselect("Agents in the matrix", ranked, default=met_default(ranked, pairs, DEFAULT_AGENTS),
@@ -45,7 +45,7 @@ def render(root: str) -> None:
     if a == b:
         st.info("Choose two different agents.")
         return
-    fit = data.mle(root, team_size)
+    fit = queries.mle(root, team_size)
     record = pairs[(pairs["agent"] == a) & (pairs["opponent"] == b)]
     m1, m2, m3 = st.columns(3)
     m1.metric("Likelihood of superiority (A over B)", f"{fit.los(a, b):.1%}",
@@ -80,7 +80,7 @@ def met_default(ranked: list[str], pairs: pd.DataFrame, most: int) -> list[str]:
 
 def show_games(root: str, team_size: int, a: str, b: str) -> None:
     """The games between A and B (on opposite sides, alone or in mixed teams, whose whole teams are shown)."""
-    games = data.games(root, agent=a, versus=b, team_size=team_size, limit=GAMES_SHOWN)
+    games = queries.games(root, agent=a, versus=b, team_size=team_size, limit=GAMES_SHOWN)
     if games.empty:
         return
     table = queries.games_listing(games)

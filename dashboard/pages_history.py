@@ -6,7 +6,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from dashboard import data, ui
+from dashboard import queries, ui
 
 DEFAULT_AGENTS = 5
 METRICS = {"Elo": "elo", "TrueSkill mu": "mu", "TrueSkill mu - 3 sigma": "ts"}
@@ -20,7 +20,7 @@ def render(root: str) -> None:
     metric_label = c2.radio("Rating", list(METRICS), horizontal=True, key="history_metric")
     axis_label = c3.radio("Over", list(AXES), horizontal=True, key="history_axis")
 
-    board = data.leaderboard(root, team_size, True)
+    board = queries.leaderboard(root, team_size, True)
     rated = list(board.loc[board["games"] > 0, "name"])
     if not rated:
         st.info(f"No rated games in {ui.stage_label(team_size)} yet, so there is no rating history to show.")
@@ -30,7 +30,7 @@ def render(root: str) -> None:
     if not names:
         st.info("Choose one or more agents.")
         return
-    history = data.rating_history(root, tuple(names), team_size)
+    history = queries.rating_history(root, tuple(names), team_size)
     metric, axis = METRICS[metric_label], AXES[axis_label]
     st.altair_chart(history_chart(history, metric, metric_label, axis, axis_label), width="stretch")
 

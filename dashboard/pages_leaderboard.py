@@ -6,7 +6,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from dashboard import data, ui
+from dashboard import match_queries, queries, ui
 
 CHART_TOP_DEFAULT = 30
 RANK_KEYS = {"Elo": "elo", "MLE Elo": "mle", "TrueSkill (mu - 3 sigma)": "trueskill"}  # label -> standings key
@@ -43,11 +43,11 @@ def render(root: str) -> None:
     rank_label = c2.selectbox("Rank by", list(RANK_KEYS), key="rank_by")
     show_retired = c3.checkbox("Show retired agents", key="show_retired")
 
-    ranked = data.leaderboard(root, team_size, show_retired, RANK_KEYS[rank_label])
+    ranked = queries.leaderboard(root, team_size, show_retired, RANK_KEYS[rank_label])
     if not int(ranked["games"].sum()):
         st.info(f"No rated games in {ui.stage_label(team_size)} yet: agents are shown at their initial ratings. "
                 "Play some with `league tournament`.")
-    marks = sprt_marks(data.sprt_promoted(root, team_size))
+    marks = sprt_marks(match_queries.sprt_promoted(root, team_size))
     table = ranked.assign(mle_ci=[f"{lo:.0f} to {hi:.0f}" if pd.notna(lo) else "" for lo, hi in
                                   zip(ranked["mle_low"], ranked["mle_high"])],
                           sprt=[marks.get(name, "") for name in ranked["name"]])[list(COLUMNS)]

@@ -8,7 +8,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from dashboard import data, queries_agent, ui
+from dashboard import queries, ui
 from dashboard.agent_view import show_agent
 from dashboard.lineage_compact import FOLD_FROM, layout
 
@@ -18,7 +18,7 @@ LABELS_UP_TO = 80  # above this many nodes the names are left to the tooltips
 
 def render(root: str) -> None:
     st.header("Lineage")
-    agents = data.agents(root)
+    agents = queries.agents(root)
     c1, c2, c3 = st.columns([1, 1, 1])
     stages = ["all"] + sorted({int(s) for s in agents["team_size"].dropna()})
     stage = c1.selectbox("Stage", stages, key="lineage_stage",
@@ -44,7 +44,7 @@ def render(root: str) -> None:
         st.session_state["lineage_agent"] = clicked
     st.session_state["_lineage_clicked"] = clicked
     name = choose_agent(names, [n for n in names if info.at[n, "status"] == "champion"])
-    graph = queries_agent.lineage(root).subgraph(names)
+    graph = queries.lineage_graph(root).subgraph(names)
     nodes, edges = layout(graph, {name, *(n for n in names if info.at[n, "status"] == "champion")}, fold)
     nodes = nodes.join(info[["kind", "team_size", "status", "elo", "games", "steps_trained", "parent"]], on="name")
     if edges.empty:

@@ -12,7 +12,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from dashboard import data, pages_replays, ui
+from dashboard import match_queries, pages_replays, ui
 from dashboard.match_queries import PAIR_LABELS, match_params
 from league.sprt_verdict import match_verdict
 
@@ -62,7 +62,7 @@ def verdict(m: dict) -> str:
 
 def render(root: str) -> None:
     st.header("Matches")
-    listing = data.matches(root)
+    listing = match_queries.matches(root)
     if listing.empty:
         st.info("No matches yet. Play one with `league match A B --sprt elo0=0,elo1=30` (docs/match.md): "
                 "its LLR path, pair counts, Elo over the games and replays appear here.")
@@ -121,7 +121,7 @@ def show_listing(listing: pd.DataFrame) -> None:
 
 
 def show_match(root: str, match_id: int) -> None:
-    view = data.match(root, match_id)
+    view = match_queries.match_view(root, match_id)
     if view is None:
         st.warning(f"Match #{match_id} is no longer in the league.")
         return
@@ -278,7 +278,7 @@ def show_pairs(pairs: pd.DataFrame, path: pd.DataFrame, m: dict) -> None:
 
 def watch(root: str, match_id: int) -> None:
     """Choose one of the match's games and watch it here (the Replays page's player)."""
-    view = data.match(root, match_id)
+    view = match_queries.match_view(root, match_id)
     if view is None or view.pairs.empty:
         return
     pairs = view.pairs

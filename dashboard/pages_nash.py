@@ -10,11 +10,13 @@ from collections.abc import Sequence
 import pandas as pd
 import streamlit as st
 
-from dashboard import data, ui
+from dashboard import queries, ui
+from dashboard.data import cached_query
 from dashboard.pages_head_to_head import heatmap
 from dashboard.queries import score_matrix
 from league.nash import NashAverage
 from league.nash_standings import SPARSE_BELOW, NashStandings, RoundRobin, read_nash, round_robins
+from league.registry import Registry
 from league.standings import PairRecord
 
 SUPPORT_MARK = "\u2605"  # before the name of an agent the Nash mixture plays
@@ -39,20 +41,19 @@ ALL_GAMES = 0  # the "every game of the stage" choice of the games selector
 SCOPE_KEY = "nash_scope"
 
 
-@st.cache_data(ttl=data.TTL_SECONDS, show_spinner=False)
-def nash(root: str, team_size: int, include_retired: bool, tournament_id: int | None = None
+@cached_query
+def nash(reg: Registry, team_size: int, include_retired: bool, tournament_id: int | None = None
          ) -> tuple[NashStandings, pd.DataFrame]:
     """league.nash_standings.read_nash (the same as `league leaderboard --by nash [--tournament ID]`),
     and the members' games per pair (pair_rows) for the heat map."""
-    league = data.open_league(root)
-    result = league.run(read_nash, team_size, league.ratings_cfg, include_retired=include_retired,
-                        tournament_id=tournament_id)
+    result = read_nash(reg.db, team_size, reg.ratings_cfg, include_retired=include_retired,
+                       tournament_id=tournament_id)
     return result, pair_rows(result.records, result.nash.members)
 
 
-@st.cache_data(ttl=data.TTL_SECONDS, show_spinner=False)
-def full_round_robins(root: str, team_size: int) -> list[RoundRobin]:
-    return data.open_league(root).run(round_robins, team_size)
+@cached_query
+def full_round_robins(reg: Registry, team_size: int) -> list[RoundRobin]:
+    return round_robins(reg.db, team_size)
 
 
 def _query_tournament() -> int | None:
@@ -64,7 +65,7 @@ def _query_tournament() -> int | None:
 
 def scope_picker(root: str, team_size: int, container) -> int:
     """ALL_GAMES or the id of one tournament of the stage whose games to weigh (`tournament=ID` in the URL)."""
-    listing = data.tournaments(root)
+    listing = queries.tournaments(root)
     listing = listing[listing["team_size"] == team_size]
     full = {t.id for t in full_round_robins(root, team_size)}
     labels = {ALL_GAMES: f"Every game of {ui.stage_label(team_size)}"}

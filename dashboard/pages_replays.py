@@ -11,7 +11,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from dashboard import data, ui
+from dashboard import data, queries, ui
 from dashboard.replay_view import GOAL_LEAD_SECONDS, VIEWS, format_clock, player_html
 from league.errors import LeagueError
 
@@ -36,11 +36,11 @@ def _query_game() -> int | None:
 
 def render(root: str) -> None:
     st.header("Replays")
-    if not data.summary(root)["games"]:
+    if not queries.summary(root)["games"]:
         st.info("No games recorded yet. Games played by `league tournament` are recorded with their replays.")
         return
     wanted = _query_game()
-    requested = data.game(root, wanted) if wanted is not None and abs(wanted) <= MAX_GAME_ID else None
+    requested = queries.game(root, wanted) if wanted is not None and abs(wanted) <= MAX_GAME_ID else None
     if wanted is not None and requested is None:
         st.warning(f"There is no game #{wanted} in this league.")
     if requested is not None and st.session_state.get("_replay_applied") != wanted:
@@ -52,10 +52,10 @@ def render(root: str) -> None:
         st.session_state["replay_with_file"] = False
         st.session_state["replay_game"] = wanted
 
-    listing = data.tournaments(root)
+    listing = queries.tournaments(root)
     labels = {int(r.id): f"#{r.id} {r.name} ({ui.stage_label(r.team_size)}, {r.status}, {r.finished_games} games)"
               for r in listing.itertuples()}
-    outside = data.games(root, outside_tournaments=True, limit=1)
+    outside = queries.games(root, outside_tournaments=True, limit=1)
     if not outside.empty or not labels:
         labels[OUTSIDE] = "Games outside tournaments (evaluation, manual)"
     if st.session_state.get("replay_tournament") not in labels:
@@ -65,7 +65,7 @@ def render(root: str) -> None:
     tid = c1.selectbox("Tournament", list(labels), key="replay_tournament", format_func=labels.get)
     scope = {"tournament_id": None, "outside_tournaments": True} if tid == OUTSIDE else \
         {"tournament_id": tid, "outside_tournaments": False}
-    agents = [ANY_AGENT] + data.agents_in_games(root, scope["tournament_id"], scope["outside_tournaments"])
+    agents = [ANY_AGENT] + queries.agents_in_games(root, scope["tournament_id"], scope["outside_tournaments"])
     if st.session_state.get("replay_agent") not in agents:
         st.session_state["replay_agent"] = ANY_AGENT
     agent = c2.selectbox("Agent", agents, key="replay_agent")
@@ -77,7 +77,7 @@ def render(root: str) -> None:
     with_file = c4.checkbox("With replay", key="replay_with_file",
                             help="Only games that recorded a replay file.")
 
-    games = data.games(root, **scope, agent=None if agent == ANY_AGENT else agent, result=result,
+    games = queries.games(root, **scope, agent=None if agent == ANY_AGENT else agent, result=result,
                        with_replay=with_file, limit=GAME_LIST_LIMIT)
     if games.empty:
         st.info("No games match these filters.")
@@ -94,7 +94,7 @@ def render(root: str) -> None:
 
 
 def show_game(root: str, game_id: int) -> None:
-    game = data.game(root, game_id)
+    game = queries.game(root, game_id)
     if game is None:
         st.warning(f"Game #{game_id} is no longer in the league.")
         return

@@ -10,7 +10,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from dashboard import data, ui
+from dashboard import roles_queries, ui
 
 LEAGUE_KEY = "roles_league"
 ALL_PROBES_KEY = "roles_all_probes"
@@ -22,13 +22,13 @@ KIND_LABELS = {"main": "main agent", "main_exploiter": "main exploiter", "league
 
 def render(root: str) -> None:
     st.header("League roles")
-    names = data.role_leagues(root)
+    names = roles_queries.role_leagues(root)
     if not names:
         st.info(HOW_TO_START)
         show_probes(root, None)
         return
     name = choose_league(names)
-    view = data.roles_view(root, name)
+    view = roles_queries.roles_view(root, name)
     league = view.league
     stage = ui.stage_label(league.team_size)
     st.caption(f"League **{ui.plain(name)}** ({ui.plain(league.source)}, {stage}): {league.status}"
@@ -154,7 +154,7 @@ def show_probes(root: str, runs: tuple[str, ...] | None) -> None:
         every = st.checkbox("Every probe in the league home", key=ALL_PROBES_KEY,
                             help="Not only those of this league's snapshots.")
         runs = None if every else runs
-    found = data.probes(root, runs)
+    found = roles_queries.probes(root, runs)
     if found.empty:
         whose = "of this league's snapshots " if runs is not None else ""
         st.caption(f"No probe {whose}yet: `league probe NAME --minutes 10` trains a best response against NAME "

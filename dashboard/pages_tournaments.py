@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import data, ui
+from dashboard import queries, ui
 
 REFRESH_SECONDS = 5
 RECENT_GAMES = 20
@@ -13,7 +13,7 @@ RECENT_GAMES = 20
 
 def render(root: str) -> None:
     st.header("Tournaments")
-    listing = data.tournaments(root)
+    listing = queries.tournaments(root)
     if listing.empty:
         st.info("No tournaments yet. Start one with `league tournament --games 25`.")
         return
@@ -24,7 +24,7 @@ def render(root: str) -> None:
 
 
 def _body(root: str) -> None:
-    listing = data.tournaments(root)
+    listing = queries.tournaments(root)
     table = listing.assign(stage=[ui.stage_label(s) for s in listing["team_size"]],
                            created=pd.to_datetime(listing["created"], utc=True, format="ISO8601"),
                            finished=pd.to_datetime(listing["finished"], utc=True, format="ISO8601"),
@@ -52,7 +52,7 @@ def _body(root: str) -> None:
     row = listing[listing["id"] == tid].iloc[0]
     st.progress(float(row["progress"]),
                 text=f"{row['finished_games']} of {row['planned_games']} games played ({row['status']})")
-    standings = data.tournament_standings(root, tid)
+    standings = queries.tournament_standings(root, tid)
     if not int(standings["games"].sum()):
         st.info("No games recorded in this tournament yet.")
         return
@@ -63,7 +63,7 @@ def _body(root: str) -> None:
         "score_rate": st.column_config.NumberColumn("Score rate", format="%.2f"),
     })
     st.subheader("Latest games")
-    recent = data.latest_games(root, tid, RECENT_GAMES)
+    recent = queries.latest_games(root, tid, RECENT_GAMES)
     recent = recent.assign(score=[f"{b}-{o}" for b, o in zip(recent["blue_goals"], recent["orange_goals"])],
                            played=pd.to_datetime(recent["played"], utc=True, format="ISO8601"),
                            replay=[f"?page=replays&game={g}&show={'watch' if pd.notna(p) and p else 'details'}"

@@ -7,7 +7,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from dashboard import data, ui
+from dashboard import data, queries, ui
 from dashboard.distill_view import show_distillation
 from dashboard.training_runs import NAMESPACES, long_form, metric_sort_key
 from league.registry import BASELINES
@@ -85,8 +85,8 @@ def show_climb(root: str, runs: list[str]) -> None:
     st.subheader("Win rate against the baselines")
     # Community bots count as evaluation opponents too, once evaluation plays them (ui.opponent_colours
     # gives them colours of their own).
-    opponents = (*BASELINES, *data.community_bots(root)["name"])
-    found = {run: data.baseline_win_rates(root, run, opponents) for run in runs}
+    opponents = (*BASELINES, *queries.community_bots(root)["name"])
+    found = {run: queries.baseline_win_rates(root, run, opponents) for run in runs}
     played = {run: rates for run, rates in found.items() if not rates.empty}
     if not played:
         whose = "this run's" if len(runs) == 1 else "these runs'"

@@ -1,8 +1,10 @@
 """The dashboard's data access: the league database read through its stores (league.stores: typed rows,
 their JSON columns read by the stores) and read models (league.standings, league.game_search,
-league.climb), turned into DataFrames. No SQL here, and no Streamlit (the pages cache these results;
-tests call them directly). Aggregation runs in SQLite in those read models, so a page costs the same few
-queries whether the league has 200 games or 20,000. Column meanings: docs/schema.md.
+league.climb), turned into DataFrames. No SQL here, and no Streamlit calls: each query takes the open
+league's Registry, and those the pages call are marked `@cached_query` (dashboard/data.py), so a page calls
+`summary(root)` (cached) and a test `summary.read(registry)`. Aggregation runs in SQLite in those read
+models, so a page costs the same few queries whether the league has 200 games or 20,000. Column meanings:
+docs/schema.md.
 """
 
 from __future__ import annotations
@@ -15,11 +17,10 @@ from typing import Any
 
 import networkx as nx
 import pandas as pd
-import sqlite_utils
 
+from dashboard.data import cached_query
 from league.agent_facts import Manifest
 from league.climb import climb
-from league.config import RatingsConfig
 from league.errors import LeagueError
 from league.game_search import RESULTS, GameFilter, find_games, players, records_against
 from league.lineage import build_lineage
@@ -32,35 +33,32 @@ from league.teams import is_team
 from league.teams import members as team_members
 
 
-def _registry(db: sqlite_utils.Database) -> Registry:
-    """The stores over the dashboard's read-only connection (building them reads nothing)."""
-    return Registry(db)
-
-
 # --------------------------------------------------------------------------- the league as a whole
 
 
-def summary(db: sqlite_utils.Database) -> dict[str, int]:
+@cached_query
+def summary(reg: Registry) -> dict[str, int]:
     """Counts of agents, games and tournaments."""
-    reg = _registry(db)
     return {"agents": reg.agent_store.count(), "games": reg.game_store.count(),
             "tournaments": reg.tournament_store.count()}
 
 
-def team_sizes(db: sqlite_utils.Database) -> list[int]:
+@cached_query
+def team_sizes(reg: Registry) -> list[int]:
     """Team sizes that have games or stage agents, smallest first (1 when there are none)."""
-    reg = _registry(db)
     return sorted(set(reg.game_store.counts_by_team_size()) | set(reg.agent_store.stage_sizes())) or [1]
 
 
-def games_by_team_size(db: sqlite_utils.Database) -> dict[int, int]:
-    return _registry(db).game_store.counts_by_team_size()
+@cached_query
+def games_by_team_size(reg: Registry) -> dict[int, int]:
+    return reg.game_store.counts_by_team_size()
 
 
 # --------------------------------------------------------------------------- leaderboard
 
 
-def leaderboard(db: sqlite_utils.Database, team_size: int, cfg: RatingsConfig, include_retired: bool = False,
+@cached_query
+def leaderboard(reg: Registry, team_size: int, include_retired: bool = False,
                 by: str = "elo") -> pd.DataFrame:
     """The team size's standings (league.standings: who is listed, what is counted, the order), best first.
 
@@ -68,7 +66,7 @@ def leaderboard(db: sqlite_utils.Database, team_size: int, cfg: RatingsConfig, i
     losses, goals_for, goals_against, gd, last_played, mle, mle_low, mle_high (the MLE rating and
     its 95% interval; NaN for agents with no game to fit).
     """
-    rows = read_standings(db, team_size, cfg, by=by, include_retired=include_retired).rows
+    rows = read_standings(reg.db, team_size, reg.ratings_cfg, by=by, include_retired=include_retired).rows
     nan = (math.nan, math.nan)
     return pd.DataFrame({
         "rank": [r.rank for r in rows], "name": [r.name for r in rows], "kind": [r.kind for r in rows],
@@ -82,9 +80,10 @@ def leaderboard(db: sqlite_utils.Database, team_size: int, cfg: RatingsConfig, i
     })
 
 
-def mle(db: sqlite_utils.Database, team_size: int, cfg: RatingsConfig) -> MleRatings:
+@cached_query
+def mle(reg: Registry, team_size: int) -> MleRatings:
     """The whole-history MLE fit of the team size (every agent that may be listed, retired ones included)."""
-    return read_standings(db, team_size, cfg, include_retired=True).fit
+    return read_standings(reg.db, team_size, reg.ratings_cfg, include_retired=True).fit
 
 
 # --------------------------------------------------------------------------- head-to-head and MLE
@@ -94,7 +93,8 @@ PAIR_COLUMNS = ["agent", "opponent", "games", "wins", "draws", "losses", "score"
                 "mixed", "score_rate"]
 
 
-def pair_results(db: sqlite_utils.Database, team_size: int) -> pd.DataFrame:
+@cached_query
+def pair_results(reg: Registry, team_size: int) -> pd.DataFrame:
     """Results of every ordered pair of agents that met, from the standings' read model
     (league.standings.read_pair_records): agent, opponent, games, wins, draws, losses, score (wins +
     draws / 2), goals_for, goals_against, mixed (how many of the games were mixed), score_rate.
@@ -103,7 +103,7 @@ def pair_results(db: sqlite_utils.Database, team_size: int) -> pd.DataFrame:
     against B, A against C, necto against B, ...), as the standings count it for every member; mirror
     matches are left out."""
     rows: dict[tuple[str, str], list[int]] = {}
-    for r in read_pair_records(db, team_size):
+    for r in read_pair_records(reg.db, team_size):
         mixed = r.games if is_team(r.agent) or is_team(r.opponent) else 0
         for a in team_members(r.agent):
             for b in team_members(r.opponent):
@@ -132,14 +132,15 @@ def score_matrix(pairs: pd.DataFrame, names: Sequence[str]) -> pd.DataFrame:
 # --------------------------------------------------------------------------- rating history
 
 
-def rating_history(db: sqlite_utils.Database, names: Sequence[str], team_size: int) -> pd.DataFrame:
+@cached_query
+def rating_history(reg: Registry, names: Sequence[str], team_size: int) -> pd.DataFrame:
     """Each chosen agent's rating after every rated game: name, game_no, game_id, played, elo, mu,
     sigma, ts. game_no 0 is the rating before its first game."""
     columns = ["name", "game_no", "game_id", "played", "elo", "mu", "sigma"]
     if not names:
         return pd.DataFrame(columns=[*columns, "ts"])
     rows = []
-    for name, changes in sorted(_registry(db).game_store.rating_histories(names, team_size).items()):
+    for name, changes in sorted(reg.game_store.rating_histories(names, team_size).items()):
         if changes:
             first = changes[0]
             rows.append((name, 0, None, first.played, first.elo_before, first.mu_before, first.sigma_before))
@@ -154,9 +155,9 @@ def rating_history(db: sqlite_utils.Database, names: Sequence[str], team_size: i
 # --------------------------------------------------------------------------- agents and lineage
 
 
-def agents(db: sqlite_utils.Database) -> pd.DataFrame:
+@cached_query
+def agents(reg: Registry) -> pd.DataFrame:
     """Every agent with its parent's name and, per agent, its best-known rating (own stage)."""
-    reg = _registry(db)
     every = reg.agent_store.all(include_retired=True)
     names = {a.id: a.name for a in every}
     ratings = {(r.agent_id, r.team_size): r for r in reg.game_store.ratings()}
@@ -169,9 +170,11 @@ def agents(db: sqlite_utils.Database) -> pd.DataFrame:
                                        "steps_trained", "checkpoint_path", "notes", "elo", "mu", "sigma", "games"])
 
 
-def lineage_graph(db: sqlite_utils.Database) -> nx.DiGraph:
-    """league.lineage's graph (parent -> child) of every agent, retired ones included."""
-    return build_lineage(_registry(db).agent_store.all(include_retired=True))
+@cached_query
+def lineage_graph(reg: Registry) -> nx.DiGraph:
+    """league.lineage's graph (parent -> child) of every agent, retired ones included (a node's `teacher`: whom
+    it was distilled from)."""
+    return build_lineage(reg.agent_store.all(include_retired=True))
 
 
 def tree_layout(graph: nx.DiGraph) -> dict[str, tuple[float, float]]:
@@ -197,10 +200,10 @@ def tree_layout(graph: nx.DiGraph) -> dict[str, tuple[float, float]]:
     return pos
 
 
-def agent_details(db: sqlite_utils.Database, name: str) -> dict[str, Any] | None:
+@cached_query(ttl=0)
+def agent_details(reg: Registry, name: str) -> dict[str, Any] | None:
     """One agent's row (league.stores.agents.Agent's fields) plus its parent's name, its children's names
     and its ratings per team size (league.stores.games.Rating's fields); None if there is no such agent."""
-    reg = _registry(db)
     agents = reg.agent_store
     agent = agents.find(name)
     if agent is None:
@@ -215,21 +218,24 @@ def agent_details(db: sqlite_utils.Database, name: str) -> dict[str, Any] | None
 # --------------------------------------------------------------------------- tournaments
 
 
-def tournaments(db: sqlite_utils.Database) -> pd.DataFrame:
-    """Tournaments newest first with entrants count and progress (0..1)."""
+@cached_query(ttl=0)
+def tournaments(reg: Registry) -> pd.DataFrame:
+    """Tournaments newest first with entrants count and progress (0..1). Not cached: the Tournaments page polls
+    it while one is running (one small query)."""
     columns = ["id", "name", "team_size", "status", "seed", "games_per_pair", "planned_games", "finished_games",
                "created", "finished"]
-    listed = list(reversed(_registry(db).tournament_store.all()))
+    listed = list(reversed(reg.tournament_store.all()))
     frame = pd.DataFrame([[getattr(t, c) for c in columns] for t in listed], columns=columns)
     frame["entrants"] = pd.Series([len(t.entrants) for t in listed], dtype="int64")
     frame["progress"] = (frame["finished_games"] / frame["planned_games"].where(frame["planned_games"] > 0)).fillna(0.0)
     return frame
 
 
-def tournament_standings(db: sqlite_utils.Database, tournament_id: int, cfg: RatingsConfig) -> pd.DataFrame:
+@cached_query(ttl=0)
+def tournament_standings(reg: Registry, tournament_id: int) -> pd.DataFrame:
     """Points table of one tournament (league.standings): agent, games, wins, draws, losses, points
     (win 1, draw 0.5), gd (goal difference), score_rate; every entrant, best first."""
-    rows = read_tournament_standings(db, tournament_id, cfg).rows
+    rows = read_tournament_standings(reg.db, tournament_id, reg.ratings_cfg).rows
     return pd.DataFrame({
         "agent": [r.name for r in rows], "games": [r.games for r in rows], "wins": [r.wins for r in rows],
         "draws": [r.draws for r in rows], "losses": [r.losses for r in rows], "points": [r.points for r in rows],
@@ -245,15 +251,22 @@ GAME_COLUMNS = ["id", "tournament_id", "schedule_index", "origin", "team_size", 
 _game_row = operator.attrgetter(*GAME_COLUMNS)
 
 
-def games(db: sqlite_utils.Database, tournament_id: int | None = None, outside_tournaments: bool = False,
+@cached_query
+def games(reg: Registry, tournament_id: int | None = None, outside_tournaments: bool = False,
           agent: str | None = None, result: str = "any", with_replay: bool = False,
           limit: int = 1000, versus: str | None = None, no_mirror: bool = False,
           team_size: int | None = None) -> pd.DataFrame:
     """Games newest first, as league.game_search.find_games lists them (GameFilter says what each filter
     keeps); a mixed game's sides are its whole teams ("A+necto"). Columns: GAME_COLUMNS."""
-    found = find_games(db, GameFilter(tournament_id, outside_tournaments, team_size, agent, versus, result,
-                                      with_replay, no_mirror), limit)
+    found = find_games(reg.db, GameFilter(tournament_id, outside_tournaments, team_size, agent, versus, result,
+                                          with_replay, no_mirror), limit)
     return pd.DataFrame.from_records([_game_row(g) for g in found], columns=GAME_COLUMNS)
+
+
+@cached_query(ttl=0)
+def latest_games(reg: Registry, tournament_id: int, limit: int) -> pd.DataFrame:
+    """Not cached, like `tournaments` (the Tournaments page polls it): the newest games of a tournament."""
+    return games.read(reg, tournament_id=tournament_id, limit=limit)
 
 
 def games_listing(games: pd.DataFrame) -> pd.DataFrame:
@@ -267,16 +280,17 @@ def games_listing(games: pd.DataFrame) -> pd.DataFrame:
         columns=["game", "blue", "score", "orange", "origin", "played"])
 
 
-def agents_in_games(db: sqlite_utils.Database, tournament_id: int | None = None,
+@cached_query
+def agents_in_games(reg: Registry, tournament_id: int | None = None,
                     outside_tournaments: bool = False) -> list[str]:
     """Names of the agents that played in the chosen set of games (every member of a mixed team)."""
-    return players(db, tournament_id, outside_tournaments)
+    return players(reg.db, tournament_id, outside_tournaments)
 
 
-def game(db: sqlite_utils.Database, game_id: int) -> dict[str, Any] | None:
+@cached_query(ttl=0)
+def game(reg: Registry, game_id: int) -> dict[str, Any] | None:
     """One game's row (league.stores.games.Game's fields: its sides' names, a mixed game's whole teams) and
     its tournament's name; None if there is no such game."""
-    reg = _registry(db)
     try:
         found = reg.game_store.game(int(game_id))
     except LeagueError:
@@ -290,7 +304,8 @@ def game(db: sqlite_utils.Database, game_id: int) -> dict[str, Any] | None:
 # --------------------------------------------------------------------------- training runs against the baselines
 
 
-def baseline_win_rates(db: sqlite_utils.Database, run: str, baselines: Sequence[str] = tuple(BASELINES)) -> pd.DataFrame:
+@cached_query
+def baseline_win_rates(reg: Registry, run: str, baselines: Sequence[str] = tuple(BASELINES)) -> pd.DataFrame:
     """league.climb.climb as a frame: how each version of run `run` (the agents named RUN-v1,
     RUN-v2, ...) did in its evaluation games against each baseline it played, one row per
     (version, baseline).
@@ -302,7 +317,7 @@ def baseline_win_rates(db: sqlite_utils.Database, run: str, baselines: Sequence[
     """
     columns = ["version", "k", "steps", "baseline", "games", "wins", "draws", "losses", "win_rate", "draw_rate",
                "score_rate"]
-    frame = pd.DataFrame([vars(p) for p in climb(db, run, baselines)], columns=columns[:8])
+    frame = pd.DataFrame([vars(p) for p in climb(reg.db, run, baselines)], columns=columns[:8])
     frame["win_rate"] = frame["wins"] / frame["games"]
     frame["draw_rate"] = frame["draws"] / frame["games"]
     frame["score_rate"] = (frame["wins"] + frame["draws"] / 2) / frame["games"]
@@ -323,7 +338,8 @@ def _community_manifest(agent: Agent) -> Manifest | None:
         return None
 
 
-def community_bots(db: sqlite_utils.Database) -> pd.DataFrame:
+@cached_query
+def community_bots(reg: Registry) -> pd.DataFrame:
     """Every community bot in the league (agents of kind "community"), oldest first, with the
     league's record against it.
 
@@ -332,9 +348,9 @@ def community_bots(db: sqlite_utils.Database) -> pd.DataFrame:
     win_rate in those games (NaN without games).
     """
     columns = ["name", "bot", "kind", "stages", "licence", "status", "games", "wins", "draws", "losses", "win_rate"]
-    bots = _registry(db).agent_store.of_kind(COMMUNITY_KIND)
+    bots = reg.agent_store.of_kind(COMMUNITY_KIND)
     totals: dict[str, list[int]] = {}  # bot -> [games, wins, draws, losses], all bots' records in one query
-    for r in records_against(db, [a.name for a in bots]):
+    for r in records_against(reg.db, [a.name for a in bots]):
         t = totals.setdefault(r.against, [0, 0, 0, 0])
         for i, v in enumerate((r.games, r.wins, r.draws, r.losses)):
             t[i] += v
@@ -366,7 +382,8 @@ def rate_interval(wins: int, games: int) -> tuple[float, float]:
     return max(0.0, estimate.score - half), min(1.0, estimate.score + half)
 
 
-def community_results(db: sqlite_utils.Database, bot: str) -> pd.DataFrame:
+@cached_query
+def community_results(reg: Registry, bot: str) -> pd.DataFrame:
     """Every member that played the agent `bot`, one row per (member, team size), from the
     member's view: best win rate first, then most games, then name.
 
@@ -378,7 +395,7 @@ def community_results(db: sqlite_utils.Database, bot: str) -> pd.DataFrame:
     columns = ["agent", "kind", "status", "team_size", "steps", "run", "k", "games", "wins", "draws", "losses",
                "goals_for", "goals_against", "win_rate", "win_low", "win_high", "score_rate", "first_game",
                "last_game"]
-    records = [dataclasses.asdict(r) for r in records_against(db, [bot])]
+    records = [dataclasses.asdict(r) for r in records_against(reg.db, [bot])]
     if not records:
         return pd.DataFrame(columns=columns)
     frame = pd.DataFrame(records).drop(columns=["against"])
@@ -406,20 +423,27 @@ def community_climb(results: pd.DataFrame) -> pd.DataFrame:
 # --------------------------------------------------------------------------- curricula
 
 
-def curricula(db: sqlite_utils.Database) -> pd.DataFrame:
+@cached_query
+def curricula(reg: Registry) -> pd.DataFrame:
     """Every curriculum, most recently updated first: name, status, stage_index (0-based, the stage
     in progress or last run), stages (how many), message, source, started, updated."""
-    store = _registry(db).curriculum_store
+    store = reg.curriculum_store
     stages = store.stage_counts()
     return pd.DataFrame([(c.name, c.status, c.stage_index, stages.get(c.name, 0), c.message, c.source, c.started,
                           c.updated) for c in store.all()],
                         columns=["name", "status", "stage_index", "stages", "message", "source", "started", "updated"])
 
 
-def curriculum_spec(db: sqlite_utils.Database, name: str) -> dict[str, Any] | None:
+@cached_query
+def curriculum(reg: Registry, name: str) -> tuple[dict[str, Any] | None, pd.DataFrame, pd.DataFrame]:
+    """One curriculum's spec (None if it is gone), stages and gate checks, read together."""
+    return curriculum_spec(reg, name), curriculum_stages(reg, name), gate_checks(reg, name)
+
+
+def curriculum_spec(reg: Registry, name: str) -> dict[str, Any] | None:
     """The curriculum as it was last run (its spec_json), {} if unreadable, None if there is no such curriculum."""
     try:
-        found = _registry(db).curriculum_store.get(name)
+        found = reg.curriculum_store.get(name)
     except LeagueError:
         return None
     try:
@@ -429,7 +453,7 @@ def curriculum_spec(db: sqlite_utils.Database, name: str) -> dict[str, Any] | No
     return spec if isinstance(spec, dict) else {}
 
 
-def curriculum_stages(db: sqlite_utils.Database, name: str) -> pd.DataFrame:
+def curriculum_stages(reg: Registry, name: str) -> pd.DataFrame:
     """A curriculum's stages in order, with their start and final agents and the final agent's
     rating at the stage's team size.
 
@@ -440,7 +464,6 @@ def curriculum_stages(db: sqlite_utils.Database, name: str) -> pd.DataFrame:
     columns = ["stage_index", "name", "team_size", "run", "status", "steps", "start_steps", "start_agent",
                "final_agent", "started", "finished", "final_elo", "final_mu", "final_sigma", "final_games", "checks",
                "checks_passed"]
-    reg = _registry(db)
     try:
         stages = reg.curriculum_store.get(name).stages
     except LeagueError:
@@ -470,14 +493,14 @@ def _criteria(check: GateCheck) -> list[dict[str, Any]]:
     return [c for c in criteria if isinstance(c, dict)]
 
 
-def gate_checks(db: sqlite_utils.Database, name: str) -> pd.DataFrame:
+def gate_checks(reg: Registry, name: str) -> pd.DataFrame:
     """A curriculum's gate checks in the order they were made.
 
     Columns: id, stage_index, checked, agent, steps (the stage's steps at the check), passed
     (bool), criteria (the stored list of {name, passed, value, threshold, reason}), evidence (one
     line: every criterion's reason, failed ones first, as the curriculum's report says it).
     """
-    checks = _registry(db).curriculum_store.gate_checks(name)
+    checks = reg.curriculum_store.gate_checks(name)
     frame = pd.DataFrame([(c.id, c.stage_index, c.checked, c.agent, c.steps, c.passed) for c in checks],
                          columns=["id", "stage_index", "checked", "agent", "steps", "passed"])
     frame["passed"] = frame["passed"].astype(bool)

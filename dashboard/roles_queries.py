@@ -1,6 +1,7 @@
 """The dashboard's reading of leagues of roles (`league train --league FILE`, docs/league-roles.md) and of
 exploitability probes (`league probe NAME`): through the role and probe stores (league.stores.roles,
-league.stores.probes), as frames for the Roles page. No Streamlit here.
+league.stores.probes), as frames for the Roles page; the queries the page calls are `@cached_query`
+(dashboard/data.py), no other Streamlit here.
 
 A role's runs: its current run is the role's row; an exploiter's earlier restarts ran as the same name
 with `-r<k>` for k = 1 .. restart - 1 (training.roles_spec.RolesSpec.run_name), and a run's snapshots are
@@ -13,12 +14,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pandas as pd
-import sqlite_utils
 
+from dashboard.data import cached_query
 from league.names import split_version
 from league.ratings import wilson_interval
 from league.registry import Registry
-from league.stores.roles import LeagueRun, RoleStore
+from league.stores.roles import LeagueRun
 
 CHECK_COLUMNS = ["id", "created", "role", "restart", "agent", "steps", "against", "games", "wins", "draws", "losses",
                  "win_rate", "win_low", "win_high", "reset"]
@@ -38,19 +39,16 @@ class RolesView:
     checks: pd.DataFrame  # CHECK_COLUMNS, oldest first
 
 
-def _stores(db: sqlite_utils.Database) -> RoleStore:
-    return Registry(db).role_store
-
-
-def role_leagues(db: sqlite_utils.Database) -> list[str]:
+@cached_query
+def role_leagues(reg: Registry) -> list[str]:
     """The leagues of roles, most recently started last (none on a home older than schema version 11)."""
-    return _stores(db).names()
+    return reg.role_store.names()
 
 
-def run_snapshots(db: sqlite_utils.Database, runs: Sequence[str]) -> dict[str, list[tuple[int, str, int]]]:
+def run_snapshots(reg: Registry, runs: Sequence[str]) -> dict[str, list[tuple[int, str, int]]]:
     """Each run's snapshots as (k, name, steps_trained), oldest first."""
     return {run: [(k, a.name, int(a.steps_trained)) for k, a in versions]
-            for run, versions in Registry(db).agent_store.versions(runs).items()}
+            for run, versions in reg.agent_store.versions(runs).items()}
 
 
 def role_runs(current: str, restart: int) -> list[str]:
@@ -62,9 +60,10 @@ def role_runs(current: str, restart: int) -> list[str]:
     return [f"{stem}-r{k}" for k in range(1, restart + 1)]
 
 
-def roles_view(db: sqlite_utils.Database, name: str) -> RolesView:
+@cached_query
+def roles_view(reg: Registry, name: str) -> RolesView:
     """League `name`'s roles, runs and exploiter checks (LeagueError if there is no such league)."""
-    store = _stores(db)
+    store = reg.role_store
     league = store.get(name)
     spec_roles = {r.get("name"): r for r in league.spec.get("roles", []) if isinstance(r, dict)}
     states = store.roles(name)
@@ -72,7 +71,7 @@ def roles_view(db: sqlite_utils.Database, name: str) -> RolesView:
     total_share = sum(float(spec_roles.get(r.role, {}).get("share", 1.0)) for r in states) or 1.0
     total_seconds = sum(r.seconds for r in states)
     runs_of = {r.role: role_runs(r.run, r.restart) for r in states}
-    snapshots = run_snapshots(db, [run for runs in runs_of.values() for run in runs])
+    snapshots = run_snapshots(reg, [run for runs in runs_of.values() for run in runs])
     roles, runs = [], []
     for r in states:
         spec = spec_roles.get(r.role, {})
@@ -102,13 +101,14 @@ def roles_view(db: sqlite_utils.Database, name: str) -> RolesView:
     return RolesView(league, pd.DataFrame(roles), pd.DataFrame(runs, columns=RUN_COLUMNS), checks_frame)
 
 
-def probes(db: sqlite_utils.Database, targets_of: Sequence[str] | None = None) -> pd.DataFrame:
+@cached_query
+def probes(reg: Registry, targets_of: Sequence[str] | None = None) -> pd.DataFrame:
     """Every exploitability probe, oldest first (or those whose target is a snapshot of one of the runs
     `targets_of`), with its win rate and 95% Wilson interval (league.probes.ProbeResult), the target's
     run (RUN of RUN-vN; the target's name otherwise) and steps trained. Empty on a home older than the
     probes table (schema version 10)."""
     rows = []
-    for stored in Registry(db).probe_store.all():
+    for stored in reg.probe_store.all():
         result = stored.result
         version = split_version(result.target)
         run = version[0] if version else result.target

@@ -10,7 +10,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from dashboard import data
+from dashboard import queries
 from league.files import printable
 from league.registry import BASELINES
 
@@ -49,8 +49,8 @@ def stage_label(team_size: int) -> str:
 
 def stage_picker(root: str, container=st) -> int:
     """The team size to show: a selectbox over the stages the league has, remembered across pages."""
-    sizes = data.team_sizes(root)
-    counts = data.games_by_team_size(root)
+    sizes = queries.team_sizes(root)
+    counts = queries.games_by_team_size(root)
     if st.session_state.get(STAGE_KEY) not in sizes:
         with_games = [s for s in sizes if counts.get(s)]
         st.session_state[STAGE_KEY] = with_games[0] if with_games else sizes[0]

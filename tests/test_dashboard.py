@@ -157,7 +157,7 @@ def test_rating_history_charts_the_best_agents(monkeypatch, league, reg):
 
 
 def test_rating_history_query_starts_at_the_initial_rating(league, reg):
-    frame = queries.rating_history(reg.db, ["ppo-1v1-v2"], 1)
+    frame = queries.rating_history.read(reg, ["ppo-1v1-v2"], 1)
     assert frame["game_no"].iloc[0] == 0 and frame["elo"].iloc[0] == pytest.approx(1500.0)
     assert list(frame["game_no"]) == list(range(len(frame)))
 
@@ -182,7 +182,7 @@ def test_head_to_head_matrix_and_pair(monkeypatch, league, reg):
 
 
 def test_score_matrix_cells(league, reg):
-    pairs = queries.pair_results(reg.db, 1)
+    pairs = queries.pair_results.read(reg, 1)
     cells = queries.score_matrix(pairs, ["ppo-1v1-v4", "random", "ppo-1v1-v1"])
     assert len(cells) == 6
     v4_random = cells[(cells["agent"] == "ppo-1v1-v4") & (cells["opponent"] == "random")].iloc[0]
@@ -211,7 +211,7 @@ def test_lineage_graph_and_details(monkeypatch, league):
 
 
 def test_lineage_layout_reads_left_to_right(league, reg):
-    graph = queries.lineage_graph(reg.db)
+    graph = queries.lineage_graph.read(reg)
     pos = queries.tree_layout(graph)
     assert set(pos) == set(graph.nodes)
     for parent, child in graph.edges:
@@ -457,7 +457,7 @@ def test_baseline_win_rates_by_hand(league, reg):
     """climb-1v1's versions against the baselines (dashboard_fixture.CLIMB_GAMES): by steps, then
     baseline in BASELINES order; the evaluation game against ppo-1v1-v4 and the manual game
     against rule are not the climb."""
-    rates = queries.baseline_win_rates(reg.db, "climb-1v1")
+    rates = queries.baseline_win_rates.read(reg, "climb-1v1")
     assert climb_rows(rates) == [
         ("climb-1v1-v1", 250_000, "random", 2, 1, 0, 1), ("climb-1v1-v1", 250_000, "rule", 4, 0, 1, 3),
         ("climb-1v1-v2", 500_000, "random", 2, 2, 0, 0), ("climb-1v1-v2", 500_000, "rule", 4, 2, 1, 1),
@@ -468,16 +468,16 @@ def test_baseline_win_rates_by_hand(league, reg):
     rule = rates[rates["baseline"] == "rule"]
     assert list(rule["score_rate"]) == [0.125, 0.625, 0.875]  # what the gate checks measured
     assert list(rates["k"]) == [1, 1, 2, 2, 3, 3, 3]
-    assert climb_rows(queries.baseline_win_rates(reg.db, "climb-2v2")) == [
+    assert climb_rows(queries.baseline_win_rates.read(reg, "climb-2v2")) == [
         ("climb-2v2-v1", 1_000_000, "rule", 2, 0, 1, 1)]
-    only_rule = queries.baseline_win_rates(reg.db, "climb-1v1", baselines=["rule"])
+    only_rule = queries.baseline_win_rates.read(reg, "climb-1v1", baselines=["rule"])
     assert list(only_rule["version"]) == ["climb-1v1-v1", "climb-1v1-v2", "climb-1v1-v3"]
     # ppo-1v1's evaluation games are the fixture's random ones: count them from the registry
     played = [g for g in reg.game_store.games(1) if g.origin == "evaluation" and "ppo-1v1-v1" in (g.blue, g.orange)
               and {g.blue, g.orange} & set(BASELINES)]
-    assert queries.baseline_win_rates(reg.db, "ppo-1v1")["games"].sum() == len(played) == 4
+    assert queries.baseline_win_rates.read(reg, "ppo-1v1")["games"].sum() == len(played) == 4
     for run in ("climb", "nope", "climb-1v1-v1"):  # no agent is named RUN-vN
-        empty = queries.baseline_win_rates(reg.db, run)
+        empty = queries.baseline_win_rates.read(reg, run)
         assert empty.empty and "win_rate" in empty.columns
 
 
@@ -494,7 +494,7 @@ def test_baseline_win_rates_match_only_run_versions(tmp_path):
                                    length_seconds=30.0, origin="evaluation"))
         reg.game_store.record(GameRecord(blue="rule-pro", orange="r-v2", team_size=1, seed=2, blue_goals=2, orange_goals=0,
                                    length_seconds=30.0, origin="manual"))
-        rates = queries.baseline_win_rates(reg.db, "r")
+        rates = queries.baseline_win_rates.read(reg, "r")
     finally:
         reg.close()
     assert climb_rows(rates) == [("r-v1", 100, "rule", 1, 1, 0, 0), ("r-v2", 200, "random", 1, 0, 1, 0),
@@ -509,7 +509,7 @@ def test_training_page_charts_the_climb(monkeypatch, league, reg):
     climb = charts(at)[0]
     assert json.loads(climb.proto.spec)["title"] == "climb-1v1"
     table = at.dataframe[1].value  # the games behind the chart
-    assert climb_rows(table) == climb_rows(queries.baseline_win_rates(reg.db, "climb-1v1"))
+    assert climb_rows(table) == climb_rows(queries.baseline_win_rates.read(reg, "climb-1v1"))
     assert list(table["win_rate"]) == [0.5, 0.0, 1.0, 0.5, 1.0, 0.75, 0.5]
     at.multiselect(key="training_runs").set_value(["climb-1v1", "climb-2v2", "ppo-2v2"]).run()
     no_problems(at)

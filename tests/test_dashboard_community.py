@@ -88,9 +88,9 @@ def league(tmp_path_factory) -> CommunityLeague:
 
 
 @pytest.fixture
-def db(league):
+def reg(league):
     reg = Registry.open(league.home.db_path, readonly=True)
-    yield reg.db
+    yield reg
     reg.close()
 
 
@@ -122,8 +122,8 @@ def test_rate_interval_by_hand():
     assert all(math.isnan(v) for v in queries.rate_interval(0, 0))
 
 
-def test_community_bots_lists_each_bot_with_the_league_s_record(db):
-    bots = queries.community_bots(db)
+def test_community_bots_lists_each_bot_with_the_league_s_record(reg):
+    bots = queries.community_bots.read(reg)
     assert list(bots["name"]) == ["necto", "element", "nexto"]
     necto = bots.iloc[0]
     assert (necto["bot"], necto["kind"], necto["stages"], necto["licence"]) == (
@@ -138,8 +138,8 @@ def test_community_bots_lists_each_bot_with_the_league_s_record(db):
     assert nexto["games"] == 0 and math.isnan(nexto["win_rate"])
 
 
-def test_community_results_by_hand(db):
-    results = queries.community_results(db, "necto")
+def test_community_results_by_hand(reg):
+    results = queries.community_results.read(reg, "necto")
     got = {(r.agent, r.team_size): (r.games, r.wins, r.draws, r.losses, r.goals_for, r.goals_against)
            for r in results.itertuples()}
     assert got == {(m, ts): record(m, ts) for m, ts, _ in AGAINST_NECTO}
@@ -154,15 +154,15 @@ def test_community_results_by_hand(db):
     assert list(zip(climb["run"], climb["agent"], climb["steps"])) == [
         ("lstm-1v1", "lstm-1v1-v1", 150_000), ("lstm-1v1", "lstm-1v1-v2", 400_000),
         ("ppo-1v1", "ppo-1v1-v1", 100_000), ("ppo-1v1", "ppo-1v1-v2", 200_000), ("ppo-1v1", "ppo-1v1-v3", 300_000)]
-    assert queries.community_results(db, "element")["agent"].tolist() == ["ppo-1v1-v2"]
-    assert queries.community_results(db, "nobody").empty
+    assert queries.community_results.read(reg, "element")["agent"].tolist() == ["ppo-1v1-v2"]
+    assert queries.community_results.read(reg, "nobody").empty
 
 
-def test_games_between_two_agents(db, league):
-    games = queries.games(db, agent="ppo-1v1-v3", versus="necto")
+def test_games_between_two_agents(reg, league):
+    games = queries.games.read(reg, agent="ppo-1v1-v3", versus="necto")
     assert len(games) == 4 and set(zip(games["blue"], games["orange"])) <= {("ppo-1v1-v3", "necto"),
                                                                             ("necto", "ppo-1v1-v3")}
-    won = queries.games(db, agent="ppo-1v1-v3", versus="necto", result="win", with_replay=True)
+    won = queries.games.read(reg, agent="ppo-1v1-v3", versus="necto", result="win", with_replay=True)
     assert list(won["id"]) == [league.replay_game]
 
 
@@ -250,7 +250,7 @@ def test_a_link_to_a_bot_and_a_bot_without_games(monkeypatch, league):
 # --------------------------------------------------------------------------- the training page's colours
 
 
-def test_community_bots_get_colours_of_their_own_in_the_climb_chart(db):
+def test_community_bots_get_colours_of_their_own_in_the_climb_chart(reg):
     colours = ui.opponent_colours([*BASELINES, "necto", "element"])
     assert colours[:len(BASELINES)] == [ui.BASELINE_COLOURS[b] for b in BASELINES]
     necto, element = colours[len(BASELINES):]
@@ -259,7 +259,7 @@ def test_community_bots_get_colours_of_their_own_in_the_climb_chart(db):
     assert len(set(ui.opponent_colours([f"bot{i}" for i in range(len(ui.OTHER_COLOURS))]))) == len(ui.OTHER_COLOURS)
 
     # the training page asks for community bots too: their evaluation games are charted in their colour
-    rates = queries.baseline_win_rates(db, "ppo-1v1", (*BASELINES, "necto", "element"))
+    rates = queries.baseline_win_rates.read(reg, "ppo-1v1", (*BASELINES, "necto", "element"))
     assert list(zip(rates["version"], rates["baseline"], rates["games"], rates["losses"])) == [
         ("ppo-1v1-v1", "necto", 1, 1), ("ppo-1v1-v2", "element", 1, 1)]
     spec = json.loads(ui.climb_chart(rates).to_json())

@@ -95,7 +95,7 @@ def chart_data(chart) -> list[pd.DataFrame]:
 
 def test_sprt_path_equals_league_sprt_on_the_recorded_pairs(league, reg):
     match_id = league.matches["sprt"]
-    path = match_queries.match_path(reg.db, match_id)
+    path = match_queries.match_path(reg, match_id)
     assert_path(path, expected_path(reg, match_id, SPRT_PARAMS))
     assert len(path) == len(SPRT_PAIRS) == 16
     # the runner checked at the end of each batch of 4 pairs; the path crosses the upper bound at
@@ -114,7 +114,7 @@ def test_sprt_path_equals_league_sprt_on_the_recorded_pairs(league, reg):
 
 def test_fixed_path_has_elo_but_no_llr(league, reg):
     match_id = league.matches["fixed"]
-    path = match_queries.match_path(reg.db, match_id)
+    path = match_queries.match_path(reg, match_id)
     assert_path(path, expected_path(reg, match_id, None))
     assert len(path) == len(FIXED_PAIRS) and path["llr"].isna().all()
     assert json.loads(reg.match_store.get(match_id).counts_json) == [int(path[f"n{k}"].iloc[-1]) for k in range(5)]
@@ -122,11 +122,11 @@ def test_fixed_path_has_elo_but_no_llr(league, reg):
 
 def test_an_incomplete_pair_is_listed_but_not_counted(league, reg):
     match_id = league.matches["interrupted"]
-    pairs = match_queries.match_pairs(reg.db, match_id)
+    pairs = match_queries.match_pairs(reg, match_id)
     assert list(pairs["pair"]) == [0, 1, 2] and list(pairs["counted"]) == [True, True, False]
     assert list(pairs["outcome"][:2]) == ["WD", "LL"] and pd.isna(pairs["outcome"][2])
     assert pd.isna(pairs["second_game"][2]) and pairs["a_first"][2] == 1.0
-    path = match_queries.match_path(reg.db, match_id)
+    path = match_queries.match_path(reg, match_id)
     assert_path(path, expected_path(reg, match_id, match_queries.match_params(
         reg.match_store.get(match_id).params_json)))
     assert len(path) == 2 == len(INTERRUPTED_PAIRS) - 1
@@ -137,7 +137,7 @@ def test_pairs_are_the_mirrored_games(league, reg):
     match_id = league.matches["sprt"]
     m = reg.match_store.get(match_id)
     games = {g.schedule_index: g for g in reg.game_store.games(tournament_id=m.tournament_id)}
-    pairs = match_queries.match_pairs(reg.db, match_id)
+    pairs = match_queries.match_pairs(reg, match_id)
     for p in pairs.itertuples():
         first, second = games[2 * p.pair], games[2 * p.pair + 1]
         assert (p.first_game, p.second_game) == (first.id, second.id)
@@ -147,7 +147,7 @@ def test_pairs_are_the_mirrored_games(league, reg):
 
 
 def test_matches_listing(league, reg):
-    listing = match_queries.matches(reg.db)
+    listing = match_queries.matches.read(reg)
     assert list(listing["id"]) == [league.matches[k] for k in ("interrupted", "fixed", "sprt")]  # newest first
     assert list(listing["mode"]) == ["sprt", "fixed", "sprt"]
     assert list(listing["status"]) == ["interrupted", "finished", "finished"]
@@ -275,7 +275,7 @@ def test_sprt_promoted_leaves_out_manual_rejected_and_other_stages(tmp_path):
         add_promotion(reg, "a-1v1-v2", 1, "training", True, previous="a-1v1-v1")
         add_promotion(reg, "a-1v1-v3", 1, "sprt", False, previous="a-1v1-v2")  # H1 not accepted: no change
         add_promotion(reg, "a-2v2-v1", 2, "sprt", True)
-        one, two = (match_queries.sprt_promoted(reg.db, size) for size in (1, 2))
+        one, two = (match_queries.sprt_promoted.read(reg, size) for size in (1, 2))
     finally:
         reg.close()
     assert list(one["agent"]) == ["a-1v1-v2"] and list(one["method"]) == ["training"]
@@ -294,8 +294,8 @@ def test_a_home_without_matches_or_promotions_tables(monkeypatch, tmp_path):
     reg.close()
     reg = Registry.open(home.db_path, readonly=True)
     try:
-        assert match_queries.matches(reg.db).empty and match_queries.match(reg.db, 1) is None
-        assert match_queries.match_path(reg.db, 1).empty and match_queries.sprt_promoted(reg.db, 1).empty
+        assert match_queries.matches.read(reg).empty and match_queries.match(reg, 1) is None
+        assert match_queries.match_path(reg, 1).empty and match_queries.sprt_promoted.read(reg, 1).empty
     finally:
         reg.close()
     at = no_problems(page(monkeypatch, home.root, "matches"))
@@ -330,9 +330,9 @@ def test_a_real_match_reads_back_as_the_runner_saved_it(monkeypatch, played):
     home, outcome = played
     reg = Registry.open(home.db_path, readonly=True)
     try:
-        path = match_queries.match_path(reg.db, outcome.id)
+        path = match_queries.match_path(reg, outcome.id)
         assert_path(path, expected_path(reg, outcome.id, outcome.params))
-        pairs = match_queries.match_pairs(reg.db, outcome.id)
+        pairs = match_queries.match_pairs(reg, outcome.id)
     finally:
         reg.close()
     last = path.iloc[-1]

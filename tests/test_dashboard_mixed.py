@@ -22,16 +22,16 @@ def mixed(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def db(mixed):
+def reg(mixed):
     reg = Registry.open(mixed.home.db_path, readonly=True)
-    yield reg.db
+    yield reg
     reg.close()
 
 
 @pytest.fixture(scope="module")
-def stored(db):
+def stored(reg):
     """Every game as the game store names its sides (the oracle), newest first."""
-    return list(reversed(Registry(db).game_store.games()))
+    return list(reversed(reg.game_store.games()))
 
 
 def side_of(game, agent: str) -> str | None:
@@ -39,25 +39,25 @@ def side_of(game, agent: str) -> str | None:
 
 
 @pytest.mark.parametrize("agent", ["necto", "atba", "rule", "ppo-2v2-v1"])
-def test_an_agent_finds_its_games_in_any_car_with_whole_teams(db, stored, agent):
-    found = queries.games(db, agent=agent)
+def test_an_agent_finds_its_games_in_any_car_with_whole_teams(reg, stored, agent):
+    found = queries.games.read(reg, agent=agent)
     expected = [g for g in stored if side_of(g, agent)]
     assert found["id"].tolist() == [g.id for g in expected]
     assert list(zip(found["blue"], found["orange"])) == [(g.blue, g.orange) for g in expected]
-    won = queries.games(db, agent=agent, result="win")
+    won = queries.games.read(reg, agent=agent, result="win")
     assert won["id"].tolist() == [g.id for g in expected if g.result == side_of(g, agent)]
-    lost = queries.games(db, agent=agent, result="loss")
+    lost = queries.games.read(reg, agent=agent, result="loss")
     assert lost["id"].tolist() == [g.id for g in expected if g.result not in ("draw", side_of(g, agent))]
 
 
-def test_versus_keeps_the_games_on_opposite_sides_and_every_member_is_listed(db, stored):
-    found = queries.games(db, agent="necto", versus="atba")
+def test_versus_keeps_the_games_on_opposite_sides_and_every_member_is_listed(reg, stored):
+    found = queries.games.read(reg, agent="necto", versus="atba")
     assert found["id"].tolist() == [g.id for g in stored if {side_of(g, "necto"), side_of(g, "atba")} ==
                                     {"blue", "orange"}]
     assert not found.empty and set(found["orange"]) == {"rule+atba"}
-    assert queries.games(db, agent="rule", versus="atba", team_size=1).empty
-    assert queries.agents_in_games(db) == ["atba", "necto", "ppo-2v2-v1", "ppo-2v2-v2", "rule"]
-    mixed_game = queries.game(db, stored[-1].id)
+    assert queries.games.read(reg, agent="rule", versus="atba", team_size=1).empty
+    assert queries.agents_in_games.read(reg) == ["atba", "necto", "ppo-2v2-v1", "ppo-2v2-v2", "rule"]
+    mixed_game = queries.game.read(reg, stored[-1].id)
     assert (mixed_game["blue"], mixed_game["orange"]) == ("ppo-2v2-v1+necto", "rule+atba")
 
 
@@ -75,8 +75,8 @@ def test_replays_list_and_show_whole_teams_without_a_false_name_warning(monkeypa
     assert [o.split()[0] for o in options] == [f"#{g.id}" for g in stored if side_of(g, "atba")]
 
 
-def test_head_to_head_counts_mixed_games_for_members_and_lists_them(monkeypatch, mixed, db):
-    pairs = queries.pair_results(db, 2)
+def test_head_to_head_counts_mixed_games_for_members_and_lists_them(monkeypatch, mixed, reg):
+    pairs = queries.pair_results.read(reg, 2)
     necto_rule = pairs[(pairs["agent"] == "necto") & (pairs["opponent"] == "rule")].iloc[0]
     # two games against rule+atba (2-1, 0-0) and the match's four against ppo-2v2-v2+rule
     assert (necto_rule["games"], necto_rule["mixed"]) == (6, 6)
@@ -93,10 +93,10 @@ def test_head_to_head_counts_mixed_games_for_members_and_lists_them(monkeypatch,
     assert listed["score"].tolist() == ["0-0", "2-1"]
 
 
-def test_matches_name_mixed_sides_and_score_them_by_the_schedule(monkeypatch, mixed, db):
-    listing = match_queries.matches(db)
+def test_matches_name_mixed_sides_and_score_them_by_the_schedule(monkeypatch, mixed, reg):
+    listing = match_queries.matches.read(reg)
     assert listing[["a", "b"]].values.tolist() == [["ppo-2v2-v1+necto", "ppo-2v2-v2+rule"]]
-    pairs = match_queries.match_pairs(db, mixed.match_id)
+    pairs = match_queries.match_pairs(reg, mixed.match_id)
     assert pairs["outcome"].tolist() == ["WL+DD", "WD"]
     at = no_problems(page(monkeypatch, mixed.home.root, "matches", match=mixed.match_id))
     assert "ppo-2v2-v1+necto vs ppo-2v2-v2+rule" in texts(at.subheader)

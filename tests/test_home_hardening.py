@@ -242,8 +242,8 @@ def test_read_commands_work_on_a_read_only_home(read_only_home):
 
 def test_the_dashboard_reads_a_read_only_home(read_only_home):
     home = read_only_home
-    code = ("import sys; from dashboard import data; root = sys.argv[1]; data.open_league(root); "
-            "print(data.summary(root)); print(sorted(data.agents(root)['name']))")
+    code = ("import sys; from dashboard import data, queries; root = sys.argv[1]; data.open_league(root); "
+            "print(queries.summary(root)); print(sorted(queries.agents(root)['name']))")
     result = home.run("-c", code, home.root)
     assert result.returncode == 0, result.stderr
     assert "'games': 1" in result.stdout and "'v2'" in result.stdout, result.stdout

@@ -144,14 +144,14 @@ def test_dashboard_reads_cost_the_same_queries_for_more_rows(league, home):
         reg.db.conn.set_trace_callback(lambda sql: selects.append(sql) if sql.lstrip().upper().startswith(
             ("SELECT", "WITH")) else None)
         try:
-            fn(reg.db, *args)
+            fn(reg, *args)
         finally:
             reg.close()
         return len(selects)
 
     league.curriculum_store.start("c", {}, "c.yaml", [("1v1", 1, "c-1v1"), ("2v2", 2, "c-2v2")])
     league.curriculum_store.update_stage("c", 0, final_agent="run-v2")
-    before = (count(queries.community_bots), count(queries.games), count(queries.agents),
+    before = (count(queries.community_bots.read), count(queries.games.read), count(queries.agents.read),
               count(queries.curriculum_stages, "c"))
     for k in (2, 3):
         league.agent_store.add(f"bot{k}", "community", None, config={"community": {"title": f"B{k}"}})
@@ -159,8 +159,8 @@ def test_dashboard_reads_cost_the_same_queries_for_more_rows(league, home):
             play(league, f"bot{k}", "run-v1", 1, 0)
             play(league, "team-v1+necto", "rule", 1, 0, team_size=2)
     league.curriculum_store.update_stage("c", 1, final_agent="team-v1")
-    assert len(queries.community_bots(league.db)) == 3
-    after = (count(queries.community_bots), count(queries.games), count(queries.agents),
+    assert len(queries.community_bots.read(league)) == 3
+    after = (count(queries.community_bots.read), count(queries.games.read), count(queries.agents.read),
              count(queries.curriculum_stages, "c"))
     assert after == before
 
@@ -177,7 +177,7 @@ def test_listings_read_a_home_older_than_mixed_games(league, home):
     try:
         assert [(g.blue, g.orange, g.mixed) for g in find_games(ro.db, GameFilter(team_size=2))] == [
             ("team-v1", "necto", 0)]
-        assert len(queries.games(ro.db, agent="necto")) == 3
+        assert len(queries.games.read(ro, agent="necto")) == 3
         assert players(ro.db, outside_tournaments=True) == sorted(["necto", "rule", "run-v1", "run-v2", "team-v1"])
     finally:
         ro.close()
