@@ -59,7 +59,7 @@ def random_actions(games: VecGame, steps: int, seed: int = 0) -> np.ndarray:
 
 def worker_pids(games: VecGame) -> list[int]:
     """The game worker processes' ids (of the processes placement)."""
-    return games._backend.pids
+    return games._transport.pids
 
 
 def alive(pid: int) -> bool:
@@ -331,7 +331,7 @@ def test_kill_9_of_the_driver_leaves_no_worker_and_no_fork_server():
     code = ("import os, sys, numpy as np\n"
             "from arena.engine.game import GameSpec\nfrom arena.engine.vector import VecGame\n"
             "g = VecGame(GameSpec(team_size=1), workers=2, envs_per_worker=1)\ng.reset()\n"
-            "print(*g._backend.pids, flush=True)\nsys.stdin.read()\n")
+            "print(*g._transport.pids, flush=True)\nsys.stdin.read()\n")
     driver = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         pids = [int(p) for p in driver.stdout.readline().split()]
