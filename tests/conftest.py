@@ -174,3 +174,19 @@ def full_disk_at(folder: Path, size_bytes: int) -> Iterator[None]:
         yield
     finally:
         subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+@pytest.fixture
+def rlviser_port_lock() -> Iterator[None]:
+    """One test at a time, across the suite's processes, binds RLViser's fixed ports or runs a process named
+    rlviser (what the RLViser tests look for): the others wait for it rather than find the port taken and skip,
+    or meet its process."""
+    import fcntl
+    import tempfile
+
+    with open(Path(tempfile.gettempdir()) / "rl-league-tests-rlviser.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)

@@ -75,6 +75,7 @@ def rlviser_ports():
         pytest.skip("RLViser's or rlviser-py's port is taken here")
 
 
+@pytest.mark.usefixtures("rlviser_port_lock")
 def test_rlviser_port_held_by_another_program_starts_nothing_from_the_working_folder(rlviser_ports, replay_file,
                                                                                       tmp_path):
     marker = planted(tmp_path)
@@ -90,6 +91,7 @@ def test_rlviser_port_held_by_another_program_starts_nothing_from_the_working_fo
     assert "no process named rlviser" in line and "45243" in line, line
 
 
+@pytest.mark.usefixtures("rlviser_port_lock")
 def test_rlviser_gone_before_the_first_frame_starts_nothing_from_the_working_folder(rlviser_ports, replay_file,
                                                                                     tmp_path):
     """RLViser checked running when the viewer opens, then gone before its first frame: rlviser-py's first

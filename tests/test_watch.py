@@ -347,6 +347,7 @@ def league_subprocess(args, cwd: Path) -> subprocess.CompletedProcess:
                           timeout=120, env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
 
 
+@pytest.mark.usefixtures("rlviser_port_lock")
 def test_rlviser_not_running_is_one_sentence(replay_file):
     if not ports_free(RLVISER_PORT):
         pytest.skip("something listens on RLViser's port here")
@@ -374,6 +375,7 @@ def rlviser_process(tmp_path):
     process.wait()
 
 
+@pytest.mark.usefixtures("rlviser_port_lock")  # its process named rlviser must not meet the other RLViser tests
 def test_replay_play_sends_rlviser_py_packets(tmp_path, rlviser_process):
     """Every packet of a replay, received by a socket that cannot drop one: bound before the run, read only
     after the sending process has ended, and the replay short enough (51 frames at tick skip 24, a goal
