@@ -126,15 +126,19 @@ def test_distilling_fits_the_student_to_a_teacher_network_and_its_controls():
 # ---- whole runs
 
 
-@pytest.fixture(scope="module")
-def bots_template(tmp_path_factory):
-    """A league home with Necto and Element added."""
-    root = tmp_path_factory.mktemp("distill-bots")
+def with_bots(root):
+    """`root` made a league home with Necto and Element added; the root."""
     assert run("init", "--home", root).exit_code == 0
     for kind, sub in (("necto", "Necto"), ("element", "Element")):
         done = run("bot", "add", kind, bots_dir() / sub, "--home", root)
         assert done.exit_code == 0, done.output
     return root
+
+
+@pytest.fixture(scope="module")
+def bots_template(tmp_path_factory):
+    """A league home with Necto and Element added."""
+    return with_bots(tmp_path_factory.mktemp("distill-bots"))
 
 
 @pytest.fixture

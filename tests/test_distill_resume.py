@@ -15,7 +15,7 @@ from league.cli import app
 from league.home import LeagueHome
 from league.registry import Registry
 
-from test_distill import TINY, bots_dir
+from test_distill import TINY, with_bots
 
 runner = CliRunner()
 
@@ -32,10 +32,7 @@ def train(home, *args):
 @pytest.fixture(scope="module")
 def student_template(tmp_path_factory):
     """A league home with Necto, Element and a student distilled from Necto (`stu-v1`)."""
-    root = tmp_path_factory.mktemp("distill-resume")
-    assert run("init", "--home", root).exit_code == 0
-    for kind, sub in (("necto", "Necto"), ("element", "Element")):
-        assert run("bot", "add", kind, bots_dir() / sub, "--home", root).exit_code == 0
+    root = with_bots(tmp_path_factory.mktemp("distill-resume"))
     done = train(LeagueHome(root), "--stage", "1v1", "--distill", "necto", "--steps", 512, "--name", "stu")
     assert done.exit_code == 0, done.output
     return root
