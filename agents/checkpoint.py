@@ -556,18 +556,15 @@ def _present(path: Path) -> bool:
     return path.exists() or path.is_symlink()
 
 
-def load_checkpoint(path: str | Path, expected_sha256: str | None = None,
-                    device: torch.device | str = "cpu") -> Checkpoint:
-    """Verify a checkpoint and build its network (in eval mode, on `device`).
+def read_checkpoint_meta(path: str | Path, expected_sha256: str | None = None) -> CheckpointMeta:
+    """A checkpoint's verified metadata (its architecture, steps, training config), without building its network:
+    every check of load_checkpoint's up to the metadata, the same sentences."""
+    return _verified(path, expected_sha256)[0]
 
-    Refuses, each with one sentence: a missing or oversized file, a sha256 other than
-    `expected_sha256`, a file that is not safetensors (a pickle included: it is never
-    unpickled), a truncated or corrupt file, metadata that is missing, not ours, malformed or
-    does not belong to the weights, a format, layout or action-table version this code does
-    not speak, an architecture beyond the loader's bounds, tensors that do not fit the
-    architecture, and optimizer state that does not fit the network. Nothing is allocated for
-    the network until the file's tensors have been checked against it.
-    """
+
+def _verified(path: str | Path, expected_sha256: str | None) -> tuple[CheckpointMeta, bytes, str, Path, Path]:
+    """(metadata, the weights file's bytes, their sha256, the two paths) of a checkpoint whose files are checked
+    against each other and `expected_sha256`."""
     weights_path, meta_path = checkpoint_paths(path)
     if not _present(weights_path):
         raise LeagueError(f"No checkpoint file at {weights_path}.")
@@ -588,7 +585,22 @@ def load_checkpoint(path: str | Path, expected_sha256: str | None = None,
     if sha256_bytes(meta_bytes) != info["metadata_sha256"]:
         raise LeagueError(f"{meta_path} does not belong to {weights_path.name}: "
                           "its sha256 differs from the one recorded in the weights file.")
-    meta = _parse_meta(meta_bytes, meta_path)
+    return _parse_meta(meta_bytes, meta_path), blob, sha, weights_path, meta_path
+
+
+def load_checkpoint(path: str | Path, expected_sha256: str | None = None,
+                    device: torch.device | str = "cpu") -> Checkpoint:
+    """Verify a checkpoint and build its network (in eval mode, on `device`).
+
+    Refuses, each with one sentence: a missing or oversized file, a sha256 other than
+    `expected_sha256`, a file that is not safetensors (a pickle included: it is never
+    unpickled), a truncated or corrupt file, metadata that is missing, not ours, malformed or
+    does not belong to the weights, a format, layout or action-table version this code does
+    not speak, an architecture beyond the loader's bounds, tensors that do not fit the
+    architecture, and optimizer state that does not fit the network. Nothing is allocated for
+    the network until the file's tensors have been checked against it.
+    """
+    meta, blob, sha, weights_path, meta_path = _verified(path, expected_sha256)
     try:
         tensors = load_tensors(blob)  # no larger than the file
     except SafetensorError:

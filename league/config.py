@@ -409,6 +409,9 @@ StudentOf = Callable[[str], dict[str, Any]]
 SHIPPED_LAYERS = ("configs/base.yaml", "configs/league.yaml", "configs/rewards.yaml")
 
 
+_UNSET = object()
+
+
 def _layered(layers: list[tuple[str, dict[str, Any]]], path: tuple[str, ...], default: Any) -> Any:
     """The value the layers give the key at `path` (the last layer that sets it wins), else `default`."""
     value = default
@@ -420,8 +423,6 @@ def _layered(layers: list[tuple[str, dict[str, Any]]], path: tuple[str, ...], de
             value = node
     return value
 
-
-_UNSET = object()
 
 
 def _refuse_moved(data: dict[str, Any], source: str) -> None:

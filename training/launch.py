@@ -10,6 +10,7 @@ Light at import time: torch and RocketSim are imported by the functions that tra
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from contextlib import AbstractContextManager as ContextManager, nullcontext
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from league.config import Config, DistillConfig, StudentOf, load_config
 from league.home import LeagueHome
 from league.registry import Registry
-from league.errors import LeagueError
+from league.errors import ConfigError, LeagueError
 from training.budget import Budget
 from training.progress import OnEvent, OnProgress
 
@@ -78,9 +79,7 @@ def agent_layer(home: LeagueHome, name: str, resuming: bool) -> tuple[str, dict[
     checkpoint holds it, and ppo's temperature, learning rate and schedule from the config it trained with;
     resuming, its teacher (training.distill) too, so a distilled student's guide goes on. None for a name
     that is not a trained network: the trainer says what is wrong with it, in one sentence."""
-    import dataclasses
-
-    from agents.checkpoint import load_checkpoint
+    from agents.checkpoint import read_checkpoint_meta
 
     registry = Registry.open(home.db_path, readonly=True)
     try:
@@ -89,10 +88,10 @@ def agent_layer(home: LeagueHome, name: str, resuming: bool) -> tuple[str, dict[
         registry.close()
     if agent is None or agent.kind not in ("mlp", "lstm") or not agent.checkpoint_path:
         return None
-    ckpt = load_checkpoint(home.root / agent.checkpoint_path, expected_sha256=agent.checkpoint_sha256)
+    meta = read_checkpoint_meta(home.root / agent.checkpoint_path, expected_sha256=agent.checkpoint_sha256)
     trained = agent.config or {}
     ppo = trained.get("ppo") if isinstance(trained.get("ppo"), dict) else {}
-    layer: dict[str, Any] = {"policy": dataclasses.asdict(ckpt.net.config),
+    layer: dict[str, Any] = {"policy": dataclasses.asdict(meta.architecture),
                              "ppo": {k: ppo[k] for k in KEPT_PPO if k in ppo}}
     distill = (trained.get("training") or {}).get("distill") if isinstance(trained.get("training"), dict) else None
     if resuming and isinstance(distill, dict) and distill.get("teacher"):
@@ -103,10 +102,6 @@ def agent_layer(home: LeagueHome, name: str, resuming: bool) -> tuple[str, dict[
 
 def _check_same_network(cfg: Config, network: dict[str, Any], source: str) -> None:
     """One sentence when the user's file or flags would change the network of `source`, which a run keeps."""
-    import dataclasses
-
-    from league.errors import ConfigError
-
     wanted = dataclasses.asdict(cfg.policy)
     for key, value in network.items():
         if wanted.get(key) != value:

@@ -46,9 +46,13 @@ class Teacher:
 
     name: str
     spec: PolicySpec
-    schedule: GuideSchedule
-    distill: DistillPhase | None = None
+    schedule: GuideSchedule  # a Kickstart, or the DistillPhase
     provenance: Distilled | None = None  # recorded with every snapshot of a distilling run
+
+    @property
+    def distill(self) -> DistillPhase | None:
+        """The distillation schedule, when this teacher is being copied (training.distill)."""
+        return self.schedule if isinstance(self.schedule, DistillPhase) else None
 
     def guide(self, steps: int) -> Guide:
         """Its part in the update after `steps` of the network's training: the one answer to whether it teaches."""
@@ -136,4 +140,4 @@ def build_teacher(cfg: Config, registry: Registry, home: LeagueHome, student: St
         return Teacher(name, spec, kickstart)
     ended = learner_stats.get("distill_ended_at")
     phase = DistillPhase(distill, None if ended is None else int(ended))
-    return Teacher(name, spec, phase, distill=phase, provenance=teacher_record(registry, name))
+    return Teacher(name, spec, phase, provenance=teacher_record(registry, name))

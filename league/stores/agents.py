@@ -72,10 +72,7 @@ class Agent:
     def plays(self, team_size: int) -> bool:
         """Whether it plays `team_size`v`team_size`: its stage's agents do; a baseline plays every size, a
         community bot the sizes its manifest lists."""
-        if self.team_size is not None:
-            return self.team_size == team_size
-        sizes = _manifest_sizes(self.community)
-        return sizes is None or team_size in sizes
+        return _plays(self.team_size, self.community, team_size)
 
     def not_champion(self) -> str:
         """Why an agent of no stage (team_size None) cannot be a champion, in one sentence."""
@@ -85,9 +82,14 @@ class Agent:
 
 def plays(kind: str, own_size: int | None, config: dict[str, Any] | None, team_size: int) -> bool:
     """Agent.plays for a row read without its Agent (league.standings reads many at once)."""
+    return _plays(own_size, Manifest.parse((config or {}).get("community")) if kind == "community" else None,
+                  team_size)
+
+
+def _plays(own_size: int | None, manifest: Manifest | None, team_size: int) -> bool:
     if own_size is not None:
         return own_size == team_size
-    sizes = _manifest_sizes(Manifest.parse((config or {}).get("community")) if kind == "community" else None)
+    sizes = _manifest_sizes(manifest)
     return sizes is None or team_size in sizes
 
 
