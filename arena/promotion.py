@@ -163,22 +163,40 @@ class TrainingPromotion:
                 "promotion/games": float(stats.games)}
 
 
-def promote_after_evaluation(home: LeagueHome, registry: Registry, cfg: Config, name: str,
-                             rates: Mapping[str, float], seed: int, workers: int = 1) -> TrainingPromotion:
-    """Test snapshot `name`, whose evaluation scored `rates` (score rate per opponent), against its
-    stage's champion when its score against it reaches promotion.training_min_score; promote on H1.
-    `seed`: the match's (one per snapshot)."""
+def training_gate(registry: Registry, cfg: Config, name: str, rates: Mapping[str, float]) -> str | None:
+    """Why snapshot `name`, whose evaluation scored `rates` (score rate per opponent), is not tested during
+    training (its score against the champion, rule when there is none, below promotion.training_min_score),
+    as a note; None: it is tested."""
     pcfg = cfg.promotion
     champion = registry.agent_store.champion(cfg.game.team_size)
     reference = champion.name if champion else REFERENCE_WITHOUT_CHAMPION
     score = rates.get(reference)
     if pcfg.training_min_score > 0 and score is None:
-        return TrainingPromotion(None, f"promotion: {name} not tested (its evaluation played no games against "
-                                       f"{reference})")
+        return f"promotion: {name} not tested (its evaluation played no games against {reference})"
     if score is not None and score < pcfg.training_min_score:
-        return TrainingPromotion(None, f"promotion: {name} not tested: it scored {score:.0%} against {reference} in "
-                                       f"evaluation, below promotion.training_min_score "
-                                       f"{pcfg.training_min_score:.0%}")
+        return (f"promotion: {name} not tested: it scored {score:.0%} against {reference} in evaluation, below "
+                f"promotion.training_min_score {pcfg.training_min_score:.0%}")
+    return None
+
+
+def promote_after_evaluation(home: LeagueHome, registry: Registry, cfg: Config, name: str,
+                             rates: Mapping[str, float], seed: int, workers: int = 1) -> TrainingPromotion:
+    """Test snapshot `name`, whose evaluation scored `rates` (score rate per opponent), against its
+    stage's champion when it passes the training gate (training_gate); promote on H1.
+    `seed`: the match's (one per snapshot)."""
+    note = training_gate(registry, cfg, name, rates)
+    if note is not None:
+        return TrainingPromotion(None, note)
+    return promote_in_training(home, registry, cfg, name, seed, workers)
+
+
+def promote_in_training(home: LeagueHome, registry: Registry, cfg: Config, name: str, seed: int,
+                        workers: int = 1) -> TrainingPromotion:
+    """The SPRT of snapshot `name` against its stage's champion (rule when there is none), capped at
+    promotion.training_max_games, recorded with method 'training'; H1 promotes. `seed`: the match's."""
+    pcfg = cfg.promotion
+    champion = registry.agent_store.champion(cfg.game.team_size)
+    reference = champion.name if champion else REFERENCE_WITHOUT_CHAMPION
     try:
         result = promote_by_sprt(home, registry, dataclasses.replace(cfg, seed=seed), name,
                                  max_games=pcfg.training_max_games, method="training", workers=workers)

@@ -280,6 +280,9 @@ class TrainingConfig:
     minutes: float = param(0.0, "Wall-clock budget in minutes (0: no limit).", min=0, max=MINUTES_MAX)
     snapshot_every_steps: int = param(200_000, "Agent steps between snapshots (checkpoint + registry version).",
                                       min=1, max=STEPS_MAX)
+    ema_decay: float = param(0.0, "Snapshots take an exponential moving average of the learner's weights with this "
+                                  "decay per update (training/averaging.py; 0: the live weights): a snapshot is then "
+                                  "not one noisy step.", min=0, max=0.9999)
     eval_every_snapshots: int = param(4, "Snapshots between evaluation games (0: never); 4 with 200k-step snapshots "
                                          "keeps them to about 8% of a run on 2 cores (docs/runs/learning-defaults.md, run JJ).",
                                       min=0, max=1_000_000)
@@ -350,6 +353,24 @@ class PromotionConfig:
 
 
 @dataclass
+class PanelConfig:
+    games: int = param(200, "Games against each member at most (an even number: mirrored pairs); 0: no panel, the "
+                            "promotion test during training is the SPRT against the champion alone.", min=0,
+                       max=GAMES_MAX, check=even_games_problem)
+    batch_games: int = param(20, "Games against each member still in play per round; after each round a member that "
+                                 "clearly beats the candidate ends the test.", min=2, max=GAMES_MAX,
+                             check=even_games_problem)
+    z: float = param(1.96, "A member beats the candidate when the candidate's score against it is below 50% by more "
+                           "than this many standard errors.", min=0, max=10)
+    best_snapshots: int = param(2, "The best snapshots of the run, by their own panel tests, that join the panel.",
+                                min=0, max=32)
+    other_runs: int = param(2, "The best snapshots of other runs at the stage, by their panel tests, that join it.",
+                            min=0, max=32)
+    max_share: float = param(0.15, "Most share of a run's wall clock spent on panel tests and the promotion matches "
+                                   "after them; a snapshot due while it is spent is not tested.", min=0, max=1)
+
+
+@dataclass
 class Config:
     """The whole configuration of one command."""
 
@@ -362,6 +383,8 @@ class Config:
     ppo: PpoConfig = section(PpoConfig, "The PPO learner.")
     rewards: RewardsConfig = section(RewardsConfig, "Training rewards.")
     training: TrainingConfig = section(TrainingConfig, "The self-play training loop.")
+    panel: PanelConfig = section(PanelConfig, "The evaluation panel during training: the teacher, the community bots "
+                                              "of the stage, the champion and the best snapshots (training/panel.py).")
     promotion: PromotionConfig = section(PromotionConfig, "Gated promotion: an SPRT against the champion decides "
                                                           "(docs/match.md).")
 

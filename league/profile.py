@@ -1,5 +1,5 @@
 """One agent as `league show` presents it: its record, its place in the lineage, its ratings, its exports
-and its exploitability probes."""
+its exploitability probes and its evaluation panel tests (what it was measured against)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from league.config import STAGES, team_size_of
 from league.lineage import lineage_of
 from league.probes import ProbeResult
 from league.registry import Agent, ExportRecord, Rating, Registry
+from league.stores.panels import PanelTest
 
 
 @dataclass(frozen=True)
@@ -19,6 +20,7 @@ class AgentProfile:
     ratings: dict[str, Rating]  # by stage, only the stages it has rated games in
     exports: list[ExportRecord]  # bot folders made from it, oldest first
     probes: list[ProbeResult]  # its exploitability probes (league probe), oldest first
+    panel_tests: list[PanelTest]  # its games against the evaluation panel during training, oldest first
 
 
 def agent_profile(registry: Registry, name: str) -> AgentProfile:
@@ -28,4 +30,4 @@ def agent_profile(registry: Registry, name: str) -> AgentProfile:
     children = sorted(lineage_of(registry).successors(name))
     ratings = {stage: r for stage in STAGES if (r := registry.game_store.rating(name, team_size_of(stage))).games}
     return AgentProfile(agent, parent, children, ratings, registry.export_store.of(name),
-                        registry.probe_store.of(name))
+                        registry.probe_store.of(name), registry.panel_store.of(name))

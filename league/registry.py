@@ -7,7 +7,7 @@
 
 One door: callers reach the database through the stores, as attributes of the Registry
 (`agent_store`, `game_store`, `payoff_store`, `run_store`, `curriculum_store`, `tournament_store`,
-`match_store`, `promotion_store`, `export_store`, `probe_store`, `role_store`; league/stores/). Each store owns its table's
+`match_store`, `promotion_store`, `export_store`, `probe_store`, `role_store`, `panel_store`; league/stores/). Each store owns its table's
 reads and writes, its docstrings and its typed rows (frozen dataclasses), so a second door of
 one-line Registry methods repeating every store's signature (there were 30, and the match,
 promotion and export stores had none, so callers used both doors) only duplicated them. The
@@ -31,6 +31,7 @@ from league.stores.curricula import Curriculum, CurriculumStage, CurriculumStore
 from league.stores.database import Database, connect, open_league_db, require_writable, utc_now
 from league.stores.exports import ExportRecord, ExportStore
 from league.stores.probes import ProbeStore
+from league.stores.panels import PanelStore, PanelTest
 from league.stores.roles import RoleStore
 from league.stores.games import Game, GameRecord, GameStore, Rating, RatingChange, RatingsRebuilt
 from league.stores.matches import Match, MatchSettings, MatchStats, MatchStore
@@ -69,6 +70,7 @@ class Registry:
         self.role_store = RoleStore(self.database, self.agent_store)
         self.match_store = MatchStore(self.database, self.agent_store, self.tournament_store)
         self.promotion_store = PromotionStore(self.database, self.agent_store)
+        self.panel_store = PanelStore(self.database, self.agent_store)
 
     # ------------------------------------------------------------------ lifecycle
 

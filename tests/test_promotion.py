@@ -279,7 +279,7 @@ def test_league_train_with_promotion_tests_its_evaluated_snapshot(league):
             "policy.actor_sizes=[32]", "policy.critic_sizes=[32]", "training.snapshot_every_steps=256",
             "training.eval_every_snapshots=1", "training.eval_games=2", "training.eval_game_seconds=5",
             "training.steps=512", "promotion.during_training=true", "promotion.training_min_score=0",
-            "promotion.training_max_games=4", "promotion.game_seconds=5"]  # as tests/test_selfplay.py's TINY
+            "promotion.training_max_games=4", "promotion.game_seconds=5", "panel.games=0"]  # as tests/test_selfplay.py's TINY
     cfg = load_config(stage="1v1", sets=sets)
     notes = []
     result = SelfPlayTrainer(cfg, home, reg, on_progress=lambda e: notes.append(getattr(e, "text", ""))).run()

@@ -6,15 +6,12 @@ ratings, the leaderboard and the dashboard's climb chart move while training run
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from agents.loading import load_policy
 from agents.policy import Policy
 from arena.pairings import Pairing, play_pairings
-from league.config import Config
-from league.home import LeagueHome
 from league.registry import BASELINES, GameRecord, Registry
 from league.results import Record
 
@@ -87,56 +84,3 @@ def evaluate_snapshot(
         send_game_in_background(viewer, GameSpec(team_size, tick_skip, "timed", game_seconds),
                                 {name: policy, them.name: them.policy}, name, them.name, seed)
     return {o: Record.from_goals(g).score for o, g in zip(opponents, goals)}
-
-
-@dataclass(frozen=True)
-class Judged:
-    """What judging one snapshot gave: metrics rows to log and keep, and lines to say."""
-
-    rows: list[dict[str, float]]
-    notes: list[str]
-
-
-@dataclass
-class SnapshotJudge:
-    """Evaluation during training, and with promotion.during_training the promotion test after it (an SPRT
-    match against the champion: arena.promotion), built once and handed to the trainer, which asks it after
-    every snapshot: `judge.due(snapshots)`, then `judge.judge(name, network, snapshots)`."""
-
-    cfg: Config
-    registry: Registry
-    home: LeagueHome
-    device: Any
-    workers: int
-
-    def due(self, snapshots: int) -> bool:
-        """Whether the `snapshots`-th snapshot of a call is evaluated (every training.eval_every_snapshots)."""
-        t = self.cfg.training
-        return bool(t.eval_every_snapshots and t.eval_games and snapshots % t.eval_every_snapshots == 0)
-
-    def judge(self, name: str, net: Any, snapshots: int) -> Judged:
-        """Snapshot `name` (the network's current weights) plays the evaluation games; then, with promotion
-        during training, the promotion test. The network is left in train mode."""
-        from agents.nn_policy import NetworkPolicy
-        from arena.promotion import promote_after_evaluation
-        from training.seeds import derived_seed
-
-        cfg, t = self.cfg, self.cfg.training
-        team_size = cfg.game.team_size
-        policy = NetworkPolicy(net, device=self.device, name=name, temperature=cfg.ppo.temperature)
-        try:
-            rates = evaluate_snapshot(self.registry, name, policy, team_size, t.eval_games, t.eval_game_seconds,
-                                      derived_seed(cfg.seed, "evaluation", snapshots), self.home.root,
-                                      cfg.game.tick_skip, workers=self.workers, viewer=t.eval_viewer)
-        finally:
-            net.train()  # NetworkPolicy put the shared network in eval mode
-        row = {f"eval/win_rate/{k}": v for k, v in rates.items()}
-        row["eval/elo"] = self.registry.game_store.rating(name, team_size).elo
-        judged = Judged([row], [])
-        if cfg.promotion.during_training:
-            attempt = promote_after_evaluation(self.home, self.registry, cfg, name, rates,
-                                               derived_seed(cfg.seed, "promotion", snapshots), self.workers)
-            judged.notes.append(attempt.note)
-            if attempt.metrics():
-                judged.rows.append(attempt.metrics())
-        return judged

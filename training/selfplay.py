@@ -33,6 +33,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 import numpy as np
 import torch
+from torch.optim.swa_utils import AveragedModel
 
 from agents.checkpoint import check_trainable, load_checkpoint
 from agents.networks import build_network
@@ -44,6 +45,7 @@ from league.home import LeagueHome
 from league.locks import claim
 from league.names import check_name, check_run_name, split_version
 from league.registry import PayoffRecord, Registry
+from training.averaging import moving_average
 from training.accel import learner_threads, make_accel, maybe_compile, torch_threads, update_threads
 from training.budget import Budget, Clock, clock_round
 from training.collection import (
@@ -58,7 +60,7 @@ from training.collection import (
 from training.collector import Collector, training_spec
 from training.guide import NO_GUIDE, Guide, UpdatePlan
 from training.episode_stats import headline
-from training.evaluation import SnapshotJudge
+from training.judge import SnapshotJudge
 from training.metrics import MetricsLog, set_aside_stopped
 from training.opponents import LATEST, draw_picks, pool_specs
 from training.ppo import PpoLearner, TrainingDiverged
@@ -84,6 +86,7 @@ class TrainResult:
     timing: dict[str, float]  # seconds spent in each of TIMED_PARTS
     lost_steps: int = 0  # agent steps played by Ray rollout workers that died before handing them over
     profile: Profile | None = None  # where the learner's and each collector's time went (the scale profile)
+    champion: str | None = None  # the stage's champion when the run ended (promotion.during_training may name one of its own)
 
 
 def best_response_config(cfg: Config, registry: Registry, target: str | None = None) -> Config:
@@ -128,6 +131,7 @@ class _Run:
     timing: dict[str, float] = field(default_factory=lambda: dict.fromkeys(TIMED_PARTS, 0.0))
     profile: Profile = field(default_factory=Profile)
     paced_from: tuple[float, int] | None = None  # (time, steps) when the first round was trained on
+    average: AveragedModel | None = None  # the weights' moving average snapshots are taken from (training.ema_decay)
 
     @contextmanager
     def timed(self, part: str, phase: str | None = None) -> Iterator[None]:
@@ -243,7 +247,7 @@ class SelfPlayTrainer:
         # they play beside it (pipelined; training.update_threads).
         torch.set_num_threads(learner_threads(cfg.training, self.workers))
         self.optimizer_state = optimizer_state
-        self.judge = SnapshotJudge(cfg, registry, home, self.device, self.workers)
+        self.judge = SnapshotJudge(cfg, registry, home, self.device, self.workers, self.prefix)
         # Built once, checked now: a teacher that cannot teach is refused before anything is trained.
         self.teacher = build_teacher(cfg, registry, home, Student(self.net.space, self.start_steps, self.parent),
                                      self.learner_stats, lambda text: self.on_progress(Note(text)))
@@ -330,9 +334,11 @@ class SelfPlayTrainer:
             if run.since_snapshot or not self.versions:
                 with run.timed("snapshot"):
                     self._record_payoff(run)
-                    self._snapshot(run.learner, self.start_steps + run.steps)
+                    self._snapshot(run, self.start_steps + run.steps)
+        champion = self.registry.agent_store.champion(self.team_size)
         return TrainResult(self.prefix, self.versions, self.start_steps + run.steps, clock.elapsed(),
-                           interrupted, run.learner.skipped_updates, run.timing, run.lost_steps, run.profile)
+                           interrupted, run.learner.skipped_updates, run.timing, run.lost_steps, run.profile,
+                           champion.name if champion else None)
 
     @contextmanager
     def _collection(self) -> Iterator[Collection]:
@@ -383,7 +389,8 @@ class SelfPlayTrainer:
             learner.optimizer.load_state_dict(self.optimizer_state)
         if learner.return_scale is not None and self.learner_stats:
             learner.return_scale.load(self.learner_stats)
-        run = _Run(collection, learner, log, np.random.default_rng(cfg.seed), clock, teaching, self.teacher)
+        run = _Run(collection, learner, log, np.random.default_rng(cfg.seed), clock, teaching, self.teacher,
+                   average=moving_average(self.net, tcfg.ema_decay))
         self._draw_pool(run, refresh=0)
         return run
 
@@ -445,6 +452,8 @@ class SelfPlayTrainer:
                 raise LeagueError(f"Training stopped: the PPO update made the network's {exc.what} at step "
                                   f"{self.start_steps + run.steps + seg.steps:,}; the learning rate "
                                   f"({self._lr_key(guide)}={exc.learning_rate:g}) is the usual cause; {kept}.") from None
+        if run.average is not None:
+            run.average.update_parameters(self.net)
         run.steps += seg.steps
         run.since_snapshot += seg.steps
         run.lost_steps += got.lost_steps
@@ -480,10 +489,11 @@ class SelfPlayTrainer:
         run.snapshots += 1
         with run.timed("snapshot"):
             self._record_payoff(run)
-            name = self._snapshot(run.learner, self.start_steps + run.steps)
+            name = self._snapshot(run, self.start_steps + run.steps)
         if self.judge.due(run.snapshots):
             with run.timed("evaluation"):  # the promotion test, when on, is part of the evaluation step
-                judged = self.judge.judge(name, self.net, run.snapshots)
+                judged = self.judge.judge(name, self._net_of(run), run.snapshots, steps=self.start_steps + run.steps,
+                                           elapsed=run.clock.elapsed())
             for row in judged.rows:
                 self._record_metrics(run, row, kept=row)
             for note in judged.notes:
@@ -530,15 +540,21 @@ class SelfPlayTrainer:
 
     # ------------------------------------------------------------------ snapshots
 
-    def _snapshot(self, learner: PpoLearner, steps: int) -> str:
-        """Checkpoint + registry version. A snapshot that cannot be written (weights gone NaN, disk
-        full) stops the run with the reason; the previous snapshots are kept as they are."""
+    def _net_of(self, run: _Run) -> torch.nn.Module:
+        """The network a snapshot of `run` is taken of: the weights' moving average (training.ema_decay), else the
+        learner's own."""
+        return run.average.module if run.average is not None else self.net
+
+    def _snapshot(self, run: _Run, steps: int) -> str:
+        """Checkpoint + registry version of the snapshot network (_net_of). A snapshot that cannot be written
+        (weights gone NaN, disk full) stops the run with the reason; the previous snapshots are kept as they are."""
+        learner = run.learner
         name = next_version(self.prefix, self.versions)
         config = self.cfg.to_dict()
         if self.teacher is not None and self.teacher.provenance is not None:
             config["distilled_from"] = self.teacher.provenance.to_dict()
         try:
-            rel, sha = write_checkpoint(self.home, name, self.net, learner, steps, config)
+            rel, sha = write_checkpoint(self.home, name, self._net_of(run), learner, steps, config)
         except (LeagueError, OSError) as exc:
             why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             kept = f"the last snapshot, {self.versions[-1]}, is kept" if self.versions else "no snapshot was kept"

@@ -115,6 +115,16 @@ def show(name: NameArg, home: HomeOpt = None) -> None:
             probes.add_row(f"{p.team_size}v{p.team_size}", escape(p.probe), f"{p.minutes:g}", f"{p.steps:,}",
                            f"{p.wins}-{p.draws}-{p.losses}", f"{p.win_rate:.0%}", f"{low:.0%}..{high:.0%}")
         out.print(probes)
+    for test in profile.panel_tests[-1:]:  # the latest: what it was last measured against
+        verdict = "no member beat it" if test.passed else f"{test.beaten_by} beat it"
+        panel = Table(title=f"Evaluation panel at {test.steps:,} steps ({test.created[:19].replace('T', ' ')}, run "
+                            f"{test.run}): {verdict}")
+        for col in ("member", "W-D-L", "score", "95% interval"):
+            panel.add_column(col)
+        for member, r in test.records.items():
+            low, high = r.score_interval
+            panel.add_row(escape(member), str(r), f"{r.score:.0%}", f"{low:.0%}..{high:.0%}")
+        out.print(panel)
 
 
 def _set_status(name: str, status: str, home: Path | None) -> None:

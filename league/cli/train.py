@@ -124,3 +124,22 @@ def train_command(
               f"versions: {', '.join(result.versions) or 'none'}", highlight=False)
     split = sum(result.timing.values()) or 1.0
     out.print("Time split: " + ", ".join(f"{k} {v / split:.0%}" for k, v in result.timing.items()), highlight=False)
+    if result.champion is not None:
+        out.print(champion_line(league_home, result.champion, result.run), highlight=False)
+
+
+def champion_line(home, champion: str, run: str) -> str:
+    """"Champion: NAME", whether it is of this run, and what its latest panel test measured it against."""
+    from league.cli.common import open_league
+
+    _, reg = open_league(home.root, readonly=True)
+    try:
+        tests = reg.panel_store.of(champion)
+        own = champion in reg.agent_store.run_versions(run)
+    finally:
+        reg.close()
+    line = f"Champion: {champion}{' (a snapshot of this run)' if own else ''}"
+    if tests:
+        t = tests[-1]
+        line += "; measured against " + ", ".join(f"{m} {r.score:.0%} over {r.games}" for m, r in t.records.items())
+    return line

@@ -1,0 +1,169 @@
+"""The evaluation panel (training/panel.py) and promotion through it during training (training/judge.py), on
+real league homes with real short games: scripted stage agents (`rulebot`, `randbot`, and an `atbabot`) and
+networks with random weights, whose order is known (rule sweeps random; a random network and atba lose to
+rule), so a test that should reject a weaker candidate can fail."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from agents.checkpoint import save_checkpoint
+from agents.loading import load_policy
+from agents.networks import build_network
+from league.config import PanelConfig, PolicyConfig, load_config
+from league.results import Record
+from training.evaluation import Player, player
+from training.judge import Judged, SnapshotJudge
+from training.panel import FALLBACK_MEMBER, beaten, panel_members, play_panel
+
+GAME_SECONDS = 8
+QUICK = PanelConfig(games=8, batch_games=4)
+
+
+def sets(*extra: str) -> list[str]:
+    return ["promotion.during_training=true", "promotion.training_min_score=0", f"promotion.game_seconds={GAME_SECONDS}",
+            "promotion.sprt=elo0=0,elo1=100,alpha=0.2,beta=0.2", "promotion.training_max_games=20",
+            "panel.games=16", "panel.batch_games=8", "training.eval_games=2", f"training.eval_game_seconds={GAME_SECONDS}",
+            "runner.workers=1", *extra]
+
+
+def add_network(home, reg, name: str, seed: int = 0):
+    torch.manual_seed(seed)
+    net = build_network(PolicyConfig(actor_sizes=[32], critic_sizes=[32]))
+    rel = Path("checkpoints") / f"{name}.safetensors"
+    sha = save_checkpoint(home.root / rel, net, steps=0)
+    reg.agent_store.add(name, "mlp", 1, checkpoint_path=str(rel), checkpoint_sha256=sha)
+    return net
+
+
+def test_beaten_needs_a_clear_margin():
+    assert not beaten(Record(0, 0, 0), 1.96)
+    assert beaten(Record(0, 0, 4), 1.96)  # four losses: 0 + 1.96 x 0.25 < 0.5
+    assert not beaten(Record(0, 0, 3), 1.96)  # three are not enough
+    assert not beaten(Record(5, 10, 5), 0.0)  # even is not beaten, whatever the margin
+    assert beaten(Record(0, 9, 7), 1.96) and not beaten(Record(0, 9, 7), 4.0)
+
+
+def test_panel_members_are_the_teacher_the_champion_and_the_best_snapshots(scripted_stage):
+    home, reg = scripted_stage
+    cfg = PanelConfig(best_snapshots=1, other_runs=1)
+    assert panel_members(reg, 1, "dn-v9", run="dn", teacher=None, cfg=cfg) == [FALLBACK_MEMBER]
+    for name in ("dn-v1", "dn-v2", "dn-v3", "other-v1", "other-v2"):
+        reg.agent_store.add(name, "mlp", 1)
+    rec = {"rulebot": Record(5, 0, 5)}
+    reg.panel_store.add("dn-v1", "dn", 1, {"rulebot": Record(9, 0, 1)}, passed=True, beaten_by=None, seconds=1, seed=1)
+    reg.panel_store.add("dn-v2", "dn", 2, {"rulebot": Record(0, 0, 10)}, passed=False, beaten_by="rulebot", seconds=1,
+                        seed=1)
+    reg.panel_store.add("dn-v3", "dn", 3, rec, passed=True, beaten_by=None, seconds=1, seed=1)
+    reg.panel_store.add("other-v1", "other", 1, {"rulebot": Record(1, 0, 9)}, passed=True, beaten_by=None, seconds=1,
+                        seed=1)
+    reg.panel_store.add("other-v2", "other", 2, rec, passed=True, beaten_by=None, seconds=1, seed=1)
+    reg.promotion_store.promote_manually("randbot")
+    members = panel_members(reg, 1, "dn-v9", run="dn", teacher="rulebot", cfg=cfg)
+    # the teacher, the champion, the run's best (passed, highest Elo), the other run's best
+    assert members == ["rulebot", "randbot", "dn-v1", "other-v2"]
+    assert "dn-v1" not in panel_members(reg, 1, "dn-v1", run="dn", teacher="rulebot", cfg=cfg)  # never itself
+    reg.agent_store.set_status("dn-v1", "retired")
+    assert panel_members(reg, 1, "dn-v9", run="dn", teacher="rulebot", cfg=cfg)[2] == "dn-v3"  # active agents only
+    test = reg.panel_store.of("other-v1")[0]
+    assert test.worst == ("rulebot", Record(1, 0, 9)) and test.total == Record(1, 0, 9) and test.elo < -300
+
+
+def test_play_panel_stops_at_the_first_member_that_clearly_beats_the_candidate(scripted_stage):
+    home, reg = scripted_stage
+    reg.agent_store.add("atbabot", "atba", 1)
+    rule, rand, atba = (player(reg, n, home.root) for n in ("rulebot", "randbot", "atbabot"))
+    strong = play_panel(reg, rule, [rand], QUICK, team_size=1, game_seconds=GAME_SECONDS, seed=3, workers=1)
+    assert strong.passed and strong.records["randbot"].games == QUICK.games and strong.rounds == 2
+    weak = play_panel(reg, atba, [rand, rule], PanelConfig(games=48, batch_games=16), team_size=1,
+                      game_seconds=GAME_SECONDS, seed=3, workers=1)
+    assert weak.beaten_by == "rulebot" and weak.rounds < 3, weak  # cut short, well before 48 games each
+    assert weak.records["rulebot"].score < 0.5
+    assert {g.origin for g in reg.game_store.games()} == {"evaluation"}  # every game recorded
+    assert len(reg.game_store.games()) == strong.games + weak.games
+
+
+def judge_for(home, reg, *extra: str, run: str = "net") -> SnapshotJudge:
+    cfg = load_config(stage="1v1", sets=sets(*extra))
+    return SnapshotJudge(cfg, reg, home, torch.device("cpu"), workers=1, run=run)
+
+
+def test_a_snapshot_a_panel_member_beats_is_not_promoted(scripted_stage):
+    """The champion is the random bot; a snapshot with random weights is judged: rulebot, the best snapshot of
+    another run, sits on the panel and beats it, so it is not promoted and no SPRT is played."""
+    home, reg = scripted_stage
+    reg.promotion_store.promote_manually("randbot")
+    reg.panel_store.add("rulebot", "other", 0, {"randbot": Record(8, 0, 0)}, passed=True, beaten_by=None, seconds=1,
+                        seed=1)
+    net = add_network(home, reg, "net-v1")
+    judged = judge_for(home, reg).judge("net-v1", net, 1, steps=1000, elapsed=100.0)
+    (test,) = reg.panel_store.of("net-v1")
+    assert not test.passed and test.beaten_by == "rulebot" and set(test.records) == {"randbot", "rulebot"}
+    assert reg.agent_store.champion(1).name == "randbot" and reg.match_store.all() == []
+    assert any(n.startswith("panel: net-v1 not promoted: rulebot beat it") for n in judged.notes), judged.notes
+    panel_row = next(r for r in judged.rows if "panel/elo" in r)
+    assert panel_row["panel/passed"] == 0.0 and panel_row["panel/games"] == test.total.games
+    assert net.training  # left in train mode
+
+
+def test_a_candidate_no_member_beats_is_tested_against_the_champion_and_promoted(scripted_stage):
+    home, reg = scripted_stage
+    reg.promotion_store.promote_manually("randbot")
+    judge = judge_for(home, reg)
+    judged = Judged([], [])
+    judge._promotion_test(judged, Player("rulebot", load_policy("rule")), {}, 1, steps=0, elapsed=100.0)
+    (test,) = reg.panel_store.of("rulebot")
+    assert test.passed and test.records["randbot"].games == 16
+    assert reg.agent_store.champion(1).name == "rulebot", judged.notes
+    assert judged.notes[0].startswith("panel: rulebot lost to no member in 16 games")
+    assert judged.notes[1].startswith("promotion: rulebot is now the 1v1 champion (was randbot)")
+    assert judge.promotion_seconds > 0
+    from typer.testing import CliRunner
+
+    from league.cli import app
+
+    shown = CliRunner().invoke(app, ["show", "rulebot", "--home", str(home.root)])
+    assert shown.exit_code == 0 and "Evaluation panel at 0 steps" in shown.output and "no member beat it" in shown.output
+    assert "randbot" in shown.output.split("Evaluation panel")[1]
+
+
+def test_promotion_tests_keep_to_their_share_of_the_run(scripted_stage):
+    home, reg = scripted_stage
+    judge = judge_for(home, reg, "panel.max_share=0.1")
+    judge.promotion_seconds = 11.0
+    judged = Judged([], [])
+    judge._promotion_test(judged, Player("rulebot", load_policy("rule")), {}, 1, steps=0, elapsed=100.0)
+    assert judged.notes == ["promotion: rulebot not tested: promotion tests have taken 11% of the run's time, above "
+                            "panel.max_share 10%"]
+    assert reg.panel_store.of("rulebot") == [] and reg.game_store.games() == []
+
+
+def test_league_train_tests_snapshots_on_the_panel_and_names_the_champion(scripted_stage):
+    """The whole command: each evaluated snapshot (EMA weights) meets the panel (the champion, randbot); the
+    tests are kept, the metrics carry the panel's Elo, and the command ends by naming the stage's champion
+    and what it was measured against; `league show` prints the champion's panel."""
+    from typer.testing import CliRunner
+
+    from conftest import TINY_TRAINING
+    from league.cli import app
+
+    home, reg = scripted_stage
+    reg.promotion_store.promote_manually("randbot")
+    args = ["train", "--stage", "1v1", "--steps", "768", "--name", "pn", "--home", str(home.root)]
+    for s in [*TINY_TRAINING, *sets("panel.games=8", "panel.batch_games=8"), "training.ema_decay=0.9"]:
+        args += ["--set", s]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    tests = reg.panel_store.for_run("pn")
+    assert [t.agent for t in tests] == ["pn-v1", "pn-v2", "pn-v3"][:len(tests)] and tests
+    assert all("randbot" in t.records for t in tests)
+    champion = reg.agent_store.champion(1).name
+    line = next(x for x in result.output.splitlines() if x.startswith("Champion: "))
+    assert line.startswith(f"Champion: {champion}")
+    metrics = (home.runs / "pn" / "metrics.jsonl").read_text()
+    assert '"panel/elo"' in metrics and '"panel/passed"' in metrics
+    if champion.startswith("pn-"):
+        assert "measured against randbot" in line

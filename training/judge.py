@@ -1,0 +1,146 @@
+"""What training asks after a snapshot: its evaluation games, and with promotion.during_training whether it
+becomes the champion. Built once and handed to the trainer, which asks `judge.due(snapshots)`, then
+`judge.judge(name, network, snapshots, steps=..., elapsed=...)`.
+
+The promotion test, for a snapshot whose evaluation score against the champion passes the gate
+(arena.promotion.training_gate):
+1. with a panel (`panel.games` > 0), the evaluation panel (training.panel): the teacher, the stage's
+   community bots, the champion, the best snapshots so far; a member that clearly beats it ends the test;
+2. when no member beat it (or there is no panel), an SPRT against the champion (arena.promotion): H1
+   makes it the champion.
+Panel tests and the SPRTs after them take at most `panel.max_share` of the run's wall clock: a snapshot
+due while the share is spent is not tested, and says so.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from league.config import Config
+from league.home import LeagueHome
+from league.registry import Registry
+from league.sprt import logistic_elo
+from league.stores.panels import PanelTest
+from training.evaluation import Player, evaluate_snapshot, player
+from training.panel import panel_members, play_panel
+from training.seeds import derived_seed
+
+
+@dataclass(frozen=True)
+class Judged:
+    """What judging one snapshot gave: metrics rows to log and keep, and lines to say."""
+
+    rows: list[dict[str, float]]
+    notes: list[str]
+
+
+@dataclass
+class SnapshotJudge:
+    """Evaluation during training and the promotion test after it (see the module notes)."""
+
+    cfg: Config
+    registry: Registry
+    home: LeagueHome
+    device: Any
+    workers: int
+    run: str = ""  # the training run whose snapshots are judged (its panel tests are kept under it)
+    promotion_seconds: float = field(default=0.0, init=False)  # wall clock spent on panel tests and SPRTs
+
+    def due(self, snapshots: int) -> bool:
+        """Whether the `snapshots`-th snapshot of a call is evaluated (every training.eval_every_snapshots)."""
+        t = self.cfg.training
+        return bool(t.eval_every_snapshots and t.eval_games and snapshots % t.eval_every_snapshots == 0)
+
+    def judge(self, name: str, net: Any, snapshots: int, *, steps: int = 0, elapsed: float = 0.0) -> Judged:
+        """Snapshot `name` (the network's current weights, `steps` trained, `elapsed` seconds into the run) plays
+        the evaluation games; then, with promotion during training, the promotion test. The network is left in
+        train mode."""
+        from agents.nn_policy import NetworkPolicy
+
+        cfg, t = self.cfg, self.cfg.training
+        team_size = cfg.game.team_size
+        policy = NetworkPolicy(net, device=self.device, name=name, temperature=cfg.ppo.temperature)
+        try:
+            rates = evaluate_snapshot(self.registry, name, policy, team_size, t.eval_games, t.eval_game_seconds,
+                                      derived_seed(cfg.seed, "evaluation", snapshots), self.home.root,
+                                      cfg.game.tick_skip, workers=self.workers, viewer=t.eval_viewer)
+            row = {f"eval/win_rate/{k}": v for k, v in rates.items()}
+            row["eval/elo"] = self.registry.game_store.rating(name, team_size).elo
+            judged = Judged([row], [])
+            if cfg.promotion.during_training:
+                self._promotion_test(judged, Player(name, policy), rates, snapshots, steps, elapsed)
+        finally:
+            net.train()  # NetworkPolicy put the shared network in eval mode
+        return judged
+
+    def _promotion_test(self, judged: Judged, candidate: Player, rates: dict[str, float], snapshots: int,
+                        steps: int, elapsed: float) -> None:
+        from arena.promotion import promote_in_training, training_gate
+
+        cfg, name = self.cfg, candidate.name
+        note = training_gate(self.registry, cfg, name, rates)
+        if note is not None:
+            judged.notes.append(note)
+            return
+        share = cfg.panel.max_share
+        if elapsed > 0 and self.promotion_seconds > share * elapsed:
+            judged.notes.append(f"promotion: {name} not tested: promotion tests have taken "
+                                f"{self.promotion_seconds / elapsed:.0%} of the run's time, above panel.max_share "
+                                f"{share:.0%}")
+            return
+        started = time.perf_counter()
+        try:
+            if cfg.panel.games and not self._panel_passes(judged, candidate, snapshots, steps, elapsed):
+                return
+            attempt = promote_in_training(self.home, self.registry, cfg, name,
+                                          derived_seed(cfg.seed, "promotion", snapshots), self.workers)
+            judged.notes.append(attempt.note)
+            if attempt.metrics():
+                judged.rows.append(attempt.metrics())
+        finally:
+            self.promotion_seconds += time.perf_counter() - started
+
+    def _panel_passes(self, judged: Judged, candidate: Player, snapshots: int, steps: int, elapsed: float) -> bool:
+        """Play `candidate` against the panel, record the test, say how it went; whether no member beat it."""
+        cfg, team_size = self.cfg, self.cfg.game.team_size
+        members = panel_members(self.registry, team_size, candidate.name, run=self.run,
+                                teacher=cfg.training.distill.teacher or None, cfg=cfg.panel)
+        seed = derived_seed(cfg.seed, "panel", snapshots)
+        started = time.perf_counter()
+        outcome = play_panel(self.registry, candidate, [player(self.registry, m, self.home.root) for m in members],
+                             cfg.panel, team_size=team_size, game_seconds=cfg.promotion.game_seconds, seed=seed,
+                             tick_skip=cfg.game.tick_skip, workers=self.workers)
+        test = self.registry.panel_store.add(candidate.name, self.run, steps, outcome.records, passed=outcome.passed,
+                                             beaten_by=outcome.beaten_by, seconds=time.perf_counter() - started,
+                                             seed=seed)
+        judged.rows.append(panel_row(self.registry, test, elapsed))
+        records = ", ".join(f"{m} {r.score:.0%} ({r})" for m, r in outcome.records.items() if r.games)
+        if outcome.passed:
+            judged.notes.append(f"panel: {candidate.name} lost to no member in {outcome.games} games: {records}")
+        else:
+            judged.notes.append(f"panel: {candidate.name} not promoted: {outcome.beaten_by} beat it "
+                                f"({outcome.records[outcome.beaten_by].score:.0%} over "
+                                f"{outcome.records[outcome.beaten_by].games} games); {records}")
+        return outcome.passed
+
+
+def panel_row(registry: Registry, test: PanelTest, elapsed: float) -> dict[str, float]:
+    """The metrics of a panel test: the snapshot's Elo against the panel with its 95% interval (from the score over
+    all its panel games), the stage's champion's Elo against the panel it last met, the worst matchup's score, and
+    the run's CPU-minutes so far (its wall clock times the host's cores: a run keeps every core busy), the learning
+    curve's x."""
+    low, high = test.total.score_interval
+    row = {"panel/elo": test.elo, "panel/elo_lo": logistic_elo(low), "panel/elo_hi": logistic_elo(high),
+           "panel/games": float(test.total.games), "panel/passed": float(test.passed),
+           "panel/cpu_minutes": elapsed / 60.0 * (os.cpu_count() or 1)}
+    worst = test.worst
+    if worst is not None:
+        row["panel/worst_score"] = worst[1].score
+    champion = registry.agent_store.champion(test.team_size)
+    held = registry.panel_store.of(champion.name) if champion else []
+    if held:
+        row["panel/champion_elo"] = held[-1].elo
+    return row

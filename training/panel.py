@@ -1,0 +1,123 @@
+"""The evaluation panel: a snapshot against the league's strongest members, enough games to tell them apart.
+
+Six games a baseline (training.evaluation) place a snapshot on the ladder; at a teacher's level they
+carry an interval of about 200 Elo, and a snapshot that beats its teacher may be weak against
+everything else. The panel is who a champion must not lose to:
+
+    members = panel_members(registry, team_size, "dn-v40", run="dn", teacher="necto", cfg=cfg.panel)
+    # ["necto", "element", <the champion>, <the run's best snapshots>, <other runs' best>]
+    outcome = play_panel(registry, Player("dn-v40", policy), [player(...) for m in members], cfg.panel, ...)
+    outcome.passed, outcome.beaten_by, outcome.records["necto"]
+
+Games go in rounds of `panel.batch_games` against every member still in play, all on one runner,
+argmax (as league games and the RLBot export play), recorded as evaluation games. After each round a
+member against which the candidate scores below 50% by more than `panel.z` standard errors has beaten
+it, and the test ends there (a weak snapshot costs a round or two); a member that has had
+`panel.games` games leaves play. The candidate passes when no member beat it. Whether it becomes the
+champion is then an SPRT against the champion (arena.promotion): the panel says it loses to no one,
+the SPRT that it is better than the title holder.
+
+The best snapshots are chosen by their own panel tests (league.stores.panels): ranked by passing,
+then by Elo against the panel they met. A league with no strong member yet (no community bot, no
+champion, no test) has rule-pro, the strongest scripted baseline, on its panel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from league.config import PanelConfig
+from league.registry import Registry
+from league.results import Record
+from league.sprt import elo_estimate
+from league.stores.panels import PanelTest
+from training.evaluation import Player, play_recorded
+from training.seeds import derived_seed
+
+FALLBACK_MEMBER = "rule-pro"  # a panel with no strong member yet
+TRAINED_KINDS = ("mlp", "lstm")
+
+
+def beaten(record: Record, z: float) -> bool:
+    """Whether `record` (the candidate's) says the member clearly beats it: its score is below 50% by more
+    than `z` standard errors (league.sprt.elo_estimate's, over wins, draws and losses)."""
+    if not record.games:
+        return False
+    return record.score + z * elo_estimate([record.losses, record.draws, record.wins]).score_se < 0.5
+
+
+def _ranked(tests: Sequence[PanelTest]) -> list[str]:
+    """Agents of `tests`, best first: passed before beaten, then by Elo against their panel (latest test each)."""
+    latest = {t.agent: t for t in tests}
+    return [t.agent for t in sorted(latest.values(), key=lambda t: (t.passed, t.elo), reverse=True)]
+
+
+def panel_members(registry: Registry, team_size: int, candidate: str, *, run: str, teacher: str | None,
+                  cfg: PanelConfig) -> list[str]:
+    """Who `candidate` of training run `run` meets: its teacher, the community bots that play `team_size`,
+    the stage's champion, the run's `cfg.best_snapshots` best and other runs' `cfg.other_runs` best (active
+    agents, each once, never the candidate); rule-pro when none of these is there."""
+    agents = {a.name: a for a in registry.agent_store.all(team_size)}  # active ones
+    members: list[str] = []
+
+    def add(name: str | None) -> None:
+        if name and name != candidate and name in agents and name not in members:
+            members.append(name)
+
+    add(teacher)
+    for a in agents.values():
+        if a.kind == "community" and a.plays(team_size):
+            add(a.name)
+    champion = registry.agent_store.champion(team_size)
+    add(champion.name if champion else None)
+    tests = [t for t in registry.panel_store.for_stage(team_size) if t.agent != candidate]
+    own = [t for t in tests if t.run == run]
+    others = [t for t in tests if t.run != run]
+    for pool, k in ((own, cfg.best_snapshots), (others, cfg.other_runs)):
+        fresh = [n for n in _ranked(pool) if n in agents and n not in members and n != candidate]
+        for name in fresh[:k]:
+            add(name)
+    if not members:
+        add(FALLBACK_MEMBER)
+    return members
+
+
+@dataclass(frozen=True)
+class PanelOutcome:
+    """What a candidate's panel test gave: its record against each member, and who (if anyone) beat it."""
+
+    records: dict[str, Record]
+    beaten_by: str | None
+    rounds: int
+
+    @property
+    def passed(self) -> bool:
+        return self.beaten_by is None
+
+    @property
+    def games(self) -> int:
+        return sum(r.games for r in self.records.values())
+
+
+def play_panel(registry: Registry, candidate: Player, members: Sequence[Player], cfg: PanelConfig, *,
+               team_size: int, game_seconds: float, seed: int, tick_skip: int = 8,
+               workers: int | None = None) -> PanelOutcome:
+    """Play `candidate` against every member in rounds until one beats it or each has had `cfg.games` games
+    (see the module notes); every game recorded as an evaluation game. `seed`: this test's (each round
+    plays its own, derived from it)."""
+    records = {m.name: Record(0, 0, 0) for m in members}
+    in_play = [m for m in members if cfg.games]
+    rounds = 0
+    while in_play:
+        n = min(cfg.batch_games, cfg.games - max(records[m.name].games for m in in_play))
+        goals = play_recorded(registry, [(candidate, m) for m in in_play], n, team_size, game_seconds,
+                              derived_seed(seed, "panel round", rounds), tick_skip, workers, deterministic=True)
+        rounds += 1
+        for m, g in zip(in_play, goals):
+            records[m.name] = records[m.name] + Record.from_goals(g)
+        beaters = [m.name for m in in_play if beaten(records[m.name], cfg.z)]
+        if beaters:
+            return PanelOutcome(records, min(beaters, key=lambda name: records[name].score), rounds)
+        in_play = [m for m in in_play if records[m.name].games < cfg.games]
+    return PanelOutcome(records, None, rounds)
