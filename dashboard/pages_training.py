@@ -1,5 +1,6 @@
 """Training page: the metrics training runs wrote to <league home>/runs/ (docs/training-metrics.md),
-and the climb: each run's versions against the baselines in the registry's evaluation games."""
+the climb: each run's versions against the baselines in the registry's evaluation games, and the learning
+curve against the evaluation panel (dashboard/panel_view.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import streamlit as st
 
 from dashboard import data, queries, ui
 from dashboard.distill_view import show_distillation
+from dashboard.panel_view import show_panel_curves
 from dashboard.training_runs import NAMESPACES, long_form, metric_sort_key
 from league.registry import BASELINES
 
@@ -53,6 +55,7 @@ def render(root: str) -> None:
             with st.expander(f"{ui.plain(name)}: run.json"):
                 st.json(info)
     show_climb(root, chosen)
+    show_panel_curves(root, frames)
     axis = AXES[axis_label]
     show_distillation(root, frames, infos, axis, axis_label)
 

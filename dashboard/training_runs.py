@@ -16,7 +16,7 @@ import pandas as pd
 
 METRICS_FILE = "metrics.jsonl"
 RUN_INFO_FILE = "run.json"
-NAMESPACES = ("charts", "losses", "eval", "distill")  # known key prefixes, shown in this order
+NAMESPACES = ("charts", "losses", "eval", "distill", "panel")  # known key prefixes, shown in this order
 
 
 @dataclass(frozen=True)
