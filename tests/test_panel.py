@@ -63,8 +63,10 @@ def test_panel_members_are_the_teacher_the_champion_and_the_best_snapshots(scrip
     reg.panel_store.add("other-v2", "other", 2, rec, passed=True, beaten_by=None, seconds=1, seed=1)
     reg.promotion_store.promote_manually("randbot")
     members = panel_members(reg, 1, "dn-v9", run="dn", teacher="rulebot", cfg=cfg)
-    # the teacher, the champion, the run's best (passed, highest Elo), the other run's best
+    # the teacher, the champion, the run's best (of those that passed, the highest Elo), the other run's best
     assert members == ["rulebot", "randbot", "dn-v1", "other-v2"]
+    cfg3 = PanelConfig(best_snapshots=3, other_runs=3)
+    assert "dn-v2" not in panel_members(reg, 1, "dn-v9", run="dn", teacher=None, cfg=cfg3)  # a beaten one never joins
     assert "dn-v1" not in panel_members(reg, 1, "dn-v1", run="dn", teacher="rulebot", cfg=cfg)  # never itself
     reg.agent_store.set_status("dn-v1", "retired")
     assert panel_members(reg, 1, "dn-v9", run="dn", teacher="rulebot", cfg=cfg)[2] == "dn-v3"  # active agents only

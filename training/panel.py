@@ -17,8 +17,8 @@ it, and the test ends there (a weak snapshot costs a round or two); a member tha
 champion is then an SPRT against the champion (arena.promotion): the panel says it loses to no one,
 the SPRT that it is better than the title holder.
 
-The best snapshots are chosen by their own panel tests (league.stores.panels): ranked by passing,
-then by Elo against the panel they met. A league with no strong member yet (no community bot, no
+The best snapshots are chosen by their own panel tests (league.stores.panels): of those that passed,
+the highest Elo against the panel they met. A league with no strong member yet (no community bot, no
 champion, no test) has rule-pro, the strongest scripted baseline, on its panel.
 """
 
@@ -48,16 +48,18 @@ def beaten(record: Record, z: float) -> bool:
 
 
 def _ranked(tests: Sequence[PanelTest]) -> list[str]:
-    """Agents of `tests`, best first: passed before beaten, then by Elo against their panel (latest test each)."""
+    """Agents of `tests`, best first: by Elo against their panel (latest test each)."""
     latest = {t.agent: t for t in tests}
-    return [t.agent for t in sorted(latest.values(), key=lambda t: (t.passed, t.elo), reverse=True)]
+    return [t.agent for t in sorted(latest.values(), key=lambda t: t.elo, reverse=True)]
 
 
 def panel_members(registry: Registry, team_size: int, candidate: str, *, run: str, teacher: str | None,
                   cfg: PanelConfig) -> list[str]:
     """Who `candidate` of training run `run` meets: its teacher, the community bots that play `team_size`,
-    the stage's champion, the run's `cfg.best_snapshots` best and other runs' `cfg.other_runs` best (active
-    agents, each once, never the candidate); rule-pro when none of these is there."""
+    the stage's champion, the run's `cfg.best_snapshots` best and other runs' `cfg.other_runs` best (of those no
+    member beat in their own test; active agents, each once, never the candidate); rule-pro when none of these
+    is there. A snapshot a member beat never joins: the panel is the strong, and its games would be spent on
+    the weak."""
     agents = {a.name: a for a in registry.agent_store.all(team_size)}  # active ones
     members: list[str] = []
 
@@ -71,7 +73,7 @@ def panel_members(registry: Registry, team_size: int, candidate: str, *, run: st
             add(a.name)
     champion = registry.agent_store.champion(team_size)
     add(champion.name if champion else None)
-    tests = [t for t in registry.panel_store.for_stage(team_size) if t.agent != candidate]
+    tests = [t for t in registry.panel_store.for_stage(team_size) if t.agent != candidate and t.passed]
     own = [t for t in tests if t.run == run]
     others = [t for t in tests if t.run != run]
     for pool, k in ((own, cfg.best_snapshots), (others, cfg.other_runs)):
