@@ -84,8 +84,12 @@ def test_play_panel_stops_at_the_first_member_that_clearly_beats_the_candidate(s
                       game_seconds=GAME_SECONDS, seed=3, workers=1)
     assert weak.beaten_by == "rulebot" and weak.rounds < 3, weak  # cut short, well before 48 games each
     assert weak.records["rulebot"].score < 0.5
+    # all games played and never clearly beaten, yet below half against a member: not passed
+    held = play_panel(reg, atba, [rule], PanelConfig(games=8, batch_games=8, z=10.0), team_size=1,
+                      game_seconds=GAME_SECONDS, seed=3, workers=1)
+    assert held.records["rulebot"].games == 8 and held.records["rulebot"].score < 0.5 and held.beaten_by == "rulebot"
     assert {g.origin for g in reg.game_store.games()} == {"evaluation"}  # every game recorded
-    assert len(reg.game_store.games()) == strong.games + weak.games
+    assert len(reg.game_store.games()) == strong.games + weak.games + held.games
 
 
 def judge_for(home, reg, *extra: str, run: str = "net") -> SnapshotJudge:
@@ -120,7 +124,7 @@ def test_a_candidate_no_member_beats_is_tested_against_the_champion_and_promoted
     (test,) = reg.panel_store.of("rulebot")
     assert test.passed and test.records["randbot"].games == 16
     assert reg.agent_store.champion(1).name == "rulebot", judged.notes
-    assert judged.notes[0].startswith("panel: rulebot lost to no member in 16 games")
+    assert judged.notes[0].startswith("panel: rulebot scored half or more against every member in 16 games")
     assert judged.notes[1].startswith("promotion: rulebot is now the 1v1 champion (was randbot)")
     assert judge.promotion_seconds > 0
     from typer.testing import CliRunner

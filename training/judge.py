@@ -119,7 +119,8 @@ class SnapshotJudge:
         judged.rows.append(panel_row(self.registry, test, elapsed))
         records = ", ".join(f"{m} {r.score:.0%} ({r})" for m, r in outcome.records.items() if r.games)
         if outcome.passed:
-            judged.notes.append(f"panel: {candidate.name} lost to no member in {outcome.games} games: {records}")
+            judged.notes.append(f"panel: {candidate.name} scored half or more against every member in {outcome.games} "
+                                f"games: {records}")
         else:
             judged.notes.append(f"panel: {candidate.name} not promoted: {outcome.beaten_by} beat it "
                                 f"({outcome.records[outcome.beaten_by].score:.0%} over "

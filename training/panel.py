@@ -13,7 +13,9 @@ Games go in rounds of `panel.batch_games` against every member still in play, al
 argmax (as league games and the RLBot export play), recorded as evaluation games. After each round a
 member against which the candidate scores below 50% by more than `panel.z` standard errors has beaten
 it, and the test ends there (a weak snapshot costs a round or two); a member that has had
-`panel.games` games leaves play. The candidate passes when no member beat it. Whether it becomes the
+`panel.games` games leaves play. The candidate passes when, all games played, it scored at least
+half against every member (the worst matchup decides, never one opponent alone); the member it did
+worst against below that beat it too. Whether it becomes the
 champion is then an SPRT against the champion (arena.promotion): the panel says it loses to no one,
 the SPRT that it is better than the title holder.
 
@@ -122,4 +124,6 @@ def play_panel(registry: Registry, candidate: Player, members: Sequence[Player],
         if beaters:
             return PanelOutcome(records, min(beaters, key=lambda name: records[name].score), rounds)
         in_play = [m for m in in_play if records[m.name].games < cfg.games]
-    return PanelOutcome(records, None, rounds)
+    worst = min(records, key=lambda name: records[name].score, default=None)
+    held = worst is not None and records[worst].score < 0.5  # it must score half against every member
+    return PanelOutcome(records, worst if held else None, rounds)
