@@ -57,7 +57,8 @@ def recorded(monkeypatch):
             calls.append(("run", {"stage": cfg.stage, **kw}))
 
         def run(self, budget):
-            return SimpleNamespace(run="x", steps=0, seconds=0.0, interrupted=False, versions=[], timing={})
+            return SimpleNamespace(run="x", steps=0, seconds=0.0, interrupted=False, versions=[], timing={},
+                                   champion=None)
 
     monkeypatch.setattr(training.selfplay, "SelfPlayTrainer", Trainer)
     monkeypatch.setattr(league.cli.curriculum, "run_curriculum_with_progress",
