@@ -165,7 +165,7 @@ def test_distilling_necto_records_versions_with_the_teacher_and_its_licence(bots
     assert last.config["ppo"]["learning_rate"] == 1e-4
     assert last.config["ppo"]["lr_schedule"] == "constant"
     # ... snapshots of the weights' moving average, and the league picks its champion through the panel.
-    assert last.config["training"]["ema_decay"] == 0.95
+    assert last.config["training"]["ema_decay"] == 0.99
     assert last.config["promotion"]["during_training"] and last.config["promotion"]["training_min_score"] == 0
     ckpt = load_checkpoint(bots.root / last.checkpoint_path, expected_sha256=last.checkpoint_sha256)
     assert ckpt.net.space.name == "necto" and ckpt.meta.training_config["distilled_from"]["teacher"] == "necto"
