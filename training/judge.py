@@ -5,8 +5,9 @@ becomes the champion. Built once and handed to the trainer, which asks `judge.du
 The promotion test, for a snapshot whose evaluation score against the champion passes the gate
 (arena.promotion.training_gate):
 1. with a panel (`panel.games` > 0), the evaluation panel (training.panel): the teacher, the stage's
-   community bots, the champion, the best snapshots so far; a member that clearly beats it ends the test;
-2. when no member beat it (or there is no panel), an SPRT against the champion (arena.promotion): H1
+   community bots, the champion, the best snapshots so far; a member that clearly beats it ends the test,
+   and it passes only with at least half against every member;
+2. when it passed (or there is no panel), an SPRT against the champion (arena.promotion): H1
    makes it the champion.
 Panel tests and the SPRTs after them take at most `panel.max_share` of the run's wall clock: a snapshot
 due while the share is spent is not tested, and says so.
@@ -104,7 +105,7 @@ class SnapshotJudge:
             self.promotion_seconds += time.perf_counter() - started
 
     def _panel_passes(self, judged: Judged, candidate: Player, snapshots: int, steps: int, elapsed: float) -> bool:
-        """Play `candidate` against the panel, record the test, say how it went; whether no member beat it."""
+        """Play `candidate` against the panel, record the test, say how it went; whether it passed (training.panel)."""
         cfg, team_size = self.cfg, self.cfg.game.team_size
         members = panel_members(self.registry, team_size, candidate.name, run=self.run,
                                 teacher=cfg.training.distill.teacher or None, cfg=cfg.panel)

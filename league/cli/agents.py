@@ -116,7 +116,7 @@ def show(name: NameArg, home: HomeOpt = None) -> None:
                            f"{p.wins}-{p.draws}-{p.losses}", f"{p.win_rate:.0%}", f"{low:.0%}..{high:.0%}")
         out.print(probes)
     for test in profile.panel_tests[-1:]:  # the latest: what it was last measured against
-        verdict = "no member beat it" if test.passed else f"{test.beaten_by} beat it"
+        verdict = "passed (half or more against each)" if test.passed else f"{test.beaten_by} beat it"
         panel = Table(title=f"Evaluation panel at {test.steps:,} steps ({test.created[:19].replace('T', ' ')}, run "
                             f"{test.run}): {verdict}")
         for col in ("member", "W-D-L", "score", "95% interval"):
