@@ -136,6 +136,24 @@ def test_a_candidate_no_member_beats_is_tested_against_the_champion_and_promoted
     assert "randbot" in shown.output.split("Evaluation panel")[1]
 
 
+def test_no_panel_while_the_student_copies_its_teacher(scripted_stage):
+    """A snapshot taken during a distillation phase is evaluated but meets no panel (in the first run of the README's
+    route, ten half-made copies took the panel's share of the clock before the first PPO snapshot): the run says so
+    once, and the same judge tests the snapshots after the phase."""
+    home, reg = scripted_stage
+    reg.promotion_store.promote_manually("randbot")
+    judge = judge_for(home, reg)
+    net = add_network(home, reg, "net-v1")
+    first = judge.judge("net-v1", net, 1, steps=1000, elapsed=100.0, copying=True)
+    again = judge.judge("net-v1", net, 2, steps=2000, elapsed=200.0, copying=True)
+    assert reg.panel_store.of("net-v1") == [] and judge.promotion_seconds == 0.0
+    assert first.notes == ["promotion: no panel while the student copies its teacher; snapshots meet it from the end "
+                           "of the distillation phase"] and again.notes == []
+    assert any("eval/elo" in row for row in first.rows)  # its evaluation games are still played
+    after = judge.judge("net-v1", net, 3, steps=3000, elapsed=300.0)
+    assert len(reg.panel_store.of("net-v1")) == 1 and after.notes[0].startswith("panel: net-v1")
+
+
 def test_promotion_tests_keep_to_their_share_of_the_run(scripted_stage):
     home, reg = scripted_stage
     judge = judge_for(home, reg, "panel.max_share=0.1")

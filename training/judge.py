@@ -49,16 +49,19 @@ class SnapshotJudge:
     workers: int
     run: str = ""  # the training run whose snapshots are judged (its panel tests are kept under it)
     promotion_seconds: float = field(default=0.0, init=False)  # wall clock spent on panel tests and SPRTs
+    said_copying: bool = field(default=False, init=False)  # whether a run's note on its copy phase was said
 
     def due(self, snapshots: int) -> bool:
         """Whether the `snapshots`-th snapshot of a call is evaluated (every training.eval_every_snapshots)."""
         t = self.cfg.training
         return bool(t.eval_every_snapshots and t.eval_games and snapshots % t.eval_every_snapshots == 0)
 
-    def judge(self, name: str, net: Any, snapshots: int, *, steps: int = 0, elapsed: float = 0.0) -> Judged:
+    def judge(self, name: str, net: Any, snapshots: int, *, steps: int = 0, elapsed: float = 0.0,
+              copying: bool = False) -> Judged:
         """Snapshot `name` (the network's current weights, `steps` trained, `elapsed` seconds into the run) plays
-        the evaluation games; then, with promotion during training, the promotion test. The network is left in
-        train mode."""
+        the evaluation games; then, with promotion during training, the promotion test, unless the run is still
+        `copying` its teacher (a distillation phase: a half-made copy meets no panel, whose share of the clock is
+        kept for the snapshots after it). The network is left in train mode."""
         from agents.nn_policy import NetworkPolicy
 
         cfg, t = self.cfg, self.cfg.training
@@ -71,7 +74,12 @@ class SnapshotJudge:
             row = {f"eval/win_rate/{k}": v for k, v in rates.items()}
             row["eval/elo"] = self.registry.game_store.rating(name, team_size).elo
             judged = Judged([row], [])
-            if cfg.promotion.during_training:
+            if cfg.promotion.during_training and copying:
+                if not self.said_copying:
+                    judged.notes.append("promotion: no panel while the student copies its teacher; snapshots meet "
+                                        "it from the end of the distillation phase")
+                    self.said_copying = True
+            elif cfg.promotion.during_training:
                 self._promotion_test(judged, Player(name, policy), rates, snapshots, steps, elapsed)
         finally:
             net.train()  # NetworkPolicy put the shared network in eval mode

@@ -492,8 +492,9 @@ class SelfPlayTrainer:
             name = self._snapshot(run, self.start_steps + run.steps)
         if self.judge.due(run.snapshots):
             with run.timed("evaluation"):  # the promotion test, when on, is part of the evaluation step
-                judged = self.judge.judge(name, self._net_of(run), run.snapshots, steps=self.start_steps + run.steps,
-                                           elapsed=run.clock.elapsed())
+                steps = self.start_steps + run.steps
+                judged = self.judge.judge(name, self._net_of(run), run.snapshots, steps=steps,
+                                          elapsed=run.clock.elapsed(), copying=run.guide(steps).distilling)
             for row in judged.rows:
                 self._record_metrics(run, row, kept=row)
             for note in judged.notes:
