@@ -155,6 +155,7 @@ def test_distilling_necto_records_versions_with_the_teacher_and_its_licence(bots
     done = train(bots, "--distill", "necto", "--steps", 512, "--name", "student")
     assert done.exit_code == 0, done.output
     assert "distilling necto into necto heads" in done.output
+    assert "The teacher's labels: " in done.output and "of the run's core-seconds" in done.output
     reg = Registry.open(bots.db_path)
     versions = [a for a in reg.agent_store.all() if a.name.startswith("student-v")]
     assert versions and all(a.config["distilled_from"]["teacher"] == "necto" for a in versions)

@@ -35,3 +35,7 @@ class Profile:
             self.workers = [{} for _ in phases]
         self.workers = [add_phases(total, more) for total, more in zip(self.workers, phases)]
         self.rounds += 1
+
+    def seconds(self, phase: str) -> float:
+        """A collector phase's seconds, summed over the collectors (the teacher's labels: "teacher")."""
+        return sum(w.get(phase, 0.0) for w in self.workers)
