@@ -366,6 +366,9 @@ class PanelConfig:
                                 min=0, max=32)
     other_runs: int = param(2, "The best snapshots of other runs at the stage, by their panel tests, that join it.",
                             min=0, max=32)
+    past_champions: int = param(4, "The stage's most recent past champions that join the panel (most recent "
+                                    "first): a candidate that beats the title holder must not lose to the one the "
+                                    "holder took the title from (champions can form a cycle).", min=0, max=32)
     max_share: float = param(0.15, "Most share of a run's wall clock spent on panel tests and the promotion matches "
                                    "after them; a snapshot due while it is spent is not tested.", min=0, max=1)
 

@@ -70,6 +70,14 @@ def test_panel_members_are_the_teacher_the_champion_and_the_best_snapshots(scrip
     assert "dn-v1" not in panel_members(reg, 1, "dn-v1", run="dn", teacher="rulebot", cfg=cfg)  # never itself
     reg.agent_store.set_status("dn-v1", "retired")
     assert panel_members(reg, 1, "dn-v9", run="dn", teacher="rulebot", cfg=cfg)[2] == "dn-v3"  # active agents only
+    # past champions join, most recent first, however they rank: champions can form a cycle (docs/runs/distill.md)
+    reg.agent_store.set_status("dn-v1", "active")
+    reg.promotion_store.promote_manually("other-v1")
+    reg.promotion_store.promote_manually("dn-v3")
+    assert panel_members(reg, 1, "dn-v9", run="dn", teacher="rulebot", cfg=cfg) == [
+        "rulebot", "dn-v3", "other-v1", "randbot", "dn-v1", "other-v2"]
+    assert "other-v1" not in panel_members(reg, 1, "dn-v9", run="dn", teacher="rulebot",
+                                           cfg=PanelConfig(best_snapshots=1, other_runs=0, past_champions=0))
     test = reg.panel_store.of("other-v1")[0]
     assert test.worst == ("rulebot", Record(1, 0, 9)) and test.total == Record(1, 0, 9) and test.elo < -300
 

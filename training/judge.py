@@ -5,8 +5,8 @@ becomes the champion. Built once and handed to the trainer, which asks `judge.du
 The promotion test, for a snapshot whose evaluation score against the champion passes the gate
 (arena.promotion.training_gate):
 1. with a panel (`panel.games` > 0), the evaluation panel (training.panel): the teacher, the stage's
-   community bots, the champion, the best snapshots so far; a member that clearly beats it ends the test,
-   and it passes only with at least half against every member;
+   community bots, the champion and past champions, the best snapshots so far; a member that clearly
+   beats it ends the test, and it passes only with at least half against every member;
 2. when it passed (or there is no panel), an SPRT against the champion (arena.promotion): H1
    makes it the champion.
 Panel tests and the SPRTs after them take at most `panel.max_share` of the run's wall clock: a snapshot

@@ -5,7 +5,7 @@ carry an interval of about 200 Elo, and a snapshot that beats its teacher may be
 everything else. The panel is who a champion must not lose to:
 
     members = panel_members(registry, team_size, "dn-v40", run="dn", teacher="necto", cfg=cfg.panel)
-    # ["necto", "element", <the champion>, <the run's best snapshots>, <other runs' best>]
+    # ["necto", "element", <the champion>, <past champions>, <the run's best snapshots>, <other runs' best>]
     outcome = play_panel(registry, Player("dn-v40", policy), [player(...) for m in members], cfg.panel, ...)
     outcome.passed, outcome.beaten_by, outcome.records["necto"]
 
@@ -58,10 +58,10 @@ def _ranked(tests: Sequence[PanelTest]) -> list[str]:
 def panel_members(registry: Registry, team_size: int, candidate: str, *, run: str, teacher: str | None,
                   cfg: PanelConfig) -> list[str]:
     """Who `candidate` of training run `run` meets: its teacher, the community bots that play `team_size`,
-    the stage's champion, the run's `cfg.best_snapshots` best and other runs' `cfg.other_runs` best (of those no
-    member beat in their own test; active agents, each once, never the candidate); rule-pro when none of these
-    is there. A snapshot a member beat never joins: the panel is the strong, and its games would be spent on
-    the weak."""
+    the stage's champion and its `cfg.past_champions` most recent past champions, the run's
+    `cfg.best_snapshots` best and other runs' `cfg.other_runs` best (of those no member beat in their own
+    test; active agents, each once, never the candidate); rule-pro when none of these is there. A snapshot
+    a member beat never joins: the panel is the strong, and its games would be spent on the weak."""
     agents = {a.name: a for a in registry.agent_store.all(team_size)}  # active ones
     members: list[str] = []
 
@@ -75,6 +75,10 @@ def panel_members(registry: Registry, team_size: int, candidate: str, *, run: st
             add(a.name)
     champion = registry.agent_store.champion(team_size)
     add(champion.name if champion else None)
+    past = [p.agent for p in reversed(registry.promotion_store.for_stage(team_size)) if p.promoted]
+    for name in list(dict.fromkeys(n for n in past if n in agents and n not in members and n != candidate))[
+            :cfg.past_champions]:
+        add(name)
     tests = [t for t in registry.panel_store.for_stage(team_size) if t.agent != candidate and t.passed]
     own = [t for t in tests if t.run == run]
     others = [t for t in tests if t.run != run]
