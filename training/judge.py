@@ -15,11 +15,11 @@ due while the share is spent is not tested, and says so.
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from arena.engine.cores import usable_cores
 from league.config import Config
 from league.home import LeagueHome
 from league.registry import Registry
@@ -145,7 +145,7 @@ def panel_row(registry: Registry, test: PanelTest, elapsed: float) -> dict[str, 
     low, high = test.total.score_interval
     row = {"panel/elo": test.elo, "panel/elo_lo": logistic_elo(low), "panel/elo_hi": logistic_elo(high),
            "panel/games": float(test.total.games), "panel/passed": float(test.passed),
-           "panel/cpu_minutes": elapsed / 60.0 * (os.cpu_count() or 1)}
+           "panel/cpu_minutes": elapsed / 60.0 * usable_cores()}
     worst = test.worst
     if worst is not None:
         row["panel/worst_score"] = worst[1].score

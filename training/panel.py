@@ -75,9 +75,8 @@ def panel_members(registry: Registry, team_size: int, candidate: str, *, run: st
             add(a.name)
     champion = registry.agent_store.champion(team_size)
     add(champion.name if champion else None)
-    past = [p.agent for p in reversed(registry.promotion_store.for_stage(team_size)) if p.promoted]
-    for name in list(dict.fromkeys(n for n in past if n in agents and n not in members and n != candidate))[
-            :cfg.past_champions]:
+    past = dict.fromkeys(p.agent for p in reversed(registry.promotion_store.for_stage(team_size)) if p.promoted)
+    for name in [n for n in past if n in agents and n not in members and n != candidate][:cfg.past_champions]:
         add(name)
     tests = [t for t in registry.panel_store.for_stage(team_size) if t.agent != candidate and t.passed]
     own = [t for t in tests if t.run == run]

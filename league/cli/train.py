@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -127,9 +125,11 @@ def train_command(
     split = sum(result.timing.values()) or 1.0
     out.print("Time split: " + ", ".join(f"{k} {v / split:.0%}" for k, v in result.timing.items()), highlight=False)
     if result.profile is not None and (labels := result.profile.seconds("teacher")):
-        core_seconds = result.seconds * (os.cpu_count() or 1)
-        out.print(f"The teacher's labels: {labels:.0f} s in the collectors, {labels / core_seconds:.0%} of the run's "
-                  f"core-seconds (wall clock x {os.cpu_count() or 1} cores)", highlight=False)
+        from arena.engine.cores import usable_cores
+
+        cores = usable_cores()
+        out.print(f"The teacher's labels: {labels:.0f} s in the collectors, {labels / (result.seconds * cores):.0%} of "
+                  f"the run's core-seconds (wall clock x {cores} cores)", highlight=False)
     if result.champion is not None:
         out.print(champion_line(league_home, result.champion, result.run), highlight=False)
 
