@@ -371,6 +371,9 @@ class PanelConfig:
                                     "holder took the title from (champions can form a cycle).", min=0, max=32)
     max_share: float = param(0.15, "Most share of a run's wall clock spent on panel tests and the promotion matches "
                                    "after them; a snapshot due while it is spent is not tested.", min=0, max=1)
+    closing_test: bool = param(True, "A run's last snapshot, when it is not one just judged, meets the evaluation "
+                                     "and the panel after the run's clock, whatever share is spent: the run's pick "
+                                     "does not lag its last weights (at most one test past panel.max_share).")
 
 
 @dataclass

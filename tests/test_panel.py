@@ -190,7 +190,8 @@ def test_league_train_tests_snapshots_on_the_panel_and_names_the_champion(script
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     tests = reg.panel_store.for_run("pn")
-    assert [t.agent for t in tests] == ["pn-v1", "pn-v2", "pn-v3"][:len(tests)] and tests
+    tested = [t.agent for t in tests]  # those the share allowed, and the last one (the closing test)
+    assert tested == sorted(set(tested)) and set(tested) <= {"pn-v1", "pn-v2", "pn-v3"} and tested[-1] == "pn-v3"
     assert all("randbot" in t.records for t in tests)
     champion = reg.agent_store.champion(1).name
     line = next(x for x in result.output.splitlines() if x.startswith("Champion: "))
@@ -199,3 +200,37 @@ def test_league_train_tests_snapshots_on_the_panel_and_names_the_champion(script
     assert '"panel/elo"' in metrics and '"panel/passed"' in metrics
     if champion.startswith("pn-"):
         assert "measured against randbot" in line
+
+
+def test_the_runs_last_snapshot_is_tested_whatever_the_share_spent(scripted_stage):
+    """The closing test (panel.closing_test) is not held to panel.max_share, and says so."""
+    home, reg = scripted_stage
+    judge = judge_for(home, reg, "panel.max_share=0.1")
+    judge.promotion_seconds = 11.0
+    judged = Judged([], [])
+    judge._promotion_test(judged, Player("rulebot", load_policy("rule")), {}, 1, steps=0, elapsed=100.0, closing=True)
+    assert judged.notes[0] == ("promotion: rulebot, the run's last snapshot, is tested after the run's clock although "
+                               "promotion tests have taken 11% of its time (panel.closing_test)")
+    assert len(reg.panel_store.of("rulebot")) == 1 and judge.promotion_seconds > 11.0
+
+
+def test_league_train_ends_by_judging_its_last_snapshot(scripted_stage):
+    """Every second snapshot is due for evaluation; the run's third and last is not, and is judged after the clock,
+    so the run's pick does not lag its last weights (in a measured run the last 20 snapshots went untested);
+    with panel.closing_test off it is not. Fails before the closing test: pn-v3 meets no panel."""
+    from typer.testing import CliRunner
+
+    from conftest import TINY_TRAINING
+    from league.cli import app
+
+    home, reg = scripted_stage
+    reg.promotion_store.promote_manually("randbot")
+    for name, closing in (("pn", "true"), ("po", "false")):
+        args = ["train", "--stage", "1v1", "--steps", "768", "--name", name, "--home", str(home.root)]
+        for s in [*TINY_TRAINING, *sets("panel.games=4", "panel.batch_games=4"), "training.eval_every_snapshots=2",
+                  f"panel.closing_test={closing}", "panel.max_share=1"]:
+            args += ["--set", s]
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 0, result.output
+    assert [t.agent for t in reg.panel_store.for_run("pn")] == ["pn-v2", "pn-v3"]
+    assert [t.agent for t in reg.panel_store.for_run("po")] == ["po-v2"]

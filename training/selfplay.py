@@ -127,6 +127,7 @@ class _Run:
     steps: int = 0  # agent steps trained in this call (a resumed run's earlier ones: start_steps)
     since_snapshot: int = 0
     snapshots: int = 0  # snapshots taken in this call
+    judged: str = ""  # the last snapshot the judge saw
     lost_steps: int = 0  # agent steps dead rollout workers took with them
     timing: dict[str, float] = field(default_factory=lambda: dict.fromkeys(TIMED_PARTS, 0.0))
     profile: Profile = field(default_factory=Profile)
@@ -332,9 +333,15 @@ class SelfPlayTrainer:
             except KeyboardInterrupt:
                 interrupted = True  # Ctrl-C: the final snapshot below keeps what was trained
             if run.since_snapshot or not self.versions:
+                run.snapshots += 1
                 with run.timed("snapshot"):
                     self._record_payoff(run)
                     self._snapshot(run, self.start_steps + run.steps)
+            if not interrupted:
+                try:
+                    self._closing_test(run)
+                except KeyboardInterrupt:
+                    interrupted = True  # the snapshot is kept; only its test is cut short
         champion = self.registry.agent_store.champion(self.team_size)
         return TrainResult(self.prefix, self.versions, self.start_steps + run.steps, clock.elapsed(),
                            interrupted, run.learner.skipped_updates, run.timing, run.lost_steps, run.profile,
@@ -491,15 +498,28 @@ class SelfPlayTrainer:
             self._record_payoff(run)
             name = self._snapshot(run, self.start_steps + run.steps)
         if self.judge.due(run.snapshots):
-            with run.timed("evaluation"):  # the promotion test, when on, is part of the evaluation step
-                steps = self.start_steps + run.steps
-                judged = self.judge.judge(name, self._net_of(run), run.snapshots, steps=steps,
-                                          elapsed=run.clock.elapsed(), copying=run.guide(steps).distilling)
-            for row in judged.rows:
-                self._record_metrics(run, row, kept=row)
-            for note in judged.notes:
-                self.on_progress(Note(note))
+            self._judge(run, name)
         self._draw_pool(run, refresh=run.snapshots)
+
+    def _judge(self, run: _Run, name: str, closing: bool = False) -> None:
+        """Snapshot `name` (the snapshot network's weights) before the judge: evaluation games, the promotion test."""
+        with run.timed("evaluation"):  # the promotion test, when on, is part of the evaluation step
+            steps = self.start_steps + run.steps
+            judged = self.judge.judge(name, self._net_of(run), run.snapshots, steps=steps, elapsed=run.clock.elapsed(),
+                                      copying=run.guide(steps).distilling, closing=closing)
+        run.judged = name
+        for row in judged.rows:
+            self._record_metrics(run, row, kept=row)
+        for note in judged.notes:
+            self.on_progress(Note(note))
+
+    def _closing_test(self, run: _Run) -> None:
+        """The run's last snapshot, unless just judged, meets the judge after the clock (panel.closing_test), when
+        training promotes: the run's pick does not lag its last weights."""
+        cfg, t = self.cfg, self.cfg.training
+        if (cfg.promotion.during_training and cfg.panel.closing_test and t.eval_every_snapshots and t.eval_games
+                and run.snapshots and self.versions[-1] != run.judged):
+            self._judge(run, self.versions[-1], closing=True)
 
     def _record_metrics(self, run: _Run, row: dict[str, float], kept: dict[str, float]) -> None:
         """`row` into the run's metrics log, `kept` of it into the registry (the league's view of runs)."""
