@@ -12,7 +12,7 @@ The promotion test, for a snapshot whose evaluation score against the champion p
 Panel tests and the SPRTs after them take at most `panel.max_share` of the run's wall clock: a snapshot
 due while the share is spent is not tested, and says so. The run's last snapshot is judged after its clock
 (`closing=True`, panel.closing_test) whatever the share spent: in a measured run the share was spent with
-20 snapshots to go, and the four last, 100-135 Elo past Necto, were never tested.
+20 snapshots to go, and the last four, +94 to +135 Elo against Necto, were never tested.
 """
 
 from __future__ import annotations
