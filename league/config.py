@@ -361,7 +361,8 @@ class PanelConfig:
                                  "clearly beats the candidate ends the test.", min=2, max=GAMES_MAX,
                              check=even_games_problem)
     z: float = param(1.96, "A member beats the candidate when the candidate's score against it is below 50% by more "
-                           "than this many standard errors.", min=0, max=10)
+                           "than this many standard errors; one the candidate beats by as much leaves play.",
+                     min=0, max=10)
     best_snapshots: int = param(2, "The best snapshots of the run, by their own panel tests, that join the panel.",
                                 min=0, max=32)
     other_runs: int = param(2, "The best snapshots of other runs at the stage, by their panel tests, that join it.",
