@@ -354,8 +354,10 @@ class PromotionConfig:
 
 @dataclass
 class PanelConfig:
-    games: int = param(200, "Games against each member at most (an even number: mirrored pairs); 0: no panel, the "
-                            "promotion test during training is the SPRT against the champion alone.", min=0,
+    games: int = param(400, "Games against each member at most (an even number: mirrored pairs), for a member still "
+                            "undecided: one that clearly beats the candidate, or that it clearly beats, is decided "
+                            "sooner; 0: no panel, the promotion test during training is the SPRT against the "
+                            "champion alone.", min=0,
                        max=GAMES_MAX, check=even_games_problem)
     batch_games: int = param(20, "Games against each member still in play per round; after each round a member that "
                                  "clearly beats the candidate ends the test.", min=2, max=GAMES_MAX,
