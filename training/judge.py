@@ -32,12 +32,14 @@ from training.panel import panel_members, play_panel
 from training.seeds import derived_seed
 
 
-@dataclass(frozen=True)
+@dataclass
 class Judged:
-    """What judging one snapshot gave: metrics rows to log and keep, and lines to say."""
+    """What judging one snapshot gave: metrics rows to log and keep, lines to say, and whether its promotion test
+    was put off because the share was spent (`deferred`: the run's closing test may still play it)."""
 
     rows: list[dict[str, float]]
     notes: list[str]
+    deferred: bool = False
 
 
 @dataclass
@@ -106,6 +108,7 @@ class SnapshotJudge:
             judged.notes.append(f"promotion: {name} not tested: promotion tests have taken "
                                 f"{self.promotion_seconds / elapsed:.0%} of the run's time, above panel.max_share "
                                 f"{share:.0%}")
+            judged.deferred = True
             return
         started = time.perf_counter()
         try:
