@@ -177,7 +177,7 @@ def test_promotion_tests_keep_to_their_share_of_the_run(scripted_stage):
     judged = Judged([], [])
     judge._promotion_test(judged, Player("rulebot", load_policy("rule")), {}, 1, steps=0, elapsed=100.0)
     assert judged.notes == ["promotion: rulebot not tested: promotion tests have taken 11% of the run's time, above "
-                            "panel.max_share 10%"] and judged.deferred
+                            "panel.max_share 10%"] and judge.put_off == {"rulebot": {}} and judge.owes("rulebot")
     assert reg.panel_store.of("rulebot") == [] and reg.game_store.games() == []
 
 
@@ -253,3 +253,5 @@ def test_league_train_ends_by_judging_its_last_snapshot(scripted_stage):
     last = max((a.name for a in reg.agent_store.all(1) if a.name.startswith("pq-v")), key=lambda n: int(n[4:]))
     tested = [t.agent for t in reg.panel_store.for_run("pq")]
     assert tested[0] == "pq-v1" and tested[-1] == last and last != "pq-v1", (tested, last)
+    # every snapshot played its evaluation games once: the closing test of one put off plays none again
+    assert (home.runs / "pq" / "metrics.jsonl").read_text().count('"eval/elo"') == int(last[4:])

@@ -32,14 +32,12 @@ from training.panel import panel_members, play_panel
 from training.seeds import derived_seed
 
 
-@dataclass
+@dataclass(frozen=True)
 class Judged:
-    """What judging one snapshot gave: metrics rows to log and keep, lines to say, and whether its promotion test
-    was put off because the share was spent (`deferred`: the run's closing test may still play it)."""
+    """What judging one snapshot gave: metrics rows to log and keep, and lines to say."""
 
     rows: list[dict[str, float]]
     notes: list[str]
-    deferred: bool = False
 
 
 @dataclass
@@ -54,6 +52,13 @@ class SnapshotJudge:
     run: str = ""  # the training run whose snapshots are judged (its panel tests are kept under it)
     promotion_seconds: float = field(default=0.0, init=False)  # wall clock spent on panel tests and SPRTs
     said_copying: bool = field(default=False, init=False)  # whether a run's note on its copy phase was said
+    last: str = field(default="", init=False)  # the last snapshot judged (its promotion test played or turned away)
+    put_off: dict[str, dict[str, float]] = field(default_factory=dict, init=False)  # the evaluation rates of the
+    # last snapshot whose promotion test the share put off: a closing test of it plays no evaluation games again
+
+    def owes(self, name: str) -> bool:
+        """Whether snapshot `name` is still to be judged: never judged, or its promotion test put off."""
+        return name != self.last
 
     def due(self, snapshots: int) -> bool:
         """Whether the `snapshots`-th snapshot of a call is evaluated (every training.eval_every_snapshots)."""
@@ -72,13 +77,16 @@ class SnapshotJudge:
         cfg, t = self.cfg, self.cfg.training
         team_size = cfg.game.team_size
         policy = NetworkPolicy(net, device=self.device, name=name, temperature=cfg.ppo.temperature)
+        judged = Judged([], [])
         try:
-            rates = evaluate_snapshot(self.registry, name, policy, team_size, t.eval_games, t.eval_game_seconds,
-                                      derived_seed(cfg.seed, "evaluation", snapshots), self.home.root,
-                                      cfg.game.tick_skip, workers=self.workers, viewer=t.eval_viewer)
-            row = {f"eval/win_rate/{k}": v for k, v in rates.items()}
-            row["eval/elo"] = self.registry.game_store.rating(name, team_size).elo
-            judged = Judged([row], [])
+            rates = self.put_off.pop(name, None) if closing else None
+            if rates is None:  # a snapshot put off has played its evaluation games
+                rates = evaluate_snapshot(self.registry, name, policy, team_size, t.eval_games, t.eval_game_seconds,
+                                          derived_seed(cfg.seed, "evaluation", snapshots), self.home.root,
+                                          cfg.game.tick_skip, workers=self.workers, viewer=t.eval_viewer)
+                row = {f"eval/win_rate/{k}": v for k, v in rates.items()}
+                row["eval/elo"] = self.registry.game_store.rating(name, team_size).elo
+                judged.rows.append(row)
             if cfg.promotion.during_training and copying:
                 if not self.said_copying:
                     judged.notes.append("promotion: no panel while the student copies its teacher; snapshots meet "
@@ -88,6 +96,8 @@ class SnapshotJudge:
                 self._promotion_test(judged, Player(name, policy), rates, snapshots, steps, elapsed, closing=closing)
         finally:
             net.train()  # NetworkPolicy put the shared network in eval mode
+        if name not in self.put_off:
+            self.last = name
         return judged
 
     def _promotion_test(self, judged: Judged, candidate: Player, rates: dict[str, float], snapshots: int,
@@ -100,16 +110,15 @@ class SnapshotJudge:
             judged.notes.append(note)
             return
         share = cfg.panel.max_share
-        if closing and elapsed > 0 and self.promotion_seconds > share * elapsed:
+        if elapsed > 0 and self.promotion_seconds > share * elapsed:
+            taken = self.promotion_seconds / elapsed
+            if not closing:
+                judged.notes.append(f"promotion: {name} not tested: promotion tests have taken {taken:.0%} of the "
+                                    f"run's time, above panel.max_share {share:.0%}")
+                self.put_off = {name: rates}
+                return
             judged.notes.append(f"promotion: {name}, the run's last snapshot, is tested after the run's clock although "
-                                f"promotion tests have taken {self.promotion_seconds / elapsed:.0%} of its time "
-                                f"(panel.closing_test)")
-        elif elapsed > 0 and self.promotion_seconds > share * elapsed:
-            judged.notes.append(f"promotion: {name} not tested: promotion tests have taken "
-                                f"{self.promotion_seconds / elapsed:.0%} of the run's time, above panel.max_share "
-                                f"{share:.0%}")
-            judged.deferred = True
-            return
+                                f"promotion tests have taken {taken:.0%} of its time (panel.closing_test)")
         started = time.perf_counter()
         try:
             if cfg.panel.games and not self._panel_passes(judged, candidate, snapshots, steps, elapsed):

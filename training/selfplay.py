@@ -127,7 +127,6 @@ class _Run:
     steps: int = 0  # agent steps trained in this call (a resumed run's earlier ones: start_steps)
     since_snapshot: int = 0
     snapshots: int = 0  # snapshots taken in this call
-    judged: str = ""  # the last snapshot the judge tested (or turned away: not one the share put off)
     lost_steps: int = 0  # agent steps dead rollout workers took with them
     timing: dict[str, float] = field(default_factory=lambda: dict.fromkeys(TIMED_PARTS, 0.0))
     profile: Profile = field(default_factory=Profile)
@@ -507,8 +506,6 @@ class SelfPlayTrainer:
             steps = self.start_steps + run.steps
             judged = self.judge.judge(name, self._net_of(run), run.snapshots, steps=steps, elapsed=run.clock.elapsed(),
                                       copying=run.guide(steps).distilling, closing=closing)
-        if not judged.deferred:  # a snapshot whose test the share put off is still the closing test's
-            run.judged = name
         for row in judged.rows:
             self._record_metrics(run, row, kept=row)
         for note in judged.notes:
@@ -519,7 +516,7 @@ class SelfPlayTrainer:
         training promotes: the run's pick does not lag its last weights."""
         cfg, t = self.cfg, self.cfg.training
         if (cfg.promotion.during_training and cfg.panel.closing_test and t.eval_every_snapshots and t.eval_games
-                and run.snapshots and self.versions[-1] != run.judged):
+                and run.snapshots and self.judge.owes(self.versions[-1])):
             self._judge(run, self.versions[-1], closing=True)
 
     def _record_metrics(self, run: _Run, row: dict[str, float], kept: dict[str, float]) -> None:
