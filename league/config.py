@@ -233,6 +233,9 @@ class OpponentMix:
     random: float = param(0.05, "Share playing the random bot.", min=0, max=1)
     community: float = param(0.0, "Share playing a community bot of the league (league bot add: Necto, Element) "
                                   "that plays this team size, drawn uniformly.", min=0, max=1)
+    panel: float = param(0.0, "Share playing a member of the evaluation panel (training.panel: the teacher, the "
+                              "community bots, the champion and past champions, the best snapshots of this run and "
+                              "of others), chosen by PFSP over the learner's scores against them.", min=0, max=1)
 
 
 @dataclass

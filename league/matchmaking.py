@@ -21,7 +21,7 @@ PFSP_WEIGHTINGS = {
 }
 
 # Opponent sources a mix can name.
-SOURCES = ("latest", "past", "pfsp", "rule", "random", "community")
+SOURCES = ("latest", "past", "pfsp", "rule", "random", "community", "panel")
 
 
 def pfsp_weights(scores: Sequence[float], weighting: str = "hard") -> np.ndarray:
@@ -69,21 +69,25 @@ def sample_opponents(
     rng: np.random.Generator,
     weighting: str = "hard",
     community: Sequence[str] = (),
+    panel: Sequence[str] = (),
+    panel_scores: Sequence[float] = (),
 ) -> list[str]:
     """Names of `n` opponents drawn by the mix: latest self, uniform past, PFSP past, baselines,
-    community bots.
+    community bots, PFSP over the evaluation panel.
 
     `past` are the learner's earlier (non-retired) versions with the learner's score
     against each in `past_scores`; `baselines` are the active baseline names available;
-    `community` the active community bots that play this team size (one drawn uniformly).
+    `community` the active community bots that play this team size (one drawn uniformly);
+    `panel` the evaluation panel's members with the learner's score against each in `panel_scores`.
     """
-    available = {"past": len(past) > 0, "pfsp": len(past) > 0,
-                 "rule": "rule" in baselines, "random": "random" in baselines, "community": len(community) > 0}
+    available = {"past": len(past) > 0, "pfsp": len(past) > 0, "rule": "rule" in baselines,
+                 "random": "random" in baselines, "community": len(community) > 0, "panel": len(panel) > 0}
     shares = normalized_mix(mix, available)
     sources = list(shares)
     picks = rng.choice(len(sources), size=n, p=np.array([shares[s] for s in sources]))
     out: list[str] = []
     pfsp_p = pfsp_weights(past_scores, weighting) if past else None
+    panel_p = pfsp_weights(panel_scores, weighting) if panel else None
     for k in picks:
         source = sources[k]
         if source == "latest":
@@ -94,6 +98,8 @@ def sample_opponents(
             out.append(past[int(rng.choice(len(past), p=pfsp_p))])
         elif source == "community":
             out.append(community[int(rng.integers(len(community)))])
+        elif source == "panel":
+            out.append(panel[int(rng.choice(len(panel), p=panel_p))])
         else:
             out.append(source)
     return out

@@ -82,3 +82,19 @@ def test_the_community_share_draws_the_leagues_community_bots_or_falls_back_to_s
     after = sample_opponents(50, {"latest": 0.5, "rule": 0.5, "community": 0.0}, "v4", [], [], ["rule"],
                              np.random.default_rng(3), community=["necto"])
     assert before == after  # a zero community share changes no draw
+
+
+def test_the_panel_share_draws_panel_members_by_pfsp_or_falls_back_to_self_play():
+    rng = np.random.default_rng(4)
+    picks = sample_opponents(4000, {"latest": 0.5, "panel": 0.5}, "v4", [], [], ["rule"], rng,
+                             panel=["necto", "sa-v100"], panel_scores=[0.7, 0.3])
+    counts = {n: picks.count(n) for n in set(picks)}
+    assert set(counts) == {"v4", "necto", "sa-v100"}
+    # hard PFSP: (1 - 0.3)^2 against (1 - 0.7)^2, the member the learner loses to drawn 0.49 / 0.58 of the share
+    assert abs(counts["sa-v100"] / 4000 - 0.5 * 0.49 / 0.58) < 0.03
+    without = sample_opponents(100, {"latest": 0.5, "panel": 0.5}, "v4", [], [], ["rule"], rng)
+    assert set(without) == {"v4"}  # no panel yet: self-play takes its share
+    before = sample_opponents(50, {"latest": 0.5, "rule": 0.5}, "v4", [], [], ["rule"], np.random.default_rng(3))
+    after = sample_opponents(50, {"latest": 0.5, "rule": 0.5, "panel": 0.0}, "v4", [], [], ["rule"],
+                             np.random.default_rng(3), panel=["necto"], panel_scores=[0.5])
+    assert before == after  # a zero panel share changes no draw

@@ -17,7 +17,8 @@ def fake_games(n_envs: int, team_size: int) -> SimpleNamespace:
 
 def test_the_latest_share_is_the_self_play_share_and_the_rest_is_the_league_mix():
     share, league = split_mix(OpponentMix(latest=0.5, past=0.1, pfsp=0.2, rule=0.1, random=0.1))
-    assert share == 0.5 and league == {"past": 0.1, "pfsp": 0.2, "rule": 0.1, "random": 0.1, "community": 0.0}
+    assert share == 0.5 and league == {"past": 0.1, "pfsp": 0.2, "rule": 0.1, "random": 0.1, "community": 0.0,
+                                     "panel": 0.0}
     assert split_mix(OpponentMix(latest=1, past=1, pfsp=0, rule=0, random=2))[0] == 0.25
     assert split_mix(OpponentMix(latest=0, past=0, pfsp=0, rule=0, random=0))[0] == 1.0  # nothing else: self-play
 

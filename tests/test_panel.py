@@ -255,3 +255,27 @@ def test_league_train_ends_by_judging_its_last_snapshot(scripted_stage):
     assert tested[0] == "pq-v1" and tested[-1] == last and last != "pq-v1", (tested, last)
     # every snapshot played its evaluation games once: the closing test of one put off plays none again
     assert (home.runs / "pq" / "metrics.jsonl").read_text().count('"eval/elo"') == int(last[4:])
+
+
+def test_league_train_plays_the_panel_by_pfsp_when_the_mix_names_it(scripted_stage):
+    """`training.opponents.panel`: the league envs play the evaluation panel's members (here the champion, randbot,
+    and rulebot, a past champion), and the run's payoff table counts the games against them (PFSP's input).
+    Fails before the source: an unknown opponent source, and no game against the panel."""
+    from typer.testing import CliRunner
+
+    from conftest import TINY_TRAINING
+    from league.cli import app
+
+    home, reg = scripted_stage
+    reg.promotion_store.promote_manually("rulebot")
+    reg.promotion_store.promote_manually("randbot")
+    args = ["train", "--stage", "1v1", "--steps", "768", "--name", "pp", "--home", str(home.root)]
+    mix = ["training.opponents.latest=0", "training.opponents.past=0", "training.opponents.pfsp=0",
+           "training.opponents.rule=0", "training.opponents.random=0", "training.opponents.panel=1"]
+    for s in [*TINY_TRAINING, *mix, "training.max_opponents=2"]:
+        args += ["--set", s]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    payoff = reg.payoff_store.get("pp", 1)
+    assert {"randbot", "rulebot"} <= set(payoff) and all(payoff[m].games > 0 for m in ("randbot", "rulebot"))
+    assert set(payoff) <= {"randbot", "rulebot", "pp-v1", "pp-v2", "pp-v3"}

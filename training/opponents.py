@@ -104,14 +104,16 @@ def lay_out(games: VecGame, mix: OpponentMix, team_size: int) -> Layout:
 
 
 def draw_picks(registry: Registry, cfg: TrainingConfig, run: str, team_size: int, versions: list[str],
-               n_envs: int, rng: np.random.Generator, pool: Sequence[str] = ()) -> list[str]:
+               n_envs: int, rng: np.random.Generator, pool: Sequence[str] = (),
+               panel: Sequence[str] = ()) -> list[str]:
     """The opponent of each of `n_envs` league envs (the envs not in pure self-play), by the mix.
 
     The mix's `latest` share is played by the learner itself on both sides (see split_mix);
     here LATEST only takes over the shares of sources with no candidates yet, as a frozen copy
     of the latest weights. `versions`: the run's snapshot names, oldest first; `pool`: other
     agents that join its earlier versions as candidates of the `past` and `pfsp` sources (league
-    roles: the exploiters' snapshots in the main agent's pool). The distinct opponents are
+    roles: the exploiters' snapshots in the main agent's pool); `panel`: the evaluation panel's
+    members, the `panel` source's candidates (PFSP over the run's scores against them). The distinct opponents are
     bounded by `max_opponents`: the most frequent stay, the rest play LATEST.
     """
     active = {a.name for a in registry.agent_store.all(include_retired=False)}
@@ -120,8 +122,10 @@ def draw_picks(registry: Registry, cfg: TrainingConfig, run: str, team_size: int
     scores = [payoff.get(v, PayoffRecord()).score for v in past]
     baselines = [b for b in ("rule", "random") if b in active]
     community = [a.name for a in registry.agent_store.all(team_size) if a.kind == "community" and a.plays(team_size)]
+    members = [m for m in panel if m in active]
     _, mix = split_mix(cfg.opponents)
-    picks = sample_opponents(n_envs, mix, LATEST, past, scores, baselines, rng, cfg.pfsp_weighting, community)
+    picks = sample_opponents(n_envs, mix, LATEST, past, scores, baselines, rng, cfg.pfsp_weighting, community,
+                             members, [payoff.get(m, PayoffRecord()).score for m in members])
     counts = {name: picks.count(name) for name in dict.fromkeys(picks)}
     keep = sorted(counts, key=lambda n: (n != LATEST, -counts[n]))[: cfg.max_opponents]
     return [p if p in keep else LATEST for p in picks]

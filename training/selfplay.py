@@ -63,6 +63,7 @@ from training.episode_stats import headline
 from training.judge import SnapshotJudge
 from training.metrics import MetricsLog, set_aside_stopped
 from training.opponents import LATEST, draw_picks, pool_specs
+from training.panel import panel_members
 from training.ppo import PpoLearner, TrainingDiverged
 from training.worker_collection import WorkerCollection
 from training.profile import Profile
@@ -535,12 +536,19 @@ class SelfPlayTrainer:
             picks = [target] * collection.league_envs
         else:
             picks = draw_picks(self.registry, self.cfg.training, self.prefix, self.team_size, self.versions,
-                               collection.league_envs, run.rng, self.pool() if self.pool else ())
+                               collection.league_envs, run.rng, self.pool() if self.pool else (), self._panel())
         if self.teacher is not None:
             picks = self.teacher.picks(picks, self.registry.payoff_store.get(self.prefix, self.team_size).get(
                 self.teacher.name, PayoffRecord()))
         specs = pool_specs(picks, self.registry, self.home.root, self.net, self.cfg.ppo.temperature)
         collection.set_pool(picks, specs, derived_seed(self.cfg.seed, "opponents", refresh))
+
+    def _panel(self) -> list[str]:
+        """The evaluation panel's members, the candidates of the opponent mix's `panel` share (none without it)."""
+        if not self.cfg.training.opponents.panel:
+            return []
+        return panel_members(self.registry, self.team_size, LATEST, run=self.prefix,
+                             teacher=self.cfg.training.distill.teacher or None, cfg=self.cfg.panel)
 
     def _record_payoff(self, run: _Run) -> None:
         """The learner's results against each opponent since the last snapshot, into the payoff table (PFSP)."""
