@@ -15,7 +15,6 @@ pytest.importorskip("streamlit")
 from dashboard_fixture import START, build_empty_league, write_training_runs  # noqa: E402
 from league.registry import Registry  # noqa: E402
 from league.results import Record  # noqa: E402
-from league.sprt import logistic_elo  # noqa: E402
 from test_dashboard import texts  # noqa: E402
 from test_dashboard_distill import charts, training_page  # noqa: E402
 
@@ -40,11 +39,11 @@ def home(tmp_path_factory):
             test = reg.panel_store.add(snapshot, RUN, steps, records, passed=passed, beaten_by=beaten_by,
                                        seconds=30.0, seed=i)
             tests.append(test)
-            low, high = test.total.score_interval
+            low, high = test.elo_interval
             t = START.timestamp() + i * 600.0
             rows.append({"step": steps - 50_000, "time": t - 300.0, "charts/episode_reward": 0.1 * i})
-            row = {"step": steps, "time": t, "panel/elo": test.elo, "panel/elo_lo": logistic_elo(low),
-                   "panel/elo_hi": logistic_elo(high), "panel/games": float(test.total.games),
+            row = {"step": steps, "time": t, "panel/elo": test.elo, "panel/elo_lo": low,
+                   "panel/elo_hi": high, "panel/games": float(test.total.games),
                    "panel/passed": float(passed), "panel/cpu_minutes": minutes,
                    "panel/worst_score": test.worst[1].score}
             if champion is not None:

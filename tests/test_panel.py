@@ -279,3 +279,22 @@ def test_league_train_plays_the_panel_by_pfsp_when_the_mix_names_it(scripted_sta
     payoff = reg.payoff_store.get("pp", 1)
     assert {"randbot", "rulebot"} <= set(payoff) and all(payoff[m].games > 0 for m in ("randbot", "rulebot"))
     assert set(payoff) <= {"randbot", "rulebot", "pp-v1", "pp-v2", "pp-v3"}
+
+
+def test_the_learning_curves_interval_is_about_its_point(scripted_stage):
+    """The panel's Elo weighs each member the same; its interval must too. In run se, se-v56 read +69 with an
+    interval of -11..+47 (the pooled record's: 360 games at 40% against the teacher outweighed 20 at 88%).
+    Fails before: the pooled interval leaves the point out."""
+    from league.sprt import logistic_elo
+    from training.judge import panel_row
+
+    _, reg = scripted_stage
+    reg.agent_store.add("se-v56", "mlp", 1)
+    records = {"rulebot": Record(126, 12, 222), "randbot": Record(16, 3, 1)}  # 36.7% over 360, 87.5% over 20
+    test = reg.panel_store.add("se-v56", "se", 0, records, passed=False, beaten_by="rulebot", seconds=1.0, seed=0)
+    row = panel_row(reg, test, elapsed=60.0)
+    assert row["panel/elo_lo"] < row["panel/elo"] < row["panel/elo_hi"]
+    low, high = test.elo_interval
+    assert (low, high) == (row["panel/elo_lo"], row["panel/elo_hi"])
+    pooled = [logistic_elo(x) for x in test.total.score_interval]
+    assert high - low > pooled[1] - pooled[0]  # the member with 20 games weighs half of it, not a eighteenth

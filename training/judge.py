@@ -25,7 +25,6 @@ from arena.engine.cores import usable_cores
 from league.config import Config
 from league.home import LeagueHome
 from league.registry import Registry
-from league.sprt import logistic_elo
 from league.stores.panels import PanelTest
 from training.evaluation import Player, evaluate_snapshot, player
 from training.panel import panel_members, play_panel
@@ -157,12 +156,12 @@ class SnapshotJudge:
 
 
 def panel_row(registry: Registry, test: PanelTest, elapsed: float) -> dict[str, float]:
-    """The metrics of a panel test: the snapshot's Elo against the panel with its 95% interval (from the score over
-    all its panel games), the stage's champion's Elo against the panel it last met, the worst matchup's score, and
+    """The metrics of a panel test: the snapshot's Elo against the panel with its 95% interval (PanelTest.elo and
+    elo_interval: each member weighs the same), the stage's champion's Elo against the panel it last met, the worst matchup's score, and
     the run's CPU-minutes so far (its wall clock times the host's cores: a run keeps every core busy), the learning
     curve's x."""
-    low, high = test.total.score_interval
-    row = {"panel/elo": test.elo, "panel/elo_lo": logistic_elo(low), "panel/elo_hi": logistic_elo(high),
+    low, high = test.elo_interval
+    row = {"panel/elo": test.elo, "panel/elo_lo": low, "panel/elo_hi": high,
            "panel/games": float(test.total.games), "panel/passed": float(test.passed),
            "panel/cpu_minutes": elapsed / 60.0 * usable_cores()}
     worst = test.worst

@@ -7,8 +7,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from league.ratings import Z_95
 from league.results import Record
-from league.sprt import logistic_elo
+from league.sprt import elo_estimate, logistic_elo
 from league.stores.agents import AgentStore
 from league.stores.database import Database, Store, utc_now
 
@@ -48,6 +49,19 @@ class PanelTest:
         (each member weighs the same, however many games it had)."""
         played = [r.score for r in self.records.values() if r.games]
         return logistic_elo(sum(played) / len(played)) if played else math.nan
+
+    @property
+    def elo_interval(self) -> tuple[float, float]:
+        """The 95% interval of `elo`, from the same estimate: the mean of the per-member scores, whose standard error
+        is the root of the members' squared standard errors over their count (each over its own games); (nan, nan)
+        with no games. Not the pooled record's interval, which weighs the members by their games and can leave out
+        the point it is drawn about."""
+        played = [r for r in self.records.values() if r.games]
+        if not played:
+            return math.nan, math.nan
+        mean = sum(r.score for r in played) / len(played)
+        se = math.sqrt(sum(elo_estimate([r.losses, r.draws, r.wins]).score_se ** 2 for r in played)) / len(played)
+        return logistic_elo(max(0.0, mean - Z_95 * se)), logistic_elo(min(1.0, mean + Z_95 * se))
 
 
 class PanelStore(Store):
