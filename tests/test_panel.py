@@ -84,6 +84,13 @@ def test_panel_members_are_the_teacher_the_champion_and_the_best_snapshots(scrip
                                            cfg=PanelConfig(best_snapshots=1, other_runs=0, past_champions=0))
     test = reg.panel_store.of("other-v1")[0]
     assert test.worst == ("rulebot", Record(1, 0, 9)) and test.total == Record(1, 0, 9) and test.elo < -300
+    # a test that ran out of games a little below half against a member (not clearly beaten) joins, ranked by its
+    # Elo; in run se such a snapshot (sc-v272) was kept off the panel and beat the champion by 106 Elo. Fails before.
+    reg.agent_store.add("other-v3", "mlp", 1)
+    reg.panel_store.add("other-v3", "other", 3, {"rulebot": Record(95, 2, 103), "randbot": Record(19, 0, 1)},
+                        passed=False, beaten_by="rulebot", seconds=1, seed=1)
+    assert panel_members(reg, 1, "dn-v9", run="dn", teacher="rulebot", cfg=cfg)[-1] == "other-v3"
+    assert "dn-v2" not in panel_members(reg, 1, "dn-v9", run="dn", teacher=None, cfg=cfg3)  # clearly beaten: never
 
 
 def test_play_panel_stops_at_the_first_member_that_clearly_beats_the_candidate(scripted_stage):

@@ -22,8 +22,8 @@ worst against below that beat it too. Whether it becomes the
 champion is then an SPRT against the champion (arena.promotion): the panel says it loses to no one,
 the SPRT that it is better than the title holder.
 
-The best snapshots are chosen by their own panel tests (league.stores.panels): of those that passed,
-the highest Elo against the panel they met. A league with no strong member yet (no community bot, no
+The best snapshots are chosen by their own panel tests (league.stores.panels): of those no member clearly
+beat (passed, or out of games a little below half against one), the highest Elo against the panel they met. A league with no strong member yet (no community bot, no
 champion, no test) has rule-pro, the strongest scripted baseline, on its panel.
 """
 
@@ -60,6 +60,13 @@ def outplayed(record: Record, z: float) -> bool:
     return record.score - z * elo_estimate([record.losses, record.draws, record.wins]).score_se > 0.5
 
 
+def held(test: PanelTest, z: float) -> bool:
+    """Whether `test`'s candidate held its panel: no member clearly beat it (`beaten`). It passed, or its games ran
+    out a little below half against a member (in run se, the champion se-v96 lost by 106 Elo to sc-v272, whose test
+    had ended at 48% against one member over 200 games, and which therefore never sat on its panel)."""
+    return test.passed or not any(beaten(r, z) for r in test.records.values())
+
+
 def _ranked(tests: Sequence[PanelTest]) -> list[str]:
     """Agents of `tests`, best first: by Elo against their panel (latest test each)."""
     latest = {t.agent: t for t in tests}
@@ -70,9 +77,10 @@ def panel_members(registry: Registry, team_size: int, candidate: str, *, run: st
                   cfg: PanelConfig) -> list[str]:
     """Who `candidate` of training run `run` meets: its teacher, the community bots that play `team_size`,
     the stage's champion and its `cfg.past_champions` most recent past champions, the run's
-    `cfg.best_snapshots` best and other runs' `cfg.other_runs` best (of those no member beat in their own
-    test; active agents, each once, never the candidate); rule-pro when none of these is there. A snapshot
-    a member beat never joins: the panel is the strong, and its games would be spent on the weak."""
+    `cfg.best_snapshots` best and other runs' `cfg.other_runs` best (of those no member clearly beat in their
+    own test, `held`: passed, or ran out of games a little below half against a member; active agents, each
+    once, never the candidate); rule-pro when none of these is there. A snapshot a member clearly beat never
+    joins: the panel is the strong, and its games would be spent on the weak."""
     agents = {a.name: a for a in registry.agent_store.all(team_size)}  # active ones
     members: list[str] = []
 
@@ -89,7 +97,7 @@ def panel_members(registry: Registry, team_size: int, candidate: str, *, run: st
     past = dict.fromkeys(p.agent for p in reversed(registry.promotion_store.for_stage(team_size)) if p.promoted)
     for name in [n for n in past if n in agents and n not in members and n != candidate][:cfg.past_champions]:
         add(name)
-    tests = [t for t in registry.panel_store.for_stage(team_size) if t.agent != candidate and t.passed]
+    tests = [t for t in registry.panel_store.for_stage(team_size) if t.agent != candidate and held(t, cfg.z)]
     own = [t for t in tests if t.run == run]
     others = [t for t in tests if t.run != run]
     for pool, k in ((own, cfg.best_snapshots), (others, cfg.other_runs)):
