@@ -157,9 +157,9 @@ class SnapshotJudge:
 
 def panel_row(registry: Registry, test: PanelTest, elapsed: float) -> dict[str, float]:
     """The metrics of a panel test: the snapshot's Elo against the panel with its 95% interval (PanelTest.elo and
-    elo_interval: each member weighs the same), the stage's champion's Elo against the panel it last met, the worst matchup's score, and
-    the run's CPU-minutes so far (its wall clock times the host's cores: a run keeps every core busy), the learning
-    curve's x."""
+    elo_interval: each member weighs the same), the stage's champion's Elo against the panel it last met, the worst
+    matchup's score, and the run's CPU-minutes so far (its wall clock times the host's cores: a run keeps every core
+    busy), the learning curve's x."""
     low, high = test.elo_interval
     row = {"panel/elo": test.elo, "panel/elo_lo": low, "panel/elo_hi": high,
            "panel/games": float(test.total.games), "panel/passed": float(test.passed),

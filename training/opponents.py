@@ -113,8 +113,8 @@ def draw_picks(registry: Registry, cfg: TrainingConfig, run: str, team_size: int
     of the latest weights. `versions`: the run's snapshot names, oldest first; `pool`: other
     agents that join its earlier versions as candidates of the `past` and `pfsp` sources (league
     roles: the exploiters' snapshots in the main agent's pool); `panel`: the evaluation panel's
-    members, the `panel` source's candidates (PFSP over the run's scores against them). The distinct opponents are
-    bounded by `max_opponents`: the most frequent stay, the rest play LATEST.
+    members, the `panel` source's candidates (PFSP over the run's scores against them). The distinct
+    opponents are bounded by `max_opponents`: the most frequent stay, the rest play LATEST.
     """
     active = {a.name for a in registry.agent_store.all(include_retired=False)}
     past = [v for v in dict.fromkeys([*pool, *versions[:-1]]) if v in active]

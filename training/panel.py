@@ -23,8 +23,9 @@ champion is then an SPRT against the champion (arena.promotion): the panel says 
 the SPRT that it is better than the title holder.
 
 The best snapshots are chosen by their own panel tests (league.stores.panels): of those no member clearly
-beat (passed, or out of games a little below half against one), the highest Elo against the panel they met. A league with no strong member yet (no community bot, no
-champion, no test) has rule-pro, the strongest scripted baseline, on its panel.
+beat (passed, or out of games a little below half against one), the highest Elo against the panel they
+met. A league with no strong member yet (no community bot, no champion, no test) has rule-pro, the
+strongest scripted baseline, on its panel.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ def held(test: PanelTest, z: float) -> bool:
     """Whether `test`'s candidate held its panel: no member clearly beat it (`beaten`). It passed, or its games ran
     out a little below half against a member (in run se, the champion se-v96 lost by 106 Elo to sc-v272, whose test
     had ended at 48% against one member over 200 games, and which therefore never sat on its panel)."""
-    return test.passed or not any(beaten(r, z) for r in test.records.values())
+    return test.passed or (test.total.games > 0 and not any(beaten(r, z) for r in test.records.values()))
 
 
 def _ranked(tests: Sequence[PanelTest]) -> list[str]:
