@@ -305,3 +305,25 @@ def test_the_learning_curves_interval_is_about_its_point(scripted_stage):
     assert (low, high) == (row["panel/elo_lo"], row["panel/elo_hi"])
     pooled = [logistic_elo(x) for x in test.total.score_interval]
     assert high - low > pooled[1] - pooled[0]  # the member with 20 games weighs half of it, not a eighteenth
+
+
+def test_the_best_snapshots_are_ranked_by_the_leagues_rating_not_by_the_panel_each_met(scripted_stage):
+    """x-v1 scored 90% against a weak panel (randbot), x-v2 50% against a strong one (rulebot), and x-v2 beats x-v1
+    in the league's recorded games: the whole-history fit, comparable across panels, ranks x-v2 first. In run se's
+    home, ranking by Elo against the panel each met put sa-v64 (two members) above sc-v272 (seven). Fails before."""
+    from conftest import play
+
+    _, reg = scripted_stage
+    for name in ("x-v1", "x-v2"):
+        reg.agent_store.add(name, "mlp", 1)
+    reg.panel_store.add("x-v1", "x", 1, {"randbot": Record(9, 0, 1)}, passed=True, beaten_by=None, seconds=1, seed=1)
+    reg.panel_store.add("x-v2", "x", 2, {"rulebot": Record(5, 0, 5)}, passed=True, beaten_by=None, seconds=1, seed=1)
+    for k in range(10):
+        play(reg, "x-v1", "randbot", 2, 1 if k else 3, seed=k)
+        play(reg, "x-v2", "rulebot", 1 + k % 2, 1 + (k + 1) % 2, seed=k)
+        play(reg, "rulebot", "randbot", 3, 0, seed=k)
+        play(reg, "x-v2", "x-v1", 2, 1 if k else 3, seed=k)
+    fit = reg.mle(1)
+    assert fit.rating("x-v2") > fit.rating("x-v1")
+    cfg = PanelConfig(best_snapshots=1, other_runs=1, past_champions=0)
+    assert panel_members(reg, 1, "dn-v9", run="dn", teacher=None, cfg=cfg) == ["x-v2"]

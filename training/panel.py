@@ -22,18 +22,20 @@ worst against below that beat it too. Whether it becomes the
 champion is then an SPRT against the champion (arena.promotion): the panel says it loses to no one,
 the SPRT that it is better than the title holder.
 
-The best snapshots are chosen by their own panel tests (league.stores.panels): of those no member clearly
-beat (passed, or out of games a little below half against one), the highest Elo against the panel they
-met. A league with no strong member yet (no community bot, no champion, no test) has rule-pro, the
+The best snapshots are chosen among those whose own panel test (league.stores.panels) no member clearly
+beat (passed, or out of games a little below half against one), by the league's whole-history rating
+(every recorded game, panel games included), which compares snapshots that met different panels. A league with no strong member yet (no community bot, no champion, no test) has rule-pro, the
 strongest scripted baseline, on its panel.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from league.config import PanelConfig
+from league.ratings import MleRatings
 from league.registry import Registry
 from league.results import Record
 from league.sprt import elo_estimate
@@ -68,19 +70,26 @@ def held(test: PanelTest, z: float) -> bool:
     return test.passed or (test.total.games > 0 and not any(beaten(r, z) for r in test.records.values()))
 
 
-def _ranked(tests: Sequence[PanelTest]) -> list[str]:
-    """Agents of `tests`, best first: by Elo against their panel (latest test each)."""
+def _ranked(tests: Sequence[PanelTest], fit: MleRatings | None) -> list[str]:
+    """Agents of `tests`, best first: by the league's whole-history rating (`fit`, every recorded game, panel games
+    included: comparable across panels), then by Elo against their panel (latest test each). Elo against the panel
+    each met alone favours early snapshots that met few and weaker members: in run se's home `sa-v64` (+174
+    against two members) outranked `sc-v272` (+84 against seven), which the fit puts 100 Elo above it."""
     latest = {t.agent: t for t in tests}
-    return [t.agent for t in sorted(latest.values(), key=lambda t: t.elo, reverse=True)]
+
+    def strength(t: PanelTest) -> tuple[float, float]:
+        return (fit.rating(t.agent) if fit is not None and t.agent in fit.names else -math.inf, t.elo)
+
+    return [t.agent for t in sorted(latest.values(), key=strength, reverse=True)]
 
 
 def panel_members(registry: Registry, team_size: int, candidate: str, *, run: str, teacher: str | None,
                   cfg: PanelConfig) -> list[str]:
     """Who `candidate` of training run `run` meets: its teacher, the community bots that play `team_size`,
     the stage's champion and its `cfg.past_champions` most recent past champions, the run's
-    `cfg.best_snapshots` best and other runs' `cfg.other_runs` best (of those no member clearly beat in their
-    own test, `held`: passed, or ran out of games a little below half against a member; active agents, each
-    once, never the candidate); rule-pro when none of these is there. A snapshot a member clearly beat never
+    `cfg.best_snapshots` best and other runs' `cfg.other_runs` best by the league's rating (`_ranked`; of
+    those no member clearly beat in their own test, `held`: passed, or ran out of games a little below half
+    against a member; active agents, each once, never the candidate); rule-pro when none of these is there. A snapshot a member clearly beat never
     joins: the panel is the strong, and its games would be spent on the weak."""
     agents = {a.name: a for a in registry.agent_store.all(team_size)}  # active ones
     members: list[str] = []
@@ -99,10 +108,11 @@ def panel_members(registry: Registry, team_size: int, candidate: str, *, run: st
     for name in [n for n in past if n in agents and n not in members and n != candidate][:cfg.past_champions]:
         add(name)
     tests = [t for t in registry.panel_store.for_stage(team_size) if t.agent != candidate and held(t, cfg.z)]
+    fit = registry.mle(team_size) if tests else None
     own = [t for t in tests if t.run == run]
     others = [t for t in tests if t.run != run]
     for pool, k in ((own, cfg.best_snapshots), (others, cfg.other_runs)):
-        fresh = [n for n in _ranked(pool) if n in agents and n not in members and n != candidate]
+        fresh = [n for n in _ranked(pool, fit) if n in agents and n not in members and n != candidate]
         for name in fresh[:k]:
             add(name)
     if not members:
