@@ -17,15 +17,16 @@ it, and the test ends there (a weak snapshot costs a round or two); a member tha
 than `panel.z` standard errors: the same margin, the other way). Simulated (docs/runs/distill.md),
 that leaves the rule's pass rates as they were and plays 2-3.5 times fewer games in a passing test
 against a panel of strong and weaker members, so the clock's share tests more snapshots. The
-candidate passes when, all games played, it scored at least half against every member (the worst matchup decides, never one opponent alone); the member it did
-worst against below that beat it too. Whether it becomes the
-champion is then an SPRT against the champion (arena.promotion): the panel says it loses to no one,
+candidate passes when, all games played, it scored at least half against every member (the worst
+matchup decides, never one opponent alone); the member it did worst against below that beat it too.
+Whether it becomes the champion is then an SPRT against the champion (arena.promotion): the panel says it loses to no one,
 the SPRT that it is better than the title holder.
 
 The best snapshots are chosen among those whose own panel test (league.stores.panels) no member clearly
 beat (passed, or out of games a little below half against one), by the league's whole-history rating
-(every recorded game, panel games included), which compares snapshots that met different panels. A league with no strong member yet (no community bot, no champion, no test) has rule-pro, the
-strongest scripted baseline, on its panel.
+(every recorded game, panel games included), which compares snapshots that met different panels. A
+league with no strong member yet (no community bot, no champion, no test) has rule-pro, the strongest
+scripted baseline, on its panel.
 """
 
 from __future__ import annotations
@@ -89,8 +90,9 @@ def panel_members(registry: Registry, team_size: int, candidate: str, *, run: st
     the stage's champion and its `cfg.past_champions` most recent past champions, the run's
     `cfg.best_snapshots` best and other runs' `cfg.other_runs` best by the league's rating (`_ranked`; of
     those no member clearly beat in their own test, `held`: passed, or ran out of games a little below half
-    against a member; active agents, each once, never the candidate); rule-pro when none of these is there. A snapshot a member clearly beat never
-    joins: the panel is the strong, and its games would be spent on the weak."""
+    against a member; active agents, each once, never the candidate); rule-pro when none of these is there. A
+    snapshot a member clearly beat never joins: the panel is the strong, and its games would be spent on the
+    weak."""
     agents = {a.name: a for a in registry.agent_store.all(team_size)}  # active ones
     members: list[str] = []
 
@@ -107,13 +109,14 @@ def panel_members(registry: Registry, team_size: int, candidate: str, *, run: st
     past = dict.fromkeys(p.agent for p in reversed(registry.promotion_store.for_stage(team_size)) if p.promoted)
     for name in [n for n in past if n in agents and n not in members and n != candidate][:cfg.past_champions]:
         add(name)
-    tests = [t for t in registry.panel_store.for_stage(team_size) if t.agent != candidate and held(t, cfg.z)]
-    fit = registry.mle(team_size) if tests else None
-    own = [t for t in tests if t.run == run]
-    others = [t for t in tests if t.run != run]
-    for pool, k in ((own, cfg.best_snapshots), (others, cfg.other_runs)):
-        fresh = [n for n in _ranked(pool, fit) if n in agents and n not in members and n != candidate]
-        for name in fresh[:k]:
+    tests = [t for t in registry.panel_store.for_stage(team_size) if held(t, cfg.z)]
+    fit: MleRatings | None = None  # the whole-history fit, made only when there is more than one to choose from
+    for mine, k in ((True, cfg.best_snapshots), (False, cfg.other_runs)):
+        pool = [t for t in tests if (t.run == run) == mine and t.agent in agents and t.agent not in members
+                and t.agent != candidate]
+        if fit is None and k and len({t.agent for t in pool}) > k:
+            fit = registry.mle(team_size)
+        for name in _ranked(pool, fit)[:k]:
             add(name)
     if not members:
         add(FALLBACK_MEMBER)
