@@ -169,17 +169,19 @@ def show_probes(root: str, runs: tuple[str, ...] | None) -> None:
                                                                          color=colour)
     dots = alt.Chart(found).mark_point(filled=True, size=70).encode(
         x=x, y=alt.Y("win_rate:Q", title="probe's win rate", axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1])),
-        color=colour, tooltip=["target:N", "probe:N", alt.Tooltip("minutes:Q", format=".1f"),
-                               alt.Tooltip("steps:Q", format=","), "games:Q", "wins:Q", "draws:Q", "losses:Q",
+        color=colour, tooltip=["target:N", "probe:N", alt.Tooltip("start:N", title="from"),
+                               alt.Tooltip("minutes:Q", format=".1f"), alt.Tooltip("steps:Q", format=","), "games:Q", "wins:Q", "draws:Q", "losses:Q",
                                alt.Tooltip("win_rate:Q", format=".0%"), alt.Tooltip("win_low:Q", format=".0%"),
                                alt.Tooltip("win_high:Q", format=".0%")])
     st.altair_chart(alt.layer(bars, dots).properties(height=260), width="stretch")
     table = found.assign(stage=[ui.stage_label(s) for s in found["team_size"]],
                          wdl=[f"{w}-{d}-{l}" for w, d, l in zip(found["wins"], found["draws"], found["losses"])])
-    st.dataframe(table[["created", "target", "stage", "probe", "minutes", "steps", "wdl", "win_rate", "win_low",
-                        "win_high"]].iloc[::-1],
+    st.dataframe(table[["created", "target", "stage", "probe", "start", "minutes", "steps", "wdl", "win_rate",
+                        "win_low", "win_high"]].iloc[::-1],
                  hide_index=True, width="stretch", column_config={
                      "created": st.column_config.DatetimeColumn("Probed", format="YYYY-MM-DD HH:mm"),
+                     "start": st.column_config.TextColumn("From", help="The weights the probe started from "
+                                                          "(league probe --from), or fresh"),
                      "minutes": st.column_config.NumberColumn("Minutes", format="%.1f"),
                      "steps": st.column_config.NumberColumn("Probe's steps", format="localized"),
                      "wdl": st.column_config.TextColumn("W-D-L (probe's)"),

@@ -23,8 +23,8 @@ from league.stores.roles import LeagueRun
 
 CHECK_COLUMNS = ["id", "created", "role", "restart", "agent", "steps", "against", "games", "wins", "draws", "losses",
                  "win_rate", "win_low", "win_high", "reset"]
-PROBE_COLUMNS = ["created", "target", "run", "target_steps", "probe", "team_size", "minutes", "steps", "games", "wins",
-                 "draws", "losses", "win_rate", "win_low", "win_high"]
+PROBE_COLUMNS = ["created", "target", "run", "target_steps", "probe", "start", "team_size", "minutes", "steps", "games",
+                 "wins", "draws", "losses", "win_rate", "win_low", "win_high"]
 RUN_COLUMNS = ["role", "kind", "restart", "run", "snapshots", "latest", "steps", "ended"]
 
 
@@ -117,8 +117,8 @@ def probes(reg: Registry, targets_of: Sequence[str] | None = None) -> pd.DataFra
         low, high = result.interval
         rows.append({"created": stored.created, "target": result.target, "run": run,
                      "target_steps": stored.target_steps,
-                     "probe": result.probe, "team_size": result.team_size, "minutes": result.minutes,
-                     "steps": result.steps, "games": result.games, "wins": result.wins, "draws": result.draws,
+                     "probe": result.probe, "start": result.start or "fresh", "team_size": result.team_size,
+                     "minutes": result.minutes, "steps": result.steps, "games": result.games, "wins": result.wins, "draws": result.draws,
                      "losses": result.losses, "win_rate": result.win_rate, "win_low": low, "win_high": high})
     frame = pd.DataFrame(rows, columns=PROBE_COLUMNS)
     frame["created"] = pd.to_datetime(frame["created"], utc=True, format="ISO8601")

@@ -23,6 +23,7 @@ class ProbeResult(Record):
     minutes: float
     steps: int  # agent steps the probe trained
     seed: int
+    start: str | None = None  # the agent whose weights the probe started from (`league probe --from`), or None: fresh
 
     @property
     def interval(self) -> tuple[float, float]:

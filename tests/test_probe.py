@@ -68,6 +68,40 @@ def test_a_probe_trains_against_its_target_alone_plays_it_and_is_recorded(script
     assert shown.exit_code == 0 and "Exploitability probes" in shown.output and probe.probe in shown.output
 
 
+@pytest.mark.slow  # 12 s: two probes trained and played
+def test_a_probe_from_an_agent_starts_from_its_weights_and_says_so(scripted_stage):
+    home, reg = scripted_stage
+    first = runner.invoke(app, ["probe", "randbot", "--minutes", "0.05", "--games", "2", *TINY, "--home", str(home.root)])
+    assert first.exit_code == 0, first.output
+    (fresh,) = reg.probe_store.of("randbot")
+    assert fresh.start is None
+    start = reg.agent_store.get(fresh.probe)
+    second = runner.invoke(app, ["probe", "randbot", "--from", fresh.probe, "--minutes", "0.05", "--games", "2",
+                                 "--set", "runner.workers=1", "--set", "runner.envs_per_worker=2",
+                                 "--set", "ppo.steps_per_env=16", "--set", "ppo.minibatch_size=64",
+                                 "--home", str(home.root)])  # the network is the start's: no policy.* flags
+    assert second.exit_code == 0, second.output
+    assert f"(from {fresh.probe}, " in " ".join(second.output.split())
+    probe = reg.probe_store.of("randbot")[-1]
+    assert probe.start == fresh.probe and probe.probe.startswith("probe-randbot-2-v")
+    first_version = reg.agent_store.get(reg.agent_store.run_versions("probe-randbot-2")[0])
+    assert reg.agent_store.by_id(first_version.parent_id).name == fresh.probe  # the lineage holds the start
+    assert reg.agent_store.get(probe.probe).steps_trained == start.steps_trained + probe.steps  # its steps go on
+    assert [p.start for p in reg.probe_store.of("randbot")] == [None, fresh.probe]
+    shown = " ".join(runner.invoke(app, ["show", "randbot", "--home", str(home.root)]).output.split())
+    assert fresh.probe in shown and "fresh" in shown
+
+
+def test_a_probe_from_what_is_no_league_network_is_one_sentence(scripted_stage):
+    home, reg = scripted_stage
+    for start, words in (("nobody", "nobody"), ("rulebot", "starts from a league network's weights; 'rulebot' is a "
+                                                            "rule agent")):
+        result = runner.invoke(app, ["probe", "randbot", "--from", start, "--home", str(home.root)])
+        assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1, result.output
+        assert words in result.output
+    assert reg.probe_store.of("randbot") == []
+
+
 def test_bad_probes_are_one_sentence_and_exit_2(scripted_stage):
     home, reg = scripted_stage
     for args, words in ((["nobody"], "nobody"), (["randbot", "--games", "1"], "--games"),

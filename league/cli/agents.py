@@ -108,12 +108,13 @@ def show(name: NameArg, home: HomeOpt = None) -> None:
         out.print(exports)
     if profile.probes:
         probes = Table(title="Exploitability probes (league probe: the probe's win rate is a lower bound)")
-        for col in ("stage", "probe", "minutes", "steps", "W-D-L", "win rate", "95% interval"):
+        for col in ("stage", "probe", "from", "minutes", "steps", "W-D-L", "win rate", "95% interval"):
             probes.add_column(col)
         for p in profile.probes:
             low, high = p.interval
-            probes.add_row(f"{p.team_size}v{p.team_size}", escape(p.probe), f"{p.minutes:g}", f"{p.steps:,}",
-                           f"{p.wins}-{p.draws}-{p.losses}", f"{p.win_rate:.0%}", f"{low:.0%}..{high:.0%}")
+            probes.add_row(f"{p.team_size}v{p.team_size}", escape(p.probe), escape(p.start or "fresh"),
+                           f"{p.minutes:g}", f"{p.steps:,}", f"{p.wins}-{p.draws}-{p.losses}", f"{p.win_rate:.0%}",
+                           f"{low:.0%}..{high:.0%}")
         out.print(probes)
     for test in profile.panel_tests[-1:]:  # the latest: what it was last measured against
         verdict = "passed (half or more against each)" if test.passed else f"{test.beaten_by} beat it"

@@ -18,6 +18,9 @@ def probe_command(
     stage: Annotated[Optional[str], typer.Option("--stage", help="1v1, 2v2 or 3v3: for an agent that plays several "
                                                                  "(a baseline, a community bot).", show_default=False)] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the probe's training and games.")] = 0,
+    from_: Annotated[Optional[str], typer.Option("--from", help="Start the probe from this league network's weights "
+                                                                "(a copy of the teacher, a strong snapshot) instead of "
+                                                                "a fresh network.", show_default=False)] = None,
     config: ConfigOpt = None,
     set_: Annotated[Optional[list[str]], typer.Option("--set", help="Override any training config key.",
                                                       show_default=False)] = None,
@@ -25,13 +28,15 @@ def probe_command(
 ) -> None:
     """How exploitable NAME is: train a fresh best response against it alone, then play it.
 
-    The probe is kickstarted like any learner and trains for --minutes with every game against NAME
-    (frozen); its last snapshot then plays --games games against NAME (most likely actions). Its win
+    The probe is kickstarted like any learner, or starts from AGENT's weights with --from AGENT (a
+    probe must reach a strong target's level before its win rate says anything), and trains for
+    --minutes with every game against NAME (frozen); its last snapshot then plays --games games against NAME (most likely actions). Its win
     rate, with a 95% interval, is a lower bound on NAME's exploitability; `league show NAME` lists
     it and `promotion.max_exploitability` can gate promotion on it. The probe's games are not rated
     and its snapshots are registered retired: no mix or tournament ever picks them up.
 
     Example: league probe mlp-1v1-v12 --minutes 10 --games 100
+             league probe necto --stage 1v1 --from run-v21 --minutes 10
     """
     from league.cli.progress import budget_bar
     from league.home import resolve_home
@@ -42,7 +47,7 @@ def probe_command(
     check_minutes(minutes)  # the config's bound of a wall-clock budget; --games is check_probe's (GAMES_MAX)
     league_home = resolve_home(home).require()
     registry = Registry.open(league_home.db_path)
-    check_probe(registry, name, games, stage)  # before the progress bar: a bad request is one sentence
+    check_probe(registry, name, games, stage, from_)  # before the progress bar: a bad request is one sentence
     bar, on_progress = budget_bar(Budget.from_limits(minutes=minutes))
 
     def playing() -> None:
@@ -51,9 +56,10 @@ def probe_command(
 
     with bar:
         result = run_probe(league_home, registry, name, minutes, games, seed, stage, config, set_, on_progress,
-                           on_games=playing)
+                           on_games=playing, init_from=from_)
     low, high = result.interval
-    out.print(f"Probe {result.probe} ({result.steps:,} steps in {minutes:g} min) against {result.target}: "
+    start = f"from {result.start}, " if result.start else ""
+    out.print(f"Probe {result.probe} ({start}{result.steps:,} steps in {minutes:g} min) against {result.target}: "
               f"{result.wins}-{result.draws}-{result.losses} (W-D-L) in {result.games} games; win rate "
               f"{result.win_rate:.0%} (95% interval {low:.0%}..{high:.0%}), a lower bound on how exploitable "
               f"{result.target} is.", highlight=False)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from league.names import split_version
 from league.probes import ProbeResult
 from league.stores.agents import AgentStore
 from league.stores.database import Database, Store, utc_now
@@ -20,9 +21,9 @@ class ProbeRecord:
     target_steps: int
 
 
-def _result(r: dict[str, Any]) -> ProbeResult:
+def _result(r: dict[str, Any], start: str | None) -> ProbeResult:
     return ProbeResult(wins=r["wins"], draws=r["draws"], losses=r["losses"], target=r["target"], probe=r["probe"],
-                       team_size=r["team_size"], minutes=r["minutes"], steps=r["steps"], seed=r["seed"])
+                       team_size=r["team_size"], minutes=r["minutes"], steps=r["steps"], seed=r["seed"], start=start)
 
 
 _SELECT = """SELECT p.*, t.name AS target, t.steps_trained AS target_steps, a.name AS probe FROM probes p
@@ -46,14 +47,26 @@ class ProbeStore(Store):
         """The probes of `target`, oldest first (none on a read-only home older than the probes table)."""
         if "probes" not in self.db.table_names():
             return []
-        return [_result(r) for r in self.db.query(f"{_SELECT} WHERE t.name = ? ORDER BY p.id", [target])]
+        return [_result(r, self._start(r["probe"]))
+                for r in self.db.query(f"{_SELECT} WHERE t.name = ? ORDER BY p.id", [target])]
 
     def all(self) -> list[ProbeRecord]:
         """Every probe, oldest first (none on a read-only home older than the probes table)."""
         if "probes" not in self.db.table_names():
             return []
-        return [ProbeRecord(_result(r), r["created"], r["target_steps"])
+        return [ProbeRecord(_result(r, self._start(r["probe"])), r["created"], r["target_steps"])
                 for r in self.db.query(f"{_SELECT} ORDER BY p.id")]
+
+    def _start(self, probe: str) -> str | None:
+        """The agent the probe's run started from (`league probe --from`): the first ancestor of its final snapshot
+        outside its run, as the lineage records it; None for a probe that started fresh."""
+        run = (split_version(probe) or (probe, 0))[0]
+        agent = self.agents.get(probe)
+        while agent.parent_id is not None:
+            agent = self.agents.by_id(agent.parent_id)
+            if (split_version(agent.name) or (agent.name, 0))[0] != run:
+                return agent.name
+        return None
 
     def latest(self, target: str, team_size: int) -> ProbeResult | None:
         """The most recent probe of `target` at `team_size`, or None."""
