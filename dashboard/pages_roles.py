@@ -170,7 +170,8 @@ def show_probes(root: str, runs: tuple[str, ...] | None) -> None:
     dots = alt.Chart(found).mark_point(filled=True, size=70).encode(
         x=x, y=alt.Y("win_rate:Q", title="probe's win rate", axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1])),
         color=colour, tooltip=["target:N", "probe:N", alt.Tooltip("start:N", title="from"),
-                               alt.Tooltip("minutes:Q", format=".1f"), alt.Tooltip("steps:Q", format=","), "games:Q", "wins:Q", "draws:Q", "losses:Q",
+                               alt.Tooltip("minutes:Q", format=".1f"), alt.Tooltip("steps:Q", format=","), "games:Q",
+                               "wins:Q", "draws:Q", "losses:Q",
                                alt.Tooltip("win_rate:Q", format=".0%"), alt.Tooltip("win_low:Q", format=".0%"),
                                alt.Tooltip("win_high:Q", format=".0%")])
     st.altair_chart(alt.layer(bars, dots).properties(height=260), width="stretch")

@@ -71,7 +71,8 @@ def test_a_probe_trains_against_its_target_alone_plays_it_and_is_recorded(script
 @pytest.mark.slow  # 12 s: two probes trained and played
 def test_a_probe_from_an_agent_starts_from_its_weights_and_says_so(scripted_stage):
     home, reg = scripted_stage
-    first = runner.invoke(app, ["probe", "randbot", "--minutes", "0.05", "--games", "2", *TINY, "--home", str(home.root)])
+    first = runner.invoke(app, ["probe", "randbot", "--minutes", "0.05", "--games", "2", *TINY,
+                                "--home", str(home.root)])
     assert first.exit_code == 0, first.output
     (fresh,) = reg.probe_store.of("randbot")
     assert fresh.start is None

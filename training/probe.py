@@ -5,14 +5,14 @@
 A fresh learner, kickstarted like any other (training.kickstart), or one that starts from another
 agent's weights (`init_from`, `league probe NAME --from AGENT`: a probe at the level of a strong target
 must first reach it, and a copy of the teacher or a strong snapshot starts there), trains for
-`minutes` with every env playing NAME (one slice of the self-play trainer, training.slices, with NAME its best-response
-target: no self-play, no other opponent; NAME is frozen),
-then its last snapshot plays `games` games against NAME, half on each side, with the most likely
-actions (as tournaments play). The probe's win rate, with its 95% interval (league.probes), is a
-lower bound on NAME's exploitability. The probe's games are not rated (a hunter's games would move
-NAME's rating for reasons of its own), and its snapshots, a run named `probe-<NAME>-<k>` (a long
-NAME shortened, with a short hash of it), are registered retired, so no opponent mix or tournament
-ever picks them up, even when the probe is killed while it trains or plays; they stay for lineage.
+`minutes` with every env playing NAME (one slice of the self-play trainer, training.slices, with NAME
+its best-response target: no self-play, no other opponent; NAME is frozen), then its last snapshot
+plays `games` games against NAME, half on each side, with the most likely actions (as tournaments
+play). The probe's win rate, with its 95% interval (league.probes), is a lower bound on NAME's
+exploitability. The probe's games are not rated (a hunter's games would move NAME's rating for
+reasons of its own), and its snapshots, a run named `probe-<NAME>-<k>` (a long NAME shortened, with a
+short hash of it), are registered retired, so no opponent mix or tournament ever picks them up, even
+when the probe is killed while it trains or plays; they stay for lineage.
 """
 
 from __future__ import annotations

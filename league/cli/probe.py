@@ -26,14 +26,15 @@ def probe_command(
                                                       show_default=False)] = None,
     home: HomeOpt = None,
 ) -> None:
-    """How exploitable NAME is: train a fresh best response against it alone, then play it.
+    """How exploitable NAME is: train a best response against it alone, then play it.
 
     The probe is kickstarted like any learner, or starts from AGENT's weights with --from AGENT (a
     probe must reach a strong target's level before its win rate says anything), and trains for
-    --minutes with every game against NAME (frozen); its last snapshot then plays --games games against NAME (most likely actions). Its win
-    rate, with a 95% interval, is a lower bound on NAME's exploitability; `league show NAME` lists
-    it and `promotion.max_exploitability` can gate promotion on it. The probe's games are not rated
-    and its snapshots are registered retired: no mix or tournament ever picks them up.
+    --minutes with every game against NAME (frozen); its last snapshot then plays --games games
+    against NAME (most likely actions). Its win rate, with a 95% interval, is a lower bound on NAME's
+    exploitability; `league show NAME` lists it and `promotion.max_exploitability` can gate promotion
+    on it. The probe's games are not rated and its snapshots are registered retired: no mix or
+    tournament ever picks them up.
 
     Example: league probe mlp-1v1-v12 --minutes 10 --games 100
              league probe necto --stage 1v1 --from run-v21 --minutes 10
