@@ -217,6 +217,30 @@ def test_league_train_tests_snapshots_on_the_panel_and_names_the_champion(script
         assert "measured against randbot" in line
 
 
+def test_a_run_that_made_no_champion_names_its_best_snapshot_and_what_beat_it(scripted_stage):
+    """Run sh's case: the league kept another run's champion, and `league train` said nothing of the run's
+    strongest snapshot. The line names the run's best by Elo against the panel (not its last), and who beat it."""
+    from league.cli.train import champion_line
+
+    home, reg = scripted_stage
+    reg.promotion_store.promote_manually("randbot")
+    for name in ("rr-v1", "rr-v2", "rr-v3"):
+        reg.agent_store.add(name, "mlp", 1)
+    for name, rule, rand in (("rr-v1", Record(2, 0, 8), Record(8, 0, 2)), ("rr-v2", Record(3, 2, 5), Record(9, 0, 1)),
+                             ("rr-v3", Record(1, 1, 8), Record(9, 1, 0))):
+        reg.panel_store.add(name, "rr", 100, {"rulebot": rule, "randbot": rand}, passed=False, beaten_by="rulebot",
+                            seconds=1.0, seed=0)
+    best = reg.panel_store.for_run("rr")[1]
+    low, high = best.elo_interval
+    first, second = champion_line(home, "randbot", "rr").splitlines()
+    assert first == "Champion: randbot"
+    assert second == (f"This run's best against the panel: rr-v2, {best.elo:+.0f} Elo ({low:+.0f}..{high:+.0f}) over 2 "
+                      "members; rulebot beat it (40% over 10)")
+    reg.promotion_store.promote_manually("rr-v3")  # the run's own champion: nothing more to say
+    assert champion_line(home, "rr-v3", "rr").splitlines() == ["Champion: rr-v3 (a snapshot of this run); measured "
+                                                               "against rulebot 15% over 10, randbot 95% over 10"]
+
+
 def test_the_runs_last_snapshot_is_tested_whatever_the_share_spent(scripted_stage):
     """The closing test (panel.closing_test) is not held to panel.max_share, and says so."""
     home, reg = scripted_stage

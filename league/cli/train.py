@@ -135,17 +135,30 @@ def train_command(
 
 
 def champion_line(home, champion: str, run: str) -> str:
-    """"Champion: NAME", whether it is of this run, and what its latest panel test measured it against."""
+    """"Champion: NAME", whether it is of this run, and what its latest panel test measured it against; when the
+    champion is not of this run, a second line names the run's best snapshot by Elo against the panel and what
+    kept it from the title (strength among snapshots is not a ladder: the run's best may beat the champion yet
+    lose to one member)."""
     from league.cli.common import open_league
 
     _, reg = open_league(home.root, readonly=True)
     try:
         tests = reg.panel_store.of(champion)
         own = champion in reg.agent_store.run_versions(run)
+        best = None if own else max(reg.panel_store.for_run(run), key=lambda t: t.elo, default=None)
     finally:
         reg.close()
     line = f"Champion: {champion}{' (a snapshot of this run)' if own else ''}"
     if tests:
         t = tests[-1]
         line += "; measured against " + ", ".join(f"{m} {r.score:.0%} over {r.games}" for m, r in t.records.items())
+    if best is not None:
+        low, high = best.elo_interval
+        if best.passed:
+            why = "it passed the panel, and the SPRT against the title holder of its day decided"
+        else:
+            beaten = best.records[best.beaten_by]
+            why = f"{best.beaten_by} beat it ({beaten.score:.0%} over {beaten.games})"
+        line += (f"\nThis run's best against the panel: {best.agent}, {best.elo:+.0f} Elo ({low:+.0f}..{high:+.0f}) "
+                 f"over {len(best.records)} members; {why}")
     return line
