@@ -119,8 +119,8 @@ def probes(reg: Registry, targets_of: Sequence[str] | None = None) -> pd.DataFra
                      "target_steps": stored.target_steps,
                      "probe": result.probe, "start": result.start or "fresh", "team_size": result.team_size,
                      "minutes": result.minutes, "steps": result.steps, "games": result.games, "wins": result.wins,
-                     "draws": result.draws,
-                     "losses": result.losses, "win_rate": result.win_rate, "win_low": low, "win_high": high})
+                     "draws": result.draws, "losses": result.losses, "win_rate": result.win_rate, "win_low": low,
+                     "win_high": high})
     frame = pd.DataFrame(rows, columns=PROBE_COLUMNS)
     frame["created"] = pd.to_datetime(frame["created"], utc=True, format="ISO8601")
     return frame

@@ -95,8 +95,8 @@ def test_a_probe_from_an_agent_starts_from_its_weights_and_says_so(scripted_stag
 
 def test_a_probe_from_what_is_no_league_network_is_one_sentence(scripted_stage):
     home, reg = scripted_stage
-    for start, words in (("nobody", "nobody"), ("rulebot", "starts from a league network's weights; 'rulebot' is a "
-                                                            "rule agent")):
+    for start, words in (("nobody", "nobody"), ("rulebot", "'rulebot' is a rule agent without trained weights; --from "
+                                                            "needs a trained agent")):
         result = runner.invoke(app, ["probe", "randbot", "--from", start, "--home", str(home.root)])
         assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1, result.output
         assert words in result.output

@@ -19,8 +19,8 @@ that leaves the rule's pass rates as they were and plays 2-3.5 times fewer games
 against a panel of strong and weaker members, so the clock's share tests more snapshots. The
 candidate passes when, all games played, it scored at least half against every member (the worst
 matchup decides, never one opponent alone); the member it did worst against below that beat it too.
-Whether it becomes the champion is then an SPRT against the champion (arena.promotion): the panel says it loses to no one,
-the SPRT that it is better than the title holder.
+Whether it becomes the champion is then an SPRT against the champion (arena.promotion): the panel
+says it loses to no one, the SPRT that it is better than the title holder.
 
 The best snapshots are chosen among those whose own panel test (league.stores.panels) no member clearly
 beat (passed, or out of games a little below half against one), by the league's whole-history rating

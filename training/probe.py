@@ -95,9 +95,8 @@ def check_probe(registry: Registry, target: str, games: int, stage: str | None =
         raise LeagueError(f"{target!r} plays more than one team size; pass --stage.")
     if not agent.plays(team_size):
         raise LeagueError(f"{target!r} does not play {team_size}v{team_size}.")
-    if start is not None and (start.kind not in ("mlp", "lstm") or not start.checkpoint_path):
-        raise LeagueError(f"A probe starts from a league network's weights; {init_from!r} is a {start.kind} agent "
-                          "with none (leave --from out to start fresh).")
+    if start is not None and (problem := start.not_a_start()) is not None:  # the trainer's, before any progress bar
+        raise LeagueError(problem)
     if start is not None and not start.plays(team_size):
         raise LeagueError(f"{init_from!r} does not play {team_size}v{team_size}, which the probe of {target!r} plays.")
     return team_size

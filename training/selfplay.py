@@ -218,9 +218,8 @@ class SelfPlayTrainer:
             self.parent = None
             if init_from:
                 source = registry.agent_store.get(init_from)
-                if source.kind not in ("mlp", "lstm") or not source.checkpoint_path:
-                    raise LeagueError(f"{init_from!r} is a {source.kind} agent without trained weights; "
-                                      "--from needs a trained agent (an mlp or lstm version).")
+                if (problem := source.not_a_start()) is not None:
+                    raise LeagueError(problem)
                 ckpt = load_checkpoint(home.root / source.checkpoint_path, expected_sha256=source.checkpoint_sha256)
                 self.start_steps, self.parent = source.steps_trained, source.name
             self.prefix = name or f"{ckpt.net.config.kind if init_from else cfg.policy.kind}-{cfg.stage}"

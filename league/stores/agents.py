@@ -74,6 +74,13 @@ class Agent:
         community bot the sizes its manifest lists."""
         return _plays(self.team_size, self.community, team_size)
 
+    def not_a_start(self) -> str | None:
+        """Why a run cannot start from this agent's weights (`--from`), in one sentence; None for a trained network."""
+        if self.kind in ("mlp", "lstm") and self.checkpoint_path:
+            return None
+        return (f"{self.name!r} is a {self.kind} agent without trained weights; --from needs a trained agent (an mlp "
+                "or lstm version).")
+
     def not_champion(self) -> str:
         """Why an agent of no stage (team_size None) cannot be a champion, in one sentence."""
         what = "a community bot" if self.kind == "community" else "a baseline that plays every stage"

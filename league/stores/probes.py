@@ -59,14 +59,18 @@ class ProbeStore(Store):
 
     def _start(self, probe: str) -> str | None:
         """The agent the probe's run started from (`league probe --from`): the first ancestor of its final snapshot
-        outside its run, as the lineage records it; None for a probe that started fresh."""
+        outside its run, as the lineage records it (one query, climbing only through the run's own versions); None
+        for a probe that started fresh."""
         run = (split_version(probe) or (probe, 0))[0]
-        agent = self.agents.get(probe)
-        while agent.parent_id is not None:
-            agent = self.agents.by_id(agent.parent_id)
-            if (split_version(agent.name) or (agent.name, 0))[0] != run:
-                return agent.name
-        return None
+        rows = self.db.execute(
+            """WITH RECURSIVE chain(id, parent_id, name) AS (
+                   SELECT id, parent_id, name FROM agents WHERE name = ?
+                   UNION ALL
+                   SELECT a.id, a.parent_id, a.name FROM agents a JOIN chain c ON a.id = c.parent_id
+                   WHERE substr(c.name, 1, length(?)) = ?)
+               SELECT name FROM chain""", [probe, f"{run}-v", f"{run}-v"]).fetchall()
+        outside = [name for (name,) in rows if (split_version(name) or (name, 0))[0] != run]
+        return outside[0] if outside else None
 
     def latest(self, target: str, team_size: int) -> ProbeResult | None:
         """The most recent probe of `target` at `team_size`, or None."""
