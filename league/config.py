@@ -380,6 +380,13 @@ class PanelConfig:
     closing_test: bool = param(True, "A run's last snapshot, when it is not one just judged, meets the evaluation "
                                      "and the panel after the run's clock, whatever share is spent: the run's pick "
                                      "does not lag its last weights (at most one test past panel.max_share).")
+    title_games: int = param(40, "Games a pair of the title round robin after a run's closing test (arena/crown.py): "
+                                 "the panel, the run's last snapshot and its best play every pair, and the entrant "
+                                 "whose worst matchup is best takes the title; 0: none, the title changes by panel "
+                                 "and SPRT alone.", min=0, max=GAMES_MAX, check=even_games_problem)
+    title_snapshots: int = param(3, "The run's snapshots by Elo against their panel tests that enter the title round "
+                                    "robin, beside its last snapshot and the panel (beaten ones too: a snapshot a "
+                                    "member beat may still lose least to the rest).", min=0, max=32)
 
 
 @dataclass

@@ -16,7 +16,7 @@ from sqlite_utils.migrations import Migrations
 from league.errors import LeagueError
 from league.migrations import migrations
 from league.migrations.m0001_initial import ORIGINS, RESULTS, STATUSES
-from league.migrations.m0008_promotions import PROMOTION_METHODS
+from league.migrations.m0014_crowning import PROMOTION_METHODS
 
 __all__ = ["ORIGINS", "PROMOTION_METHODS", "RESULTS", "STATUSES", "is_foreign", "latest_version", "migrate",
            "migrations", "schema_version"]

@@ -27,7 +27,7 @@ def sets(*extra: str) -> list[str]:
     return ["promotion.during_training=true", "promotion.training_min_score=0", f"promotion.game_seconds={GAME_SECONDS}",
             "promotion.sprt=elo0=0,elo1=100,alpha=0.2,beta=0.2", "promotion.training_max_games=20",
             "panel.games=16", "panel.batch_games=8", "training.eval_games=2", f"training.eval_game_seconds={GAME_SECONDS}",
-            "runner.workers=1", *extra]
+            "runner.workers=1", "panel.title_games=0", *extra]
 
 
 def add_network(home, reg, name: str, seed: int = 0):
@@ -215,6 +215,32 @@ def test_league_train_tests_snapshots_on_the_panel_and_names_the_champion(script
     assert '"panel/elo"' in metrics and '"panel/passed"' in metrics
     if champion.startswith("pn-"):
         assert "measured against randbot" in line
+
+
+def test_league_train_ends_with_a_title_round_robin_a_weaker_snapshot_cannot_win(scripted_stage):
+    """The run's closing test, then the title round robin: the panel (rulebot, the champion), the run's last snapshot
+    and its best play every pair; rulebot loses least to anyone and keeps the title, whatever the snapshots did on
+    their panel tests. Fails before the round robin: no such tournament, no title line."""
+    from typer.testing import CliRunner
+
+    from arena.crown import title_table
+    from conftest import TINY_TRAINING
+    from league.cli import app
+
+    home, reg = scripted_stage
+    reg.promotion_store.promote_manually("rulebot")
+    args = ["train", "--stage", "1v1", "--steps", "768", "--name", "tr", "--home", str(home.root)]
+    for s in [*TINY_TRAINING, *sets("panel.games=4", "panel.batch_games=4", "panel.title_games=4",
+                                    "panel.title_snapshots=1")]:
+        args += ["--set", s]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    (t,) = [t for t in reg.tournament_store.all() if t.name == "1v1 title round robin"]
+    assert t.status == "finished" and t.games_per_pair == 4 and {"rulebot", "tr-v3"} <= set(t.entrants)
+    assert len(reg.game_store.games(tournament_id=t.id)) == 4 * len(t.entrants) * (len(t.entrants) - 1) // 2
+    assert title_table(reg, t.id)[0].name == "rulebot" and reg.agent_store.champion(1).name == "rulebot"
+    assert f"title: The title stays with rulebot after round robin {t.id}: worst matchup" in result.output
+    assert "Champion: rulebot" in result.output
 
 
 def test_a_run_that_made_no_champion_names_its_best_snapshot_and_what_beat_it(scripted_stage):

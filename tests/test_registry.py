@@ -250,3 +250,29 @@ def test_every_migration_module_is_one_step_in_order():
     assert [step.__name__.rsplit(".", 1)[1] for step in steps.STEPS] == files
     assert [int(name[1:5]) for name in files] == list(range(1, len(files) + 1))
     assert schema.latest_version() == len(files)
+
+
+def test_version_14_keeps_every_promotion_and_takes_round_robin_ones(tmp_path):
+    """The promotions table is rebuilt to take method 'round-robin' (arena.crown) and its tournament: the rows
+    written before stay as they were, ids and all."""
+    path = tmp_path / "v13.db"
+    reg, tid = older_league(path, "0014_crowning")
+    reg.db.execute("INSERT INTO agents (name, kind, team_size, status, created) VALUES ('a', 'mlp', 1, 'champion', 'x')")
+    agent = reg.db.execute("SELECT id FROM agents WHERE name = 'a'").fetchone()[0]
+    reg.db.execute("""INSERT INTO promotions (agent_id, team_size, method, promoted, created)
+                      VALUES (?, 1, 'manual', 1, 'then')""", [agent])
+    with pytest.raises(sqlite3.IntegrityError):  # the old table has no such method
+        reg.db.execute("INSERT INTO promotions (agent_id, team_size, method, promoted, created) "
+                       "VALUES (?, 1, 'round-robin', 1, 'x')", [agent])
+    reg.db.conn.commit()
+    reg.db.conn.close()
+    reg = Registry.open(path)
+    assert schema.schema_version(reg.db) == schema.latest_version() >= 14
+    [old] = reg.promotion_store.all()
+    assert (old.id, old.agent, old.method, old.created, old.tournament_id) == (1, "a", "manual", "then", None)
+    reg.agent_store.add("b", "mlp", 1)
+    crowned = reg.promotion_store.crown("b", tid, held_by="a")
+    assert (crowned.method, crowned.tournament_id, crowned.previous_champion) == ("round-robin", tid, "a")
+    assert reg.agent_store.champion(1).name == "b" and reg.db.execute("PRAGMA foreign_key_check").fetchall() == []
+    with pytest.raises(LeagueError, match=r"champion is now 'b' \(round robin 1 was played while a held the title\)"):
+        reg.promotion_store.crown("a", tid, held_by="a")  # the title changed hands while it was played

@@ -13,6 +13,10 @@ Panel tests and the SPRTs after them take at most `panel.max_share` of the run's
 due while the share is spent is not tested, and says so. The run's last snapshot is judged after its clock
 (`closing=True`, panel.closing_test) whatever the share spent: in a measured run the share was spent with
 20 snapshots to go, and the last four, +94 to +135 Elo against Necto, were never tested.
+
+Then, with `panel.title_games`, the title round robin (arena/crown.py, `judge.title(last)`): the panel, the
+run's last snapshot and its best play every pair, and the entrant whose worst matchup is best holds the title.
+The panel tests a challenger; the title holder is never tested again, and strength this high is not a ladder.
 """
 
 from __future__ import annotations
@@ -23,11 +27,12 @@ from typing import Any
 
 from arena.engine.cores import usable_cores
 from league.config import Config
+from league.errors import LeagueError
 from league.home import LeagueHome
 from league.registry import Registry
 from league.stores.panels import PanelTest
 from training.evaluation import Player, evaluate_snapshot, player
-from training.panel import panel_members, play_panel
+from training.panel import panel_members, play_panel, title_entrants
 from training.seeds import derived_seed
 
 
@@ -97,6 +102,32 @@ class SnapshotJudge:
             net.train()  # NetworkPolicy put the shared network in eval mode
         if name not in self.put_off:
             self.last = name
+        return judged
+
+    def title(self, last: str) -> Judged:
+        """The title round robin at the end of the run whose last snapshot is `last` (see the module notes)."""
+        from arena.crown import crown, play_title_round_robin
+        from arena.promotion import promotion_config
+
+        cfg, team_size, judged = self.cfg, self.cfg.game.team_size, Judged([], [])
+        entrants = title_entrants(self.registry, team_size, last, run=self.run,
+                                  teacher=cfg.training.distill.teacher or None, cfg=cfg.panel)
+        games = cfg.panel.title_games
+        started = time.perf_counter()
+        tid = play_title_round_robin(self.registry, self.home, promotion_config(cfg, derived_seed(cfg.seed, "title")),
+                                     entrants, games_per_pair=games, seed=derived_seed(cfg.seed, "title"),
+                                     workers=self.workers)
+        try:
+            crowning = crown(self.registry, tid)
+        except LeagueError as exc:  # the title changed hands while it was played: the games stay recorded
+            judged.notes.append(f"title: not decided: {exc}")
+            return judged
+        finally:
+            self.promotion_seconds += time.perf_counter() - started
+        table = ", ".join(f"{e.name} {e.worst:.0%} (vs {e.worst_against})" for e in crowning.entrants)
+        judged.notes.append(f"title: {len(entrants)} entrants, {games} games a pair, in "
+                            f"{time.perf_counter() - started:.0f} s; worst matchups: {table}")
+        judged.notes.append(f"title: {crowning.summary()}")
         return judged
 
     def _promotion_test(self, judged: Judged, candidate: Player, rates: dict[str, float], snapshots: int,

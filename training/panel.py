@@ -123,6 +123,21 @@ def panel_members(registry: Registry, team_size: int, candidate: str, *, run: st
     return members
 
 
+def title_entrants(registry: Registry, team_size: int, last: str, *, run: str, teacher: str | None,
+                   cfg: PanelConfig) -> list[str]:
+    """Who plays the title round robin at the end of training run `run` (arena/crown.py): the panel its last
+    snapshot `last` met (`panel_members`, the champion among them), `last` itself, and the run's `cfg.title_snapshots`
+    best by Elo against their own panel tests (latest test each), beaten or not; active agents, each once. A
+    snapshot a member beat may still lose least to everyone else: every snapshot of run sh met a member that beat
+    it, yet its last won the round robin of the league's twelve strongest by points."""
+    members = panel_members(registry, team_size, last, run=run, teacher=teacher, cfg=cfg)
+    active = {a.name for a in registry.agent_store.all(team_size)}
+    latest = {t.agent: t for t in registry.panel_store.for_run(run)}
+    best = sorted((t for t in latest.values() if t.agent in active), key=lambda t: t.elo, reverse=True)
+    names = [*members, last, *(t.agent for t in best[:cfg.title_snapshots])]
+    return list(dict.fromkeys(n for n in names if n == last or n in active))
+
+
 @dataclass(frozen=True)
 class PanelOutcome:
     """What a candidate's panel test gave: its record against each member, and who (if anyone) beat it."""

@@ -513,11 +513,17 @@ class SelfPlayTrainer:
 
     def _closing_test(self, run: _Run) -> None:
         """The run's last snapshot, unless just judged, meets the judge after the clock (panel.closing_test), when
-        training promotes: the run's pick does not lag its last weights."""
+        training promotes: the run's pick does not lag its last weights; then the title round robin
+        (panel.title_games)."""
         cfg, t = self.cfg, self.cfg.training
         if (cfg.promotion.during_training and cfg.panel.closing_test and t.eval_every_snapshots and t.eval_games
                 and run.snapshots and self.judge.owes(self.versions[-1])):
             self._judge(run, self.versions[-1], closing=True)
+        if cfg.promotion.during_training and cfg.panel.title_games and cfg.panel.games and run.snapshots:
+            with run.timed("evaluation"):
+                judged = self.judge.title(self.versions[-1])
+            for note in judged.notes:
+                self.on_progress(Note(note))
 
     def _record_metrics(self, run: _Run, row: dict[str, float], kept: dict[str, float]) -> None:
         """`row` into the run's metrics log, `kept` of it into the registry (the league's view of runs)."""

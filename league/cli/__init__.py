@@ -2,6 +2,7 @@
 
     common.py      consoles, options, handles_errors (LeagueError -> one sentence, exit 2), open_league
     agents.py      init, agents, show, promote, retire, reactivate, prune, leaderboard, lineage
+    crown.py       crown (the title decided by a round robin)
     io.py          import, export (a checkpoint, or an RLBot bot folder)
     bot.py         bot add, bot list (community bots from the RLBot botpack)
     train.py       train (one self-play run, or --curriculum)
@@ -30,7 +31,7 @@ import sys
 
 import typer
 
-from league.cli import agents, bench, bot, curriculum, dashboard, diagnose, io, match, probe, ratings, replay, roles, tournament, train, watch
+from league.cli import agents, bench, bot, crown, curriculum, dashboard, diagnose, io, match, probe, ratings, replay, roles, tournament, train, watch
 
 app = typer.Typer(
     name="league",
@@ -45,6 +46,7 @@ app.command("init")(agents.init)
 app.command("agents")(agents.list_agents)
 app.command("show")(agents.show)
 app.command("promote")(agents.promote)
+app.command("crown")(crown.crown_command)
 app.command("retire")(agents.retire)
 app.command("reactivate")(agents.reactivate)
 app.command("prune")(agents.prune)

@@ -4,7 +4,9 @@ A promotion by hand (`league promote NAME`) is method 'manual'. A gated one is d
 match of the candidate against the stage's champion (arena/promotion.py): method 'sprt' from
 `league promote NAME --sprt`, 'training' from `league train`; its row keeps the match and its
 statistics, and `promoted` says whether H1 was accepted (1: the candidate is champion now) or
-not (0: the champion stays). Making the agent champion and writing its row are one transaction.
+not (0: the champion stays). A title round robin (arena/crown.py: `league crown`, and the end of a
+run that promotes during training) is method 'round-robin', its row naming the tournament. Making
+the agent champion and writing its row are one transaction.
 
 Readers (the dashboard among them) may open a league home read-only whose schema predates the
 table (version 7 and older): they get no promotions rather than an error.
@@ -49,7 +51,7 @@ class Promotion:
     agent: str
     team_size: int
     previous_champion: str | None  # the stage's champion when it was recorded (None: it had none)
-    method: str  # manual, sprt or training
+    method: str  # manual, sprt, training or round-robin
     promoted: bool  # False: the SPRT did not accept H1 and the champion stayed
     match_id: int | None  # None for a manual promotion
     decision: str | None
@@ -60,6 +62,7 @@ class Promotion:
     los: float | None
     games: int | None
     created: str
+    tournament_id: int | None = None  # the title round robin of a 'round-robin' promotion
 
     @property
     def stage(self) -> str:
@@ -69,7 +72,7 @@ class Promotion:
 def _promotion(row: dict[str, Any]) -> Promotion:
     return Promotion(row["id"], row["agent"], row["team_size"], row["previous_champion"], row["method"],
                      bool(row["promoted"]), row["match_id"], row["decision"], row["llr"], row["elo"], row["elo_lo"],
-                     row["elo_hi"], row["los"], row["games"], row["created"])
+                     row["elo_hi"], row["los"], row["games"], row["created"], row.get("tournament_id"))
 
 
 class PromotionStore(Store):
@@ -102,13 +105,31 @@ class PromotionStore(Store):
             existing = self.for_match(test.match_id)
             if existing is not None:
                 return existing
-            current = self._champion_of(name)
-            if current != tested_against:
-                stage = self.agents.get(name).stage
-                now = f"is now {current!r}" if current else "was demoted"
-                raise LeagueError(f"The {stage} champion {now} (the match, {test.match_id}, was against "
-                                  f"{tested_against or 'no champion'}); {name} was not promoted: test it again.")
+            current = self._champion_still(name, tested_against, f"the match, {test.match_id}, was against "
+                                           f"{tested_against or 'no champion'}", "promoted: test it again")
             return self._insert(name, method, test, current)
+
+    def crown(self, name: str, tournament_id: int, held_by: str | None) -> Promotion | None:
+        """Make `name` its stage's champion by title round robin `tournament_id`, which was played while `held_by`
+        held the title (None: no one did); None when `name` already holds it (nothing is recorded). Refused, with
+        nothing written, when the title changed hands while the round robin was played."""
+        with self.transaction():
+            current = self._champion_still(name, held_by, f"round robin {tournament_id} was played while "
+                                           f"{held_by or 'no agent'} held the title", "crowned: play it again")
+            if current == name:
+                return None
+            promotion = self._insert(name, "round-robin", None, current)
+            self.db.execute("UPDATE promotions SET tournament_id = ? WHERE id = ?", [tournament_id, promotion.id])
+            return self.get(promotion.id)
+
+    def _champion_still(self, name: str, expected: str | None, when: str, undone: str) -> str | None:
+        """The champion of `name`'s stage, which must still be `expected` (the title holder when the test was
+        played, `when`); else a LeagueError: `name` was not `undone`."""
+        current = self._champion_of(name)
+        if current != expected:
+            now = f"is now {current!r}" if current else "was demoted"
+            raise LeagueError(f"The {self.agents.get(name).stage} champion {now} ({when}); {name} was not {undone}.")
+        return current
 
     def _champion_of(self, name: str) -> str | None:
         """The champion of `name`'s stage; a baseline (every stage) is refused."""

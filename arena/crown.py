@@ -1,0 +1,147 @@
+"""The title round robin: strong agents play every pair, and the one whose worst matchup is best holds the title.
+
+    tid = play_title_round_robin(registry, home, cfg, ["necto", "element", "se-v96", "sh-v259"], games_per_pair=40,
+                                 seed=7, workers=2)
+    crowning = crown(registry, tid)   # crowning.pick, crowning.promotion (None: the title stayed)
+
+Strength among strong snapshots is not a ladder: in a round robin of a league's twelve strongest agents
+(docs/runs/distill.md) the champion, which had passed its panel and beaten the title holder of its day,
+lost clearly to three of them, and the run's last snapshot, which beat it by 76 Elo, lost to a fourth. A
+challenger is tested against the panel of its day; the title holder is never tested again. Here every
+entrant (the title holder among them) meets every other on the same games, and the title goes to the
+entrant whose worst matchup is best (maximin over the payoff table: the one that loses least to anyone,
+the league's closest thing to "no member beats it"), ties to the better score over all its games, then to
+the title holder. Only a stage agent can hold the title: a community bot or a baseline may play, and
+judge, but not take it. The title holder, when the stage has one, must be an entrant: a round robin
+without it says nothing about it.
+
+A title is decided from a finished round robin in which every pair met (`league crown --tournament ID`,
+after any `league tournament`), and at the end of a run that promotes during training
+(training/judge.py), among the panel and the run's best snapshots.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from arena.tournament import open_tournament, run_tournament
+from arena.tournament_play import GameOutcome
+from league.config import Config
+from league.errors import LeagueError
+from league.home import LeagueHome
+from league.registry import Registry
+from league.standings import read_pair_records
+from league.stores.promotions import Promotion
+
+
+@dataclass(frozen=True)
+class Entrant:
+    """One entrant of a title round robin: its worst matchup, and its score over all its games."""
+
+    name: str
+    worst: float  # its score (wins + draws / 2 over games) against the entrant it did worst against
+    worst_against: str
+    points: float  # its score over all its games
+    games: int
+    eligible: bool  # may hold the title: a stage agent (a community bot or a baseline may not)
+
+    def key(self) -> tuple[float, float]:
+        return self.worst, self.points
+
+
+@dataclass(frozen=True)
+class Crowning:
+    """What a title round robin decided: its entrants best first, the pick, and the title's change (if any)."""
+
+    tournament_id: int
+    entrants: tuple[Entrant, ...]
+    pick: str | None  # the eligible entrant with the best worst matchup (None: no entrant may hold the title)
+    held_by: str | None  # the title holder when the title was decided
+    promotion: Promotion | None  # None: the title stayed where it was
+
+    @property
+    def holder(self) -> str | None:
+        """Who holds the title now."""
+        return self.promotion.agent if self.promotion else self.held_by
+
+    def entrant(self, name: str) -> Entrant:
+        return next(e for e in self.entrants if e.name == name)
+
+    def summary(self) -> str:
+        """One sentence: who holds the title, and its worst matchup."""
+        if self.holder is None:
+            return f"No entrant of round robin {self.tournament_id} may hold the title; the stage has no champion."
+        e = self.entrant(self.holder)
+        why = f"worst matchup {e.worst:.0%} (against {e.worst_against}), {e.points:.0%} over {e.games} games"
+        if self.promotion is not None:
+            was = f", from {self.held_by}" if self.held_by else ""
+            return f"Round robin {self.tournament_id} crowned {self.holder}{was}: {why}."
+        return f"The title stays with {self.holder} after round robin {self.tournament_id}: {why}."
+
+
+def title_table(registry: Registry, tournament_id: int) -> list[Entrant]:
+    """The entrants of finished round robin `tournament_id`, best first (see the module notes); a LeagueError when
+    it is unfinished, of mixed teams, or a pair of its entrants never met."""
+    t = registry.tournament_store.get(tournament_id)
+    if t.status != "finished":
+        raise LeagueError(f"Tournament {tournament_id} is {t.status}: a title is decided from a finished round robin.")
+    if any("+" in name for name in t.entrants):
+        raise LeagueError(f"Tournament {tournament_id} is a round robin of mixed teams; a title goes to one agent.")
+    if len(t.entrants) < 2:
+        raise LeagueError(f"Tournament {tournament_id} has {len(t.entrants)} entrant; a title needs two or more.")
+    points = {(a, b): [0.0, 0] for a in t.entrants for b in t.entrants if a != b}
+    for r in read_pair_records(registry.db, t.team_size, tournament_id):
+        games = r.wins + r.draws + r.losses
+        for pair, scored in (((r.agent, r.opponent), r.wins + r.draws / 2), ((r.opponent, r.agent), r.losses + r.draws / 2)):
+            if pair in points:
+                points[pair][0] += scored
+                points[pair][1] += games
+    unmet = [pair for pair, (_, games) in points.items() if not games]
+    if unmet:
+        raise LeagueError(f"In tournament {tournament_id} {unmet[0][0]} never met {unmet[0][1]}: a title needs every "
+                          "pair of entrants to have played.")
+    table = []
+    for name in t.entrants:
+        scores = {b: p / g for (a, b), (p, g) in points.items() if a == name}
+        worst = min(scores, key=scores.__getitem__)
+        total = [points[name, b] for b in scores]
+        games = sum(g for _, g in total)
+        agent = registry.agent_store.get(name)
+        table.append(Entrant(name, scores[worst], worst, sum(p for p, _ in total) / games, games,
+                             agent.team_size == t.team_size))
+    return sorted(table, key=Entrant.key, reverse=True)
+
+
+def crown(registry: Registry, tournament_id: int) -> Crowning:
+    """Decide the title from finished round robin `tournament_id` (see the module notes) and record it: the pick
+    becomes its stage's champion unless it already is, or the title holder does at least as well."""
+    t = registry.tournament_store.get(tournament_id)
+    table = title_table(registry, tournament_id)
+    champion = registry.agent_store.champion(t.team_size)
+    held_by = champion.name if champion else None
+    if held_by is not None and held_by not in t.entrants:
+        raise LeagueError(f"Round robin {tournament_id} does not hold the {champion.stage} champion {held_by}: a title "
+                          "round robin must include the title holder.")
+    pick = next((e for e in table if e.eligible), None)
+    promotion = None
+    if pick is not None and pick.name != held_by:
+        holder = next((e for e in table if e.name == held_by), None)
+        if holder is None or pick.key() > holder.key():
+            promotion = registry.promotion_store.crown(pick.name, tournament_id, held_by)
+    return Crowning(tournament_id, tuple(table), pick.name if pick else None, held_by, promotion)
+
+
+def play_title_round_robin(registry: Registry, home: LeagueHome, cfg: Config, entrants: Sequence[str], *,
+                           games_per_pair: int, seed: int, workers: int,
+                           on_game: Callable[[GameOutcome], None] | None = None) -> int:
+    """Play a round robin of `entrants` at `cfg`'s team size and game clock, `games_per_pair` games a pair (mirrored),
+    every game recorded with its replay; the tournament's id. The same call after an interruption resumes it."""
+    team_size = cfg.game.team_size
+    registry.game_store.check_usable(team_size, list(entrants))
+    tid, _ = open_tournament(registry, cfg, team_size, games_per_pair, seed, list(entrants),
+                             name=f"{team_size}v{team_size} title round robin")
+    for outcome in run_tournament(registry, home, tid, workers, cfg.game.game_seconds, cfg.game.tick_skip):
+        if on_game is not None:
+            on_game(outcome)
+    return tid

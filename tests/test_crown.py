@@ -1,0 +1,104 @@
+"""The title round robin (arena/crown.py, `league crown`): real games of scripted stage agents whose order is known
+(rule sweeps random and atba), and recorded tournaments whose payoffs are set, so a rule that crowns a weaker
+agent, or an agent another one beats, fails."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from arena.crown import crown, play_title_round_robin, title_table
+from league.cli import app
+from league.config import load_config
+from league.errors import LeagueError
+
+from conftest import play
+
+GAME_SECONDS = 8
+
+
+def round_robin(reg, entrants: list[str], results: dict[tuple[str, str], tuple[int, int, int]]) -> int:
+    """A finished tournament of `entrants` whose games are `results`: (a, b) -> (a's wins, draws, losses)."""
+    tid = reg.tournament_store.create("t", 1, 0, 2, 2 * len(results), entrants, {})
+    index = 0
+    for (a, b), (wins, draws, losses) in results.items():
+        for goals in [(1, 0)] * wins + [(0, 0)] * draws + [(0, 1)] * losses:
+            play(reg, a, b, *goals, tournament_id=tid, schedule_index=index, origin="tournament")
+            index += 1
+    reg.tournament_store.set_status(tid, "finished")
+    return tid
+
+
+def test_the_title_goes_to_the_agent_that_loses_least_to_anyone_in_real_games(scripted_stage):
+    """The champion is the random bot. A round robin of it, rulebot, an atba bot and the rule baseline: rulebot
+    loses least to anyone and takes the title (the rule baseline may play, not hold it); crowned again on the same
+    games, nothing changes; with rulebot the title holder, the weaker agents never take it."""
+    home, reg = scripted_stage
+    reg.agent_store.add("atbabot", "atba", 1)
+    reg.promotion_store.promote_manually("randbot")
+    cfg = load_config(stage="1v1", sets=[f"game.game_seconds={GAME_SECONDS}", "runner.workers=1"])
+    tid = play_title_round_robin(reg, home, cfg, ["randbot", "atbabot", "rulebot", "rule"], games_per_pair=8, seed=5,
+                                 workers=1)
+    assert reg.tournament_store.get(tid).status == "finished" and len(reg.game_store.games(tournament_id=tid)) == 48
+    crowning = crown(reg, tid)
+    table = {e.name: e for e in crowning.entrants}
+    assert crowning.pick == "rulebot" and crowning.holder == "rulebot" and not table["rule"].eligible
+    assert table["rulebot"].worst > max(table[n].worst for n in ("randbot", "atbabot")), crowning.entrants
+    p = crowning.promotion
+    assert (p.method, p.tournament_id, p.previous_champion, p.promoted) == ("round-robin", tid, "randbot", True)
+    assert reg.agent_store.champion(1).name == "rulebot" and reg.promotion_store.for_stage(1)[-1] == p
+    again = crown(reg, tid)
+    assert again.promotion is None and again.holder == "rulebot" and len(reg.promotion_store.all()) == 2
+    assert again.summary().startswith(f"The title stays with rulebot after round robin {tid}: worst matchup ")
+
+
+def test_a_champion_that_loses_least_keeps_the_title_and_ties_go_to_it(scripted_stage):
+    """`b` beats the champion `a` head to head, but loses badly to `c`; `a` loses to nobody by as much: `a` stays.
+    Then `b` and `a` tie on worst matchup and on score: the holder keeps it."""
+    home, reg = scripted_stage
+    for name in ("a", "b", "c"):
+        reg.agent_store.add(name, "mlp", 1)
+    reg.promotion_store.promote_manually("a")
+    tid = round_robin(reg, ["a", "b", "c"], {("b", "a"): (6, 0, 4), ("c", "b"): (9, 0, 1), ("a", "c"): (7, 0, 3)})
+    crowning = crown(reg, tid)
+    assert [e.name for e in crowning.entrants] == ["a", "c", "b"] and crowning.promotion is None
+    assert (crowning.entrant("a").worst, crowning.entrant("a").worst_against) == (0.4, "b")
+    tie = round_robin(reg, ["a", "b"], {("a", "b"): (5, 0, 5)})
+    assert crown(reg, tie).promotion is None and reg.agent_store.champion(1).name == "a"
+
+
+def test_a_round_robin_that_says_nothing_of_the_title_is_one_sentence(scripted_stage):
+    """Unfinished, without the title holder, a pair that never met, or mixed teams: one sentence, exit 2, the
+    title where it was."""
+    home, reg = scripted_stage
+    reg.agent_store.add("x", "mlp", 1)
+    reg.promotion_store.promote_manually("randbot")
+    runner = CliRunner()
+
+    def refused(tid: int, says: str) -> None:
+        result = runner.invoke(app, ["crown", "--tournament", str(tid), "--home", str(home.root)])
+        assert result.exit_code == 2 and says in result.output, result.output
+        assert len(result.output.strip().splitlines()) <= 3  # one sentence (rich may wrap it)
+        assert reg.agent_store.champion(1).name == "randbot"
+
+    without = round_robin(reg, ["rulebot", "x"], {("rulebot", "x"): (2, 0, 0)})
+    refused(without, "does not hold the 1v1 champion randbot")
+    unmet = round_robin(reg, ["rulebot", "x", "randbot"], {("rulebot", "x"): (2, 0, 0), ("x", "randbot"): (2, 0, 0)})
+    refused(unmet, "never met")
+    running = reg.tournament_store.create("t", 1, 0, 2, 2, ["rulebot", "randbot"], {})
+    refused(running, "is running: a title is decided from a finished round robin")
+    refused(999, "No tournament with id 999")
+    with pytest.raises(LeagueError, match="mixed teams"):
+        title_table(reg, round_robin(reg, ["rulebot+x", "randbot+x"], {}))
+
+
+def test_league_crown_prints_the_table_and_crowns(scripted_stage):
+    home, reg = scripted_stage
+    for name in ("a", "b"):
+        reg.agent_store.add(name, "mlp", 1)
+    reg.promotion_store.promote_manually("a")
+    tid = round_robin(reg, ["a", "b", "rule"], {("b", "a"): (6, 2, 2), ("b", "rule"): (8, 0, 2), ("a", "rule"): (9, 0, 1)})
+    result = CliRunner().invoke(app, ["crown", "--tournament", str(tid), "--home", str(home.root)])
+    assert result.exit_code == 0, result.output
+    assert f"Round robin {tid} crowned b, from a: worst matchup 70% (against a), 75% over 20 games." in result.output
+    assert "rule (cannot hold the title)" in result.output and reg.agent_store.champion(1).name == "b"
