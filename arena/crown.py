@@ -31,7 +31,8 @@ from league.config import Config
 from league.errors import LeagueError
 from league.home import LeagueHome
 from league.registry import Registry
-from league.standings import read_pair_records
+from league.results import Record
+from league.standings import read_matchups
 from league.stores.promotions import Promotion
 
 
@@ -90,25 +91,18 @@ def title_table(registry: Registry, tournament_id: int) -> list[Entrant]:
         raise LeagueError(f"Tournament {tournament_id} is a round robin of mixed teams; a title goes to one agent.")
     if len(t.entrants) < 2:
         raise LeagueError(f"Tournament {tournament_id} has {len(t.entrants)} entrant; a title needs two or more.")
-    points = {(a, b): [0.0, 0] for a in t.entrants for b in t.entrants if a != b}
-    for r in read_pair_records(registry.db, t.team_size, tournament_id):
-        games = r.wins + r.draws + r.losses
-        for pair, scored in (((r.agent, r.opponent), r.wins + r.draws / 2), ((r.opponent, r.agent), r.losses + r.draws / 2)):
-            if pair in points:
-                points[pair][0] += scored
-                points[pair][1] += games
-    unmet = [pair for pair, (_, games) in points.items() if not games]
+    matchups = read_matchups(registry.db, t.team_size, tournament_id)
+    unmet = [(a, b) for a in t.entrants for b in t.entrants if a != b and (a, b) not in matchups]
     if unmet:
         raise LeagueError(f"In tournament {tournament_id} {unmet[0][0]} never met {unmet[0][1]}: a title needs every "
                           "pair of entrants to have played.")
     table = []
     for name in t.entrants:
-        scores = {b: p / g for (a, b), (p, g) in points.items() if a == name}
-        worst = min(scores, key=scores.__getitem__)
-        total = [points[name, b] for b in scores]
-        games = sum(g for _, g in total)
+        records = {b: matchups[name, b] for b in t.entrants if b != name}
+        worst = min(records, key=lambda b: records[b].score)
+        total = sum(records.values(), Record(0, 0, 0))
         agent = registry.agent_store.get(name)
-        table.append(Entrant(name, scores[worst], worst, sum(p for p, _ in total) / games, games,
+        table.append(Entrant(name, records[worst].score, worst, total.score, total.games,
                              agent.team_size == t.team_size))
     return sorted(table, key=Entrant.key, reverse=True)
 

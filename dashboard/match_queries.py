@@ -214,13 +214,14 @@ def kept_statistics_path(pairs: pd.DataFrame, params_json: str | None, batch_pai
 # --------------------------------------------------------------------------- promotions
 
 PROMOTION_COLUMNS = ["id", "agent", "team_size", "previous_champion", "method", "promoted", "match_id", "decision",
-                     "llr", "elo", "elo_lo", "elo_hi", "los", "games", "created"]
+                     "llr", "elo", "elo_lo", "elo_hi", "los", "games", "created", "tournament_id"]
 
 
 def promotions(reg: Registry, match_id: int | None = None) -> pd.DataFrame:
     """Promotion decisions, newest first (all, or those that cite match `match_id`): id, agent,
-    team_size, previous_champion, method (manual, sprt, training), promoted (bool), match_id,
-    decision, llr, elo, elo_lo, elo_hi, los, games, created. Empty in a home without the table."""
+    team_size, previous_champion, method (manual, sprt, training, round-robin), promoted (bool), match_id,
+    decision, llr, elo, elo_lo, elo_hi, los, games, created, tournament_id (a round-robin promotion's). Empty in a
+    home without the table."""
     if not has_table(reg, "promotions"):
         return pd.DataFrame(columns=PROMOTION_COLUMNS)
     store = reg.promotion_store
@@ -228,9 +229,18 @@ def promotions(reg: Registry, match_id: int | None = None) -> pd.DataFrame:
     frame = pd.DataFrame([[getattr(p, c) for c in PROMOTION_COLUMNS] for p in reversed(found)],
                          columns=PROMOTION_COLUMNS)
     frame["promoted"] = frame["promoted"].fillna(False).astype(bool)
-    for col in ("team_size", "match_id", "games"):
+    for col in ("team_size", "match_id", "games", "tournament_id"):
         frame[col] = frame[col].astype("Int64")
     return frame
+
+
+@cached_query
+def crowned(reg: Registry, team_size: int) -> pd.DataFrame:
+    """The agents crowned at this team size by a title round robin (method round-robin, arena.crown), one row
+    each (its latest crowning): agent, tournament_id, created."""
+    frame = promotions(reg)
+    frame = frame[frame["promoted"] & (frame["method"] == "round-robin") & (frame["team_size"] == team_size)]
+    return frame.drop_duplicates("agent", keep="first")[["agent", "tournament_id", "created"]].reset_index(drop=True)
 
 
 @cached_query

@@ -19,6 +19,10 @@ COLUMNS = {
         help="Promoted to champion on an SPRT match's verdict (H1: at least elo1 better than the champion it "
              "replaced), by `league promote NAME --sprt` or by `league train`; click for the match. "
              "Agents promoted by hand have no mark."),
+    "crowned": st.column_config.LinkColumn(
+        "Title", display_text="\u265b round robin", width="small",
+        help="Crowned champion by a title round robin (`league crown`, or the end of `league train`): every "
+             "entrant met every other, and its worst matchup was the best; click for that round robin's Nash page."),
     "status": st.column_config.TextColumn("Status"),
     "elo": st.column_config.NumberColumn("Elo", format="%.0f", help="Incremental Elo after the latest game"),
     "mle": st.column_config.NumberColumn("MLE Elo", format="%.0f",
@@ -48,16 +52,22 @@ def render(root: str) -> None:
         st.info(f"No rated games in {ui.stage_label(team_size)} yet: agents are shown at their initial ratings. "
                 "Play some with `league tournament`.")
     marks = sprt_marks(match_queries.sprt_promoted(root, team_size))
+    crowns = {row.agent: f"?page=nash&tournament={int(row.tournament_id)}"
+              for row in match_queries.crowned(root, team_size).itertuples()}
     table = ranked.assign(mle_ci=[f"{lo:.0f} to {hi:.0f}" if pd.notna(lo) else "" for lo, hi in
                                   zip(ranked["mle_low"], ranked["mle_high"])],
-                          sprt=[marks.get(name, "") for name in ranked["name"]])[list(COLUMNS)]
+                          sprt=[marks.get(name, "") for name in ranked["name"]],
+                          crowned=[crowns.get(name, "") for name in ranked["name"]])[list(COLUMNS)]
     table["last_played"] = pd.to_datetime(table["last_played"], utc=True, format="ISO8601")
     st.dataframe(table, hide_index=True, column_config=COLUMNS, width="stretch",
                  height=min(35 * (len(table) + 1) + 3, 640))
     st.caption("Click a column header to sort. Elo is updated game by game; MLE Elo is fitted to every game at "
                "once, with its 95% interval; TrueSkill's conservative rating is mu - 3 sigma."
                + (" \u2713 SPRT: promoted to champion because an SPRT match showed it at least elo1 better than "
-                  "the champion before it (H1 accepted); the mark opens that match." if marks else ""))
+                  "the champion before it (H1 accepted); the mark opens that match." if marks else "")
+               + (" \u265b round robin: crowned because its worst matchup in a round robin of the strongest (the "
+                  "title holder among them) was the best; the mark opens that round robin's Nash page." if crowns
+                  else ""))
 
     played = ranked[ranked["games"] > 0]
     if played.empty:

@@ -1,5 +1,6 @@
 """One agent as `league show` presents it: its record, its place in the lineage, its ratings, its exports
-its exploitability probes and its evaluation panel tests (what it was measured against)."""
+its exploitability probes, its evaluation panel tests and the title round robin that crowned it (what it was
+measured against)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ from league.config import STAGES, team_size_of
 from league.lineage import lineage_of
 from league.probes import ProbeResult
 from league.registry import Agent, ExportRecord, Rating, Registry
+from league.results import Record
+from league.standings import read_matchups
 from league.stores.panels import PanelTest
+from league.stores.promotions import Promotion
 
 
 @dataclass(frozen=True)
@@ -21,6 +25,8 @@ class AgentProfile:
     exports: list[ExportRecord]  # bot folders made from it, oldest first
     probes: list[ProbeResult]  # its exploitability probes (league probe), oldest first
     panel_tests: list[PanelTest]  # its games against the evaluation panel during training, oldest first
+    crowned: Promotion | None = None  # the latest title round robin that gave it the title (arena.crown)
+    title_records: dict[str, Record] | None = None  # its record against each entrant of that round robin
 
 
 def agent_profile(registry: Registry, name: str) -> AgentProfile:
@@ -29,5 +35,11 @@ def agent_profile(registry: Registry, name: str) -> AgentProfile:
     parent = registry.agent_store.by_id(agent.parent_id).name if agent.parent_id else None
     children = sorted(lineage_of(registry).successors(name))
     ratings = {stage: r for stage in STAGES if (r := registry.game_store.rating(name, team_size_of(stage))).games}
+    crowned = next((p for p in reversed(registry.promotion_store.for_stage(agent.team_size))
+                    if p.agent == name and p.tournament_id is not None), None) if agent.team_size else None
+    records = None
+    if crowned is not None:
+        matchups = read_matchups(registry.db, crowned.team_size, crowned.tournament_id)
+        records = {b: r for (a, b), r in matchups.items() if a == name}
     return AgentProfile(agent, parent, children, ratings, registry.export_store.of(name),
-                        registry.probe_store.of(name), registry.panel_store.of(name))
+                        registry.probe_store.of(name), registry.panel_store.of(name), crowned, records)

@@ -294,6 +294,17 @@ def read_pair_records(db: sqlite_utils.Database, team_size: int, tournament_id: 
     return records
 
 
+def read_matchups(db: sqlite_utils.Database, team_size: int, tournament_id: int) -> dict[tuple[str, str], Record]:
+    """Each side's record against each other side in one tournament: (a, b) -> a's record against b, both ways
+    (a's games against b from either colour), mirror matches left out."""
+    out: dict[tuple[str, str], Record] = {}
+    for r in read_pair_records(db, team_size, tournament_id):
+        for pair, record in (((r.agent, r.opponent), Record(r.wins, r.draws, r.losses)),
+                             ((r.opponent, r.agent), Record(r.losses, r.draws, r.wins))):
+            out[pair] = out.get(pair, Record(0, 0, 0)) + record
+    return out
+
+
 def read_standings(db: sqlite_utils.Database, team_size: int, cfg: RatingsConfig, *, by: str = "elo",
                    include_retired: bool = False, anchor: tuple[str, float] | None = None) -> Standings:
     """The league's standings in one team size (the MLE fit pinned on `anchor`, (NAME, ELO), if given)."""

@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from arena.crown import crown, play_title_round_robin, title_table
 from league.cli import app
+from league.cli.train import champion_line
 from league.config import load_config
 from league.errors import LeagueError
 
@@ -102,3 +103,7 @@ def test_league_crown_prints_the_table_and_crowns(scripted_stage):
     assert result.exit_code == 0, result.output
     assert f"Round robin {tid} crowned b, from a: worst matchup 70% (against a), 75% over 20 games." in result.output
     assert "rule (cannot hold the title)" in result.output and reg.agent_store.champion(1).name == "b"
+    assert champion_line(home, "b", "zz") == (f"Champion: b; crowned by round robin {tid} of 3: its worst matchup "
+                                              "a 70% over 10")
+    shown = CliRunner().invoke(app, ["show", "b", "--home", str(home.root)])
+    assert f"Title round robin {tid}: crowned, from a" in shown.output and "6-2-2" in shown.output, shown.output

@@ -356,3 +356,19 @@ def test_app_lists_the_matches_page():
 
     assert PAGES["matches"][0] == "Matches" and list(PAGES).index("matches") == list(PAGES).index("tournaments") + 1
     assert APP.endswith("app.py")
+
+
+def test_leaderboard_marks_the_agent_a_title_round_robin_crowned(monkeypatch, fixture_league_template, tmp_path):
+    """A 'round-robin' promotion (arena.crown) marks its agent, the mark opening that round robin's Nash page."""
+    crowned = copy_fixture_league(fixture_league_template, tmp_path / "league")
+    reg = Registry.open(crowned.home.db_path)
+    try:
+        reg.promotion_store.crown("ppo-1v1-v3", crowned.finished_tournament, held_by="ppo-1v1-v4")
+    finally:
+        reg.close()
+    at = page(monkeypatch, crowned.home.root, "leaderboard")
+    at.selectbox(key="stage").select(1).run()
+    board = no_problems(at).dataframe[0].value
+    marks = {name: mark for name, mark in zip(board["name"], board["crowned"]) if mark}
+    assert marks == {"ppo-1v1-v3": f"?page=nash&tournament={crowned.finished_tournament}"}
+    assert "\u265b round robin: crowned because its worst matchup" in texts(at.caption)

@@ -126,6 +126,16 @@ def show(name: NameArg, home: HomeOpt = None) -> None:
             low, high = r.score_interval
             panel.add_row(escape(member), str(r), f"{r.score:.0%}", f"{low:.0%}..{high:.0%}")
         out.print(panel)
+    if profile.crowned is not None and profile.title_records:
+        c = profile.crowned
+        was = f", from {c.previous_champion}" if c.previous_champion else ""
+        title = Table(title=f"Title round robin {c.tournament_id}: crowned{was} (its worst matchup the best)")
+        for col in ("entrant", "W-D-L", "score", "95% interval"):
+            title.add_column(col)
+        for entrant, r in sorted(profile.title_records.items(), key=lambda item: item[1].score):
+            low, high = r.score_interval
+            title.add_row(escape(entrant), str(r), f"{r.score:.0%}", f"{low:.0%}..{high:.0%}")
+        out.print(title)
 
 
 def _set_status(name: str, status: str, home: Path | None) -> None:

@@ -135,21 +135,28 @@ def train_command(
 
 
 def champion_line(home, champion: str, run: str) -> str:
-    """"Champion: NAME", whether it is of this run, and what its latest panel test measured it against; when the
+    """"Champion: NAME", whether it is of this run, and what it was last measured against (the title round robin that
+    crowned it, by its worst matchup, or its latest panel test); when the
     champion is not of this run, a second line names the run's best snapshot by Elo against the panel and what
     kept it from the title (strength among snapshots is not a ladder: the run's best may beat the champion yet
     lose to one member)."""
     from league.cli.common import open_league
+    from league.profile import agent_profile
 
     _, reg = open_league(home.root, readonly=True)
     try:
-        tests = reg.panel_store.of(champion)
+        profile = agent_profile(reg, champion)
+        tests, crowned, title = profile.panel_tests, profile.crowned, profile.title_records
         own = champion in reg.agent_store.run_versions(run)
         best = None if own else max(reg.panel_store.for_run(run), key=lambda t: t.elo, default=None)
     finally:
         reg.close()
     line = f"Champion: {champion}{' (a snapshot of this run)' if own else ''}"
-    if tests:
+    if crowned is not None and title and (not tests or crowned.created >= tests[-1].created):
+        worst = min(title, key=lambda m: title[m].score)
+        line += (f"; crowned by round robin {crowned.tournament_id} of {len(title) + 1}: its worst matchup "
+                 f"{worst} {title[worst].score:.0%} over {title[worst].games}")
+    elif tests:
         t = tests[-1]
         line += "; measured against " + ", ".join(f"{m} {r.score:.0%} over {r.games}" for m, r in t.records.items())
     if best is not None:
