@@ -90,7 +90,7 @@ def test_leaderboard_ranks_the_stage_by_elo_with_mle_intervals(monkeypatch, leag
     at = no_problems(page(monkeypatch, league.home.root, "leaderboard"))
     assert at.header[0].value == "Leaderboard"
     board = at.dataframe[0].value
-    assert list(board.columns[:5]) == ["rank", "name", "sprt", "status", "elo"]
+    assert list(board.columns[:6]) == ["rank", "name", "sprt", "crowned", "status", "elo"]
     for col in ("mle", "mle_ci", "mu", "sigma", "ts", "games", "wins", "draws", "losses", "gd",
                 "last_played"):
         assert col in board.columns
