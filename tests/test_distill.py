@@ -210,6 +210,7 @@ def test_a_retired_teacher_is_refused(bots):
     assert done.exit_code == 2 and "retired" in done.output, done.output
 
 
+@pytest.mark.slow  # 30-50 s of a real distilling run: after the default suite (README, "Tests")
 def test_a_curriculum_stage_that_names_a_teacher_builds_a_student_that_speaks_its_actions(bots, tmp_path):
     """A stage with training.distill.teacher gets the teacher's heads and previous controls, as --distill's run
     does; a stage that names policy.action_space keeps its own."""

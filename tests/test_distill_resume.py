@@ -91,6 +91,7 @@ def test_what_would_change_a_students_network_is_one_sentence(home, args, says):
 
 
 
+@pytest.mark.slow  # 30-50 s of a real distilling run: after the default suite (README, "Tests")
 def test_a_users_ppo_keys_win_in_a_distilling_run_and_moved_keys_say_where_they_went(home):
     """Issue 57, item 2: distill.temperature and distill.ppo_learning_rate silently replaced ppo.temperature,
     ppo.learning_rate and ppo.lr_schedule, so a user's --set ppo.learning_rate was dropped in such a run.
@@ -105,6 +106,7 @@ def test_a_users_ppo_keys_win_in_a_distilling_run_and_moved_keys_say_where_they_
     assert moved.exit_code == 2 and "is now ppo.temperature" in moved.output, moved.output
 
 
+@pytest.mark.slow  # 30-50 s of a real distilling run: after the default suite (README, "Tests")
 def test_progress_while_distilling_shows_held_out_agreement(home):
     """Issue 57, item 9: the progress line showed steps, rate and reward while distilling, nothing of agreement."""
     from league.cli.progress import agreement_text
