@@ -1,7 +1,7 @@
 """The title round robin: strong agents play every pair, and the one whose worst matchup is best holds the title.
 
-    tid = play_title_round_robin(registry, home, cfg, ["necto", "element", "se-v96", "sh-v259"], games_per_pair=40,
-                                 seed=7, workers=2)
+    tid = open_title_round_robin(registry, cfg, ["necto", "element", "se-v96", "sh-v259"], games_per_pair=40, seed=7)
+    play_title_round_robin(registry, home, cfg, tid, workers=2)
     crowning = crown(registry, tid)   # crowning.pick, crowning.promotion (None: the title stayed)
 
 Strength among strong snapshots is not a ladder: in a round robin of a league's twelve strongest agents
@@ -126,16 +126,21 @@ def crown(registry: Registry, tournament_id: int) -> Crowning:
     return Crowning(tournament_id, tuple(table), pick.name if pick else None, held_by, promotion)
 
 
-def play_title_round_robin(registry: Registry, home: LeagueHome, cfg: Config, entrants: Sequence[str], *,
-                           games_per_pair: int, seed: int, workers: int,
-                           on_game: Callable[[GameOutcome], None] | None = None) -> int:
-    """Play a round robin of `entrants` at `cfg`'s team size and game clock, `games_per_pair` games a pair (mirrored),
-    every game recorded with its replay; the tournament's id. The same call after an interruption resumes it."""
+def open_title_round_robin(registry: Registry, cfg: Config, entrants: Sequence[str], *, games_per_pair: int,
+                           seed: int) -> int:
+    """The id of a round robin of `entrants` at `cfg`'s team size and game clock, `games_per_pair` games a pair
+    (mirrored); the same call after an interruption finds the unfinished one."""
     team_size = cfg.game.team_size
     registry.game_store.check_usable(team_size, list(entrants))
     tid, _ = open_tournament(registry, cfg, team_size, games_per_pair, seed, list(entrants),
                              name=f"{team_size}v{team_size} title round robin")
-    for outcome in run_tournament(registry, home, tid, workers, cfg.game.game_seconds, cfg.game.tick_skip):
+    return tid
+
+
+def play_title_round_robin(registry: Registry, home: LeagueHome, cfg: Config, tournament_id: int, *, workers: int,
+                           on_game: Callable[[GameOutcome], None] | None = None) -> None:
+    """Play the pending games of round robin `tournament_id`, every game recorded with its replay (an interrupted
+    one is resumed here, or by `league tournament --resume ID`)."""
+    for outcome in run_tournament(registry, home, tournament_id, workers, cfg.game.game_seconds, cfg.game.tick_skip):
         if on_game is not None:
             on_game(outcome)
-    return tid

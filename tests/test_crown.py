@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from arena.crown import crown, play_title_round_robin, title_table
+from arena.crown import crown, open_title_round_robin, play_title_round_robin, title_table
 from league.cli import app
 from league.cli.train import champion_line
 from league.config import load_config
@@ -38,8 +38,8 @@ def test_the_title_goes_to_the_agent_that_loses_least_to_anyone_in_real_games(sc
     reg.agent_store.add("atbabot", "atba", 1)
     reg.promotion_store.promote_manually("randbot")
     cfg = load_config(stage="1v1", sets=[f"game.game_seconds={GAME_SECONDS}", "runner.workers=1"])
-    tid = play_title_round_robin(reg, home, cfg, ["randbot", "atbabot", "rulebot", "rule"], games_per_pair=8, seed=5,
-                                 workers=1)
+    tid = open_title_round_robin(reg, cfg, ["randbot", "atbabot", "rulebot", "rule"], games_per_pair=8, seed=5)
+    play_title_round_robin(reg, home, cfg, tid, workers=1)
     assert reg.tournament_store.get(tid).status == "finished" and len(reg.game_store.games(tournament_id=tid)) == 48
     crowning = crown(reg, tid)
     table = {e.name: e for e in crowning.entrants}

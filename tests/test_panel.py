@@ -243,6 +243,44 @@ def test_league_train_ends_with_a_title_round_robin_a_weaker_snapshot_cannot_win
     assert "Champion: rulebot" in result.output
 
 
+def test_a_title_round_robin_cut_short_says_how_to_finish_it(scripted_stage, monkeypatch):
+    """Ctrl-C during the title round robin (after its first game, through the real tournament): the run ends as
+    interrupted with its snapshots, the title where it was, and says how to finish; the same tournament then
+    resumes and crowns."""
+    from typer.testing import CliRunner
+
+    import arena.crown
+    from conftest import TINY_TRAINING
+    from league.cli import app
+
+    home, reg = scripted_stage
+    reg.promotion_store.promote_manually("randbot")
+    real = arena.crown.run_tournament
+
+    def cut_short(*args, **kwargs):
+        games = real(*args, **kwargs)
+        yield next(games)  # one game played and recorded, then Ctrl-C
+        games.close()
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(arena.crown, "run_tournament", cut_short)
+    args = ["train", "--stage", "1v1", "--steps", "768", "--name", "ti", "--home", str(home.root)]
+    for s in [*TINY_TRAINING, *sets("panel.games=4", "panel.batch_games=4", "panel.title_games=2")]:
+        args += ["--set", s]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    (t,) = [t for t in reg.tournament_store.all() if t.name == "1v1 title round robin"]
+    assert t.status == "interrupted" and len(reg.game_store.games(tournament_id=t.id)) == 1
+    assert (f"title: round robin {t.id} interrupted, the title where it was; finish it with `league tournament "
+            f"--resume {t.id}`, then `league crown --tournament {t.id}`") in " ".join(result.output.split())
+    assert "(interrupted; final snapshot saved)" in result.output and reg.agent_store.champion(1).name == "randbot"
+    monkeypatch.setattr(arena.crown, "run_tournament", real)
+    resumed = CliRunner().invoke(app, ["tournament", "--resume", str(t.id), "--workers", "1", "--home", str(home.root)])
+    assert resumed.exit_code == 0, resumed.output
+    crowned = CliRunner().invoke(app, ["crown", "--tournament", str(t.id), "--home", str(home.root)])
+    assert crowned.exit_code == 0 and f"round robin {t.id}" in crowned.output, crowned.output
+
+
 def test_a_run_that_made_no_champion_names_its_best_snapshot_and_what_beat_it(scripted_stage):
     """Run sh's case: the league kept another run's champion, and `league train` said nothing of the run's
     strongest snapshot. The line names the run's best by Elo against the panel (not its last), and who beat it."""

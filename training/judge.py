@@ -42,6 +42,7 @@ class Judged:
 
     rows: list[dict[str, float]]
     notes: list[str]
+    interrupted: bool = False  # Ctrl-C cut the title round robin short (its games so far are kept)
 
 
 @dataclass
@@ -106,19 +107,23 @@ class SnapshotJudge:
 
     def title(self, last: str) -> Judged:
         """The title round robin at the end of the run whose last snapshot is `last` (see the module notes)."""
-        from arena.crown import crown, play_title_round_robin
+        from arena.crown import crown, open_title_round_robin, play_title_round_robin
         from arena.promotion import promotion_config
 
         cfg, team_size, judged = self.cfg, self.cfg.game.team_size, Judged([], [])
         entrants = title_entrants(self.registry, team_size, last, run=self.run,
                                   teacher=cfg.training.distill.teacher or None, cfg=cfg.panel)
-        games = cfg.panel.title_games
+        games, seed = cfg.panel.title_games, derived_seed(cfg.seed, "title")
+        played = promotion_config(cfg, seed)
         started = time.perf_counter()
-        tid = play_title_round_robin(self.registry, self.home, promotion_config(cfg, derived_seed(cfg.seed, "title")),
-                                     entrants, games_per_pair=games, seed=derived_seed(cfg.seed, "title"),
-                                     workers=self.workers)
+        tid = open_title_round_robin(self.registry, played, entrants, games_per_pair=games, seed=seed)
         try:
+            play_title_round_robin(self.registry, self.home, played, tid, workers=self.workers)
             crowning = crown(self.registry, tid)
+        except KeyboardInterrupt:
+            judged.notes.append(f"title: round robin {tid} interrupted, the title where it was; finish it with "
+                                f"`league tournament --resume {tid}`, then `league crown --tournament {tid}`")
+            return Judged(judged.rows, judged.notes, interrupted=True)
         except LeagueError as exc:  # the title changed hands while it was played: the games stay recorded
             judged.notes.append(f"title: not decided: {exc}")
             return judged

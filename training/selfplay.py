@@ -524,6 +524,8 @@ class SelfPlayTrainer:
                 judged = self.judge.title(self.versions[-1])
             for note in judged.notes:
                 self.on_progress(Note(note))
+            if judged.interrupted:
+                raise KeyboardInterrupt  # the run ends as interrupted, its snapshots kept
 
     def _record_metrics(self, run: _Run, row: dict[str, float], kept: dict[str, float]) -> None:
         """`row` into the run's metrics log, `kept` of it into the registry (the league's view of runs)."""
