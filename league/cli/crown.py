@@ -27,8 +27,9 @@ def crown_command(
     'round-robin' promotion naming the tournament. A run that promotes during training ends with such
     a round robin of its panel and its best snapshots (panel.title_games).
 
-    Example: league tournament --stage 1v1 --agents necto,element,run-v40,run-v52,old-v96 --no-baselines --games 40
-             league crown --tournament 12
+    Example: league tournament --stage 1v1 --agents necto,element,run-v40,old-v96 --no-baselines --games 40
+
+    Example: league crown --tournament 12
     """
     from arena.crown import crown
 
