@@ -116,7 +116,10 @@ class SnapshotJudge:
         games, seed = cfg.panel.title_games, derived_seed(cfg.seed, "title")
         played = promotion_config(cfg, seed)
         started = time.perf_counter()
-        tid = open_title_round_robin(self.registry, played, entrants, games_per_pair=games, seed=seed)
+        try:
+            tid = open_title_round_robin(self.registry, played, entrants, games_per_pair=games, seed=seed)
+        except LeagueError as exc:  # an entrant's ratings are damaged: the run's snapshots are kept all the same
+            return Judged([], [f"title: not played: {exc}"])
         try:
             play_title_round_robin(self.registry, self.home, played, tid, workers=self.workers)
             crowning = crown(self.registry, tid)
