@@ -35,11 +35,18 @@ def agent_profile(registry: Registry, name: str) -> AgentProfile:
     parent = registry.agent_store.by_id(agent.parent_id).name if agent.parent_id else None
     children = sorted(lineage_of(registry).successors(name))
     ratings = {stage: r for stage in STAGES if (r := registry.game_store.rating(name, team_size_of(stage))).games}
-    crowned = next((p for p in reversed(registry.promotion_store.for_stage(agent.team_size))
-                    if p.agent == name and p.tournament_id is not None), None) if agent.team_size else None
-    records = None
-    if crowned is not None:
-        matchups = read_matchups(registry.db, crowned.team_size, crowned.tournament_id)
-        records = {b: r for (a, b), r in matchups.items() if a == name}
     return AgentProfile(agent, parent, children, ratings, registry.export_store.of(name),
-                        registry.probe_store.of(name), registry.panel_store.of(name), crowned, records)
+                        registry.probe_store.of(name), registry.panel_store.of(name), *crowning_of(registry, agent))
+
+
+def crowning_of(registry: Registry, agent: Agent) -> tuple[Promotion | None, dict[str, Record] | None]:
+    """The latest title round robin that gave `agent` the title (arena.crown), and its record against each entrant
+    of it; (None, None) when none did."""
+    if agent.team_size is None:
+        return None, None
+    crowned = next((p for p in reversed(registry.promotion_store.for_stage(agent.team_size))
+                    if p.agent == agent.name and p.tournament_id is not None), None)
+    if crowned is None:
+        return None, None
+    matchups = read_matchups(registry.db, crowned.team_size, crowned.tournament_id)
+    return crowned, {b: r for (a, b), r in matchups.items() if a == agent.name}

@@ -141,12 +141,12 @@ def champion_line(home, champion: str, run: str) -> str:
     kept it from the title (strength among snapshots is not a ladder: the run's best may beat the champion yet
     lose to one member)."""
     from league.cli.common import open_league
-    from league.profile import agent_profile
+    from league.profile import crowning_of
 
     _, reg = open_league(home.root, readonly=True)
     try:
-        profile = agent_profile(reg, champion)
-        tests, crowned, title = profile.panel_tests, profile.crowned, profile.title_records
+        tests = reg.panel_store.of(champion)
+        crowned, title = crowning_of(reg, reg.agent_store.get(champion))
         own = champion in reg.agent_store.run_versions(run)
         best = None if own else max(reg.panel_store.for_run(run), key=lambda t: t.elo, default=None)
     finally:

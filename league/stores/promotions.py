@@ -118,9 +118,7 @@ class PromotionStore(Store):
                                            f"{held_by or 'no agent'} held the title", "crowned: play it again")
             if current == name:
                 return None
-            promotion = self._insert(name, "round-robin", None, current)
-            self.db.execute("UPDATE promotions SET tournament_id = ? WHERE id = ?", [tournament_id, promotion.id])
-            return self.get(promotion.id)
+            return self._insert(name, "round-robin", None, current, tournament_id)
 
     def _champion_still(self, name: str, expected: str | None, when: str, undone: str) -> str | None:
         """The champion of `name`'s stage, which must still be `expected` (the title holder when the test was
@@ -139,7 +137,8 @@ class PromotionStore(Store):
         champion = self.agents.champion(agent.team_size)
         return champion.name if champion else None
 
-    def _insert(self, name: str, method: str, test: SprtTest | None, previous: str | None) -> Promotion:
+    def _insert(self, name: str, method: str, test: SprtTest | None, previous: str | None,
+                tournament_id: int | None = None) -> Promotion:
         if method not in PROMOTION_METHODS:
             raise ValueError(f"unknown promotion method {method!r}")
         promoted = test is None or test.decision == "H1"
@@ -151,10 +150,11 @@ class PromotionStore(Store):
         t = test
         cur = self.db.execute(
             """INSERT INTO promotions (agent_id, team_size, previous_champion_id, method, promoted, match_id,
-                   decision, llr, elo, elo_lo, elo_hi, los, games, created)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                   decision, llr, elo, elo_lo, elo_hi, los, games, created, tournament_id)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
             [agent.id, agent.team_size, previous_id, method, int(promoted), t and t.match_id, t and t.decision,
-             t and t.llr, t and t.elo, t and t.elo_lo, t and t.elo_hi, t and t.los, t and t.games, utc_now()])
+             t and t.llr, t and t.elo, t and t.elo_lo, t and t.elo_hi, t and t.los, t and t.games, utc_now(),
+             tournament_id])
         return self.get(int(cur.lastrowid))
 
     # ------------------------------------------------------------------ reads
