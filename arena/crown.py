@@ -18,12 +18,19 @@ without it says nothing about it.
 A title is decided from a finished round robin in which every pair met (`league crown --tournament ID`,
 after any `league tournament`), and at the end of a run that promotes during training
 (training/judge.py), among the panel and the run's best snapshots.
+
+**The playoff.** Forty games a pair put about 7 points of noise on a score, and the worst of a dozen such
+scores is noisier still: in run si's round robin the run's last snapshot and an older one tied at 37.5%, and on
+fresh seeds the one the tie-break crowned lost to the other by 60 Elo. When eligible entrants' worst matchups lie
+within `margin` of the best, those contenders play a second round robin (`playoff_entrants(crowning, margin)`) with each one's
+worst opponents of the first, more games a pair; only a contender may take the title there (recorded with the
+playoff, so `league crown --tournament ID` of the playoff decides the same).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from arena.tournament import open_tournament, run_tournament
 from arena.tournament_play import GameOutcome
@@ -34,6 +41,7 @@ from league.registry import Registry
 from league.results import Record
 from league.standings import read_matchups
 from league.stores.promotions import Promotion
+from league.stores.tournaments import TITLE_PLAYOFF_KEY, round_robin_name
 
 
 @dataclass(frozen=True)
@@ -46,6 +54,7 @@ class Entrant:
     points: float  # its score over all its games
     games: int
     eligible: bool  # may hold the title: a stage agent (a community bot or a baseline may not)
+    records: dict[str, Record] = field(default_factory=dict, compare=False)  # its record against each other entrant
 
     def key(self) -> tuple[float, float]:
         return self.worst, self.points
@@ -60,11 +69,17 @@ class Crowning:
     pick: str | None  # the eligible entrant with the best worst matchup (None: no entrant may hold the title)
     held_by: str | None  # the title holder when the title was decided
     promotion: Promotion | None  # None: the title stayed where it was
+    playoff_of: int | None = None  # this round robin is the playoff of that one (Tournament.title_playoff)
 
     @property
     def holder(self) -> str | None:
         """Who holds the title now."""
         return self.promotion.agent if self.promotion else self.held_by
+
+    @property
+    def round_robin(self) -> str:
+        """The round robin as said ("round robin 158 (the playoff of round robin 157)")."""
+        return round_robin_name(self.tournament_id, self.playoff_of)
 
     def entrant(self, name: str) -> Entrant:
         return next(e for e in self.entrants if e.name == name)
@@ -75,10 +90,16 @@ class Crowning:
             return f"No entrant of round robin {self.tournament_id} may hold the title; the stage has no champion."
         e = self.entrant(self.holder)
         why = f"worst matchup {e.worst:.0%} (against {e.worst_against}), {e.points:.0%} over {e.games} games"
+        what = self.round_robin
         if self.promotion is not None:
             was = f", from {self.held_by}" if self.held_by else ""
-            return f"Round robin {self.tournament_id} crowned {self.holder}{was}: {why}."
-        return f"The title stays with {self.holder} after round robin {self.tournament_id}: {why}."
+            return f"{what[0].upper()}{what[1:]} crowned {self.holder}{was}: {why}."
+        return f"The title stays with {self.holder} after {what}: {why}."
+
+    def contenders(self, margin: float) -> list[str]:
+        """The eligible entrants whose worst matchup is within `margin` of the best one's, best first."""
+        eligible = [e for e in self.entrants if e.eligible]
+        return [e.name for e in eligible if e.worst >= eligible[0].worst - margin] if eligible else []
 
 
 def title_table(registry: Registry, tournament_id: int) -> list[Entrant]:
@@ -96,6 +117,7 @@ def title_table(registry: Registry, tournament_id: int) -> list[Entrant]:
     if unmet:
         raise LeagueError(f"In tournament {tournament_id} {unmet[0][0]} never met {unmet[0][1]}: a title needs every "
                           "pair of entrants to have played.")
+    contenders = (t.title_playoff or {}).get("contenders")
     table = []
     for name in t.entrants:
         records = {b: matchups[name, b] for b in t.entrants if b != name}
@@ -103,7 +125,7 @@ def title_table(registry: Registry, tournament_id: int) -> list[Entrant]:
         total = sum(records.values(), Record(0, 0, 0))
         agent = registry.agent_store.get(name)
         table.append(Entrant(name, records[worst].score, worst, total.score, total.games,
-                             agent.team_size == t.team_size))
+                             agent.team_size == t.team_size and (contenders is None or name in contenders), records))
     return sorted(table, key=Entrant.key, reverse=True)
 
 
@@ -123,17 +145,40 @@ def crown(registry: Registry, tournament_id: int) -> Crowning:
         holder = next((e for e in table if e.name == held_by), None)
         if holder is None or pick.key() > holder.key():
             promotion = registry.promotion_store.crown(pick.name, tournament_id, held_by)
-    return Crowning(tournament_id, tuple(table), pick.name if pick else None, held_by, promotion)
+    playoff = t.title_playoff
+    return Crowning(tournament_id, tuple(table), pick.name if pick else None, held_by, promotion,
+                    playoff["of"] if playoff else None)
+
+
+def playoff_entrants(crowning: Crowning, margin: float, opponents: int = 2) -> tuple[list[str], list[str]] | None:
+    """(contenders, entrants) of the playoff after `crowning`: the eligible entrants within `margin` of the best
+    worst matchup, and beside them each one's `opponents` worst opponents of the round robin (a contender's
+    weakness must be measured again, not only its rivals); None when fewer than two contend."""
+    contenders = crowning.contenders(margin)
+    if len(contenders) < 2:
+        return None
+    return contenders, list(dict.fromkeys([*contenders, *(b for c in contenders
+                                                            for b in _worst_opponents(crowning, c, opponents))]))
+
+
+def _worst_opponents(crowning: Crowning, name: str, n: int) -> list[str]:
+    records = crowning.entrant(name).records
+    return sorted(records, key=lambda b: records[b].score)[:n]
 
 
 def open_title_round_robin(registry: Registry, cfg: Config, entrants: Sequence[str], *, games_per_pair: int,
-                           seed: int) -> int:
+                           seed: int, playoff_of: int | None = None, contenders: Sequence[str] = ()) -> int:
     """The id of a round robin of `entrants` at `cfg`'s team size and game clock, `games_per_pair` games a pair
-    (mirrored); the same call after an interruption finds the unfinished one."""
+    (mirrored); the same call after an interruption finds the unfinished one. With `playoff_of`, it is that
+    round robin's playoff, where only `contenders` may take the title."""
     team_size = cfg.game.team_size
     registry.game_store.check_usable(team_size, list(entrants))
-    tid, _ = open_tournament(registry, cfg, team_size, games_per_pair, seed, list(entrants),
-                             name=f"{team_size}v{team_size} title round robin")
+    name = f"{team_size}v{team_size} title round robin"
+    extra = None
+    if playoff_of is not None:
+        name = f"{team_size}v{team_size} title playoff of round robin {playoff_of}"
+        extra = {TITLE_PLAYOFF_KEY: {"of": playoff_of, "contenders": list(contenders)}}
+    tid, _ = open_tournament(registry, cfg, team_size, games_per_pair, seed, list(entrants), name=name, extra=extra)
     return tid
 
 

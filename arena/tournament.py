@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from arena.engine.game import GameSpec
 from arena.tournament_play import GameOutcome
@@ -96,8 +97,10 @@ def resolve_teams(registry: Registry, team_size: int, teams: list[str]) -> list[
 
 
 def open_tournament(registry: Registry, cfg: Config, team_size: int, games_per_pair: int, seed: int,
-                    entrants: list[str], name: str | None = None) -> tuple[int, bool]:
-    """The id of the matching unfinished tournament (resumed) or of a new one; and whether it resumed."""
+                    entrants: list[str], name: str | None = None,
+                    extra: dict[str, Any] | None = None) -> tuple[int, bool]:
+    """The id of the matching unfinished tournament (resumed) or of a new one; and whether it resumed.
+    `extra`: keys stored beside the config (a title playoff's contenders, arena.crown)."""
     matches = registry.match_store.tournament_ids()  # a match's tournament is resumed by `league match` only
     for t in reversed(registry.tournament_store.all()):
         if (t.status in ("running", "interrupted") and t.id not in matches and t.team_size == team_size
@@ -105,7 +108,7 @@ def open_tournament(registry: Registry, cfg: Config, team_size: int, games_per_p
             return t.id, True
     planned = planned_games(len(entrants), games_per_pair)
     tid = registry.tournament_store.create(name or f"{team_size}v{team_size} round robin", team_size, seed,
-                                           games_per_pair, planned, entrants, cfg.to_dict())
+                                           games_per_pair, planned, entrants, {**cfg.to_dict(), **(extra or {})})
     return tid, False
 
 

@@ -387,6 +387,14 @@ class PanelConfig:
     title_snapshots: int = param(3, "The run's snapshots by Elo against their panel tests that enter the title round "
                                     "robin, beside its last snapshot and the panel (beaten ones too: a snapshot a "
                                     "member beat may still lose least to the rest).", min=0, max=32)
+    playoff_games: int = param(100, "Games a pair of the title playoff (arena/crown.py): when entrants' worst matchups "
+                                    "in the title round robin lie within panel.playoff_margin of the best, those "
+                                    "contenders and each one's two worst opponents play again, and only a contender "
+                                    "may take the title; 0: no playoff, ties go to points, then the holder.",
+                               min=0, max=GAMES_MAX, check=even_games_problem)
+    playoff_margin: float = param(0.1, "How close to the best worst matchup of the title round robin an entrant's "
+                                       "must be to contend in the playoff (a score: 0.1 is 4 games in 40; 40 games "
+                                       "put about 0.07 of noise on a score).", min=0, max=1)
 
 
 @dataclass

@@ -14,6 +14,7 @@ from league.results import Record
 from league.standings import read_matchups
 from league.stores.panels import PanelTest
 from league.stores.promotions import Promotion
+from league.stores.tournaments import round_robin_name
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,7 @@ class AgentProfile:
     panel_tests: list[PanelTest]  # its games against the evaluation panel during training, oldest first
     crowned: Promotion | None = None  # the latest title round robin that gave it the title (arena.crown)
     title_records: dict[str, Record] | None = None  # its record against each entrant of that round robin
+    title_name: str = ""  # that round robin, as said ("round robin 158 (the playoff of round robin 157)")
 
 
 def agent_profile(registry: Registry, name: str) -> AgentProfile:
@@ -39,14 +41,16 @@ def agent_profile(registry: Registry, name: str) -> AgentProfile:
                         registry.probe_store.of(name), registry.panel_store.of(name), *crowning_of(registry, agent))
 
 
-def crowning_of(registry: Registry, agent: Agent) -> tuple[Promotion | None, dict[str, Record] | None]:
-    """The latest title round robin that gave `agent` the title (arena.crown), and its record against each entrant
-    of it; (None, None) when none did."""
+def crowning_of(registry: Registry, agent: Agent) -> tuple[Promotion | None, dict[str, Record] | None, str]:
+    """The latest title round robin that gave `agent` the title (arena.crown), its record against each entrant of
+    it, and the round robin as said (`title_name`); (None, None, "") when none did."""
     if agent.team_size is None:
-        return None, None
+        return None, None, ""
     crowned = next((p for p in reversed(registry.promotion_store.for_stage(agent.team_size))
                     if p.agent == agent.name and p.tournament_id is not None), None)
     if crowned is None:
-        return None, None
+        return None, None, ""
     matchups = read_matchups(registry.db, crowned.team_size, crowned.tournament_id)
-    return crowned, {b: r for (a, b), r in matchups.items() if a == agent.name}
+    return (crowned, {b: r for (a, b), r in matchups.items() if a == agent.name},
+            round_robin_name(crowned.tournament_id, (registry.tournament_store.get(crowned.tournament_id).title_playoff
+                                                     or {}).get("of")))

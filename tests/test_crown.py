@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from arena.crown import crown, open_title_round_robin, play_title_round_robin, title_table
+from arena.crown import crown, open_title_round_robin, play_title_round_robin, playoff_entrants, title_table
 from league.cli import app
 from league.cli.train import champion_line
 from league.config import load_config
@@ -18,9 +18,10 @@ from conftest import play
 GAME_SECONDS = 8
 
 
-def round_robin(reg, entrants: list[str], results: dict[tuple[str, str], tuple[int, int, int]]) -> int:
+def round_robin(reg, entrants: list[str], results: dict[tuple[str, str], tuple[int, int, int]],
+                config: dict | None = None) -> int:
     """A finished tournament of `entrants` whose games are `results`: (a, b) -> (a's wins, draws, losses)."""
-    tid = reg.tournament_store.create("t", 1, 0, 2, 2 * len(results), entrants, {})
+    tid = reg.tournament_store.create("t", 1, 0, 2, 2 * len(results), entrants, config or {})
     index = 0
     for (a, b), (wins, draws, losses) in results.items():
         for goals in [(1, 0)] * wins + [(0, 0)] * draws + [(0, 1)] * losses:
@@ -107,3 +108,38 @@ def test_league_crown_prints_the_table_and_crowns(scripted_stage):
                                               "a 70% over 10")
     shown = CliRunner().invoke(app, ["show", "b", "--home", str(home.root)])
     assert f"Title round robin {tid}: crowned, from a" in shown.output and "6-2-2" in shown.output, shown.output
+
+
+def test_contenders_near_the_top_play_a_playoff_that_only_they_can_win(scripted_stage):
+    """Run si's case: two entrants' worst matchups lie close (`a` 45% against `c`, `b` 40% against `d`), and the
+    tie-break decides on noise. They contend in a playoff with each one's two worst opponents; there `d` loses
+    least to anyone but never contended (its worst matchup of the round robin was 20%), so the title goes to
+    the contender `b`, and `league crown`, `league show` and the champion line name the playoff. Fails before
+    the playoff: no such entrants, and the playoff's table would crown `d`."""
+    from league.stores.tournaments import TITLE_PLAYOFF_KEY
+
+    home, reg = scripted_stage
+    for name in ("a", "b", "c", "d"):
+        reg.agent_store.add(name, "mlp", 1)
+    reg.promotion_store.promote_manually("a")
+    first = round_robin(reg, ["a", "b", "c", "d"], {("a", "b"): (5, 0, 5), ("c", "a"): (11, 0, 9), ("a", "d"): (8, 0, 2),
+                                                    ("b", "c"): (7, 0, 3), ("d", "b"): (6, 0, 4), ("d", "c"): (9, 0, 1)})
+    crowning = crown(reg, first)
+    assert crowning.promotion is None and crowning.contenders(0.1) == ["a", "b"]
+    assert playoff_entrants(crowning, 0.04) is None  # b is 5 points behind: no playoff
+    contenders, entrants = playoff_entrants(crowning, 0.1)
+    assert (contenders, entrants) == (["a", "b"], ["a", "b", "c", "d"])
+    playoff = round_robin(reg, entrants, {("b", "a"): (6, 0, 4), ("a", "c"): (6, 0, 4), ("d", "a"): (7, 0, 3),
+                                          ("b", "c"): (7, 0, 3), ("d", "b"): (6, 0, 4), ("d", "c"): (9, 0, 1)},
+                          config={TITLE_PLAYOFF_KEY: {"of": first, "contenders": contenders}})
+    result = CliRunner().invoke(app, ["crown", "--tournament", str(playoff), "--home", str(home.root)])
+    assert result.exit_code == 0, result.output
+    assert "d (cannot hold the title)" in result.output and reg.agent_store.champion(1).name == "b"
+    assert (f"Round robin {playoff} (the playoff of round robin {first}) crowned b, from a: worst matchup 40% "
+            "(against d)") in " ".join(result.output.split())
+    assert title_table(reg, playoff)[0].name == "d" and reg.promotion_store.for_stage(1)[-1].tournament_id == playoff
+    assert champion_line(home, "b", "zz").startswith(f"Champion: b; crowned by round robin {playoff} (the playoff of "
+                                                     f"round robin {first}) of 4: its worst matchup d 40% over 10")
+    shown = CliRunner().invoke(app, ["show", "b", "--home", str(home.root)])
+    assert f"Title round robin {playoff} (the playoff of round robin {first}): crowned, from a" in " ".join(
+        shown.output.split()), shown.output

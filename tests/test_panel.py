@@ -220,7 +220,9 @@ def test_league_train_tests_snapshots_on_the_panel_and_names_the_champion(script
 def test_league_train_ends_with_a_title_round_robin_a_weaker_snapshot_cannot_win(scripted_stage):
     """The run's closing test, then the title round robin: the panel (rulebot, the champion), the run's last snapshot
     and its best play every pair; rulebot loses least to anyone and keeps the title, whatever the snapshots did on
-    their panel tests. Fails before the round robin: no such tournament, no title line."""
+    their panel tests. Every stage entrant contends (panel.playoff_margin 1), so a playoff follows, recorded with
+    its contenders, and rulebot keeps the title there too. Fails before the round robin: no such tournament, no
+    title line; before the playoff: no playoff tournament."""
     from typer.testing import CliRunner
 
     from arena.crown import title_table
@@ -231,7 +233,7 @@ def test_league_train_ends_with_a_title_round_robin_a_weaker_snapshot_cannot_win
     reg.promotion_store.promote_manually("rulebot")
     args = ["train", "--stage", "1v1", "--steps", "768", "--name", "tr", "--home", str(home.root)]
     for s in [*TINY_TRAINING, *sets("panel.games=4", "panel.batch_games=4", "panel.title_games=4",
-                                    "panel.title_snapshots=1")]:
+                                    "panel.title_snapshots=1", "panel.playoff_margin=1", "panel.playoff_games=2")]:
         args += ["--set", s]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
@@ -240,6 +242,14 @@ def test_league_train_ends_with_a_title_round_robin_a_weaker_snapshot_cannot_win
     assert len(reg.game_store.games(tournament_id=t.id)) == 4 * len(t.entrants) * (len(t.entrants) - 1) // 2
     assert title_table(reg, t.id)[0].name == "rulebot" and reg.agent_store.champion(1).name == "rulebot"
     assert f"title: The title stays with rulebot after round robin {t.id}: worst matchup" in result.output
+    (p,) = [p for p in reg.tournament_store.all() if p.name == f"1v1 title playoff of round robin {t.id}"]
+    contenders = [e.name for e in title_table(reg, t.id) if e.eligible]
+    assert p.status == "finished" and p.games_per_pair == 2 and p.title_playoff == {"of": t.id, "contenders": contenders}
+    assert set(contenders) <= set(p.entrants) <= set(t.entrants) and len(contenders) >= 2
+    assert len(reg.game_store.games(tournament_id=p.id)) == 2 * len(p.entrants) * (len(p.entrants) - 1) // 2
+    assert reg.agent_store.champion(1).name == "rulebot" and len(reg.promotion_store.for_stage(1)) == 1
+    assert (f"title: The title stays with rulebot after round robin {p.id} (the playoff of round robin {t.id})"
+            in " ".join(result.output.split()))
     assert "Champion: rulebot" in result.output
 
 

@@ -17,13 +17,14 @@ due while the share is spent is not tested, and says so. The run's last snapshot
 Then, with `panel.title_games`, the title round robin (arena/crown.py, `judge.title(last)`): the panel, the
 run's last snapshot and its best play every pair, and the entrant whose worst matchup is best holds the title.
 The panel tests a challenger; the title holder is never tested again, and strength this high is not a ladder.
+Entrants within `panel.playoff_margin` of the best worst matchup then play a playoff (`panel.playoff_games`).
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena.engine.cores import usable_cores
 from league.config import Config
@@ -34,6 +35,9 @@ from league.stores.panels import PanelTest
 from training.evaluation import Player, evaluate_snapshot, player
 from training.panel import panel_members, play_panel, title_entrants
 from training.seeds import derived_seed
+
+if TYPE_CHECKING:
+    from arena.crown import Crowning
 
 
 @dataclass(frozen=True)
@@ -106,37 +110,63 @@ class SnapshotJudge:
         return judged
 
     def title(self, last: str) -> Judged:
-        """The title round robin at the end of the run whose last snapshot is `last` (see the module notes)."""
-        from arena.crown import crown, open_title_round_robin, play_title_round_robin
+        """The title round robin at the end of the run whose last snapshot is `last`, then its playoff when
+        entrants tie near the top (see the module notes)."""
+        from arena.crown import open_title_round_robin, playoff_entrants
         from arena.promotion import promotion_config
 
         cfg, team_size, judged = self.cfg, self.cfg.game.team_size, Judged([], [])
         entrants = title_entrants(self.registry, team_size, last, run=self.run,
                                   teacher=cfg.training.distill.teacher or None, cfg=cfg.panel)
-        games, seed = cfg.panel.title_games, derived_seed(cfg.seed, "title")
+        seed = derived_seed(cfg.seed, "title")
         played = promotion_config(cfg, seed)
-        started = time.perf_counter()
         try:
-            tid = open_title_round_robin(self.registry, played, entrants, games_per_pair=games, seed=seed)
+            tid = open_title_round_robin(self.registry, played, entrants, games_per_pair=cfg.panel.title_games, seed=seed)
         except LeagueError as exc:  # an entrant's ratings are damaged: the run's snapshots are kept all the same
             return Judged([], [f"title: not played: {exc}"])
         try:
-            play_title_round_robin(self.registry, self.home, played, tid, workers=self.workers)
-            crowning = crown(self.registry, tid)
+            crowning = self._crown(judged, tid, played, "round robin")
+            playoff = playoff_entrants(crowning, cfg.panel.playoff_margin) if crowning and cfg.panel.playoff_games else None
+            if playoff is None:
+                return judged
+            contenders, entrants = playoff
+            seed = derived_seed(cfg.seed, "title playoff")
+            played = promotion_config(cfg, seed)
+            try:
+                tid = open_title_round_robin(self.registry, played, entrants, games_per_pair=cfg.panel.playoff_games,
+                                             seed=seed, playoff_of=tid, contenders=contenders)
+            except LeagueError as exc:
+                judged.notes.append(f"title: no playoff: {exc}")
+                return judged
+            judged.notes.append(f"title: {', '.join(contenders)} within {cfg.panel.playoff_margin:.0%} of the best "
+                                f"worst matchup: a playoff (round robin {tid}) with their worst opponents")
+            self._crown(judged, tid, played, "playoff")
         except KeyboardInterrupt:
             judged.notes.append(f"title: round robin {tid} interrupted, the title where it was; finish it with "
                                 f"`league tournament --resume {tid}`, then `league crown --tournament {tid}`")
             return Judged(judged.rows, judged.notes, interrupted=True)
-        except LeagueError as exc:  # the title changed hands while it was played: the games stay recorded
+        return judged
+
+    def _crown(self, judged: Judged, tid: int, played: Config, what: str) -> Crowning | None:
+        """Play title round robin `tid` (`what`: round robin or playoff) and decide the title from it: the crowning,
+        or None with a note when the title changed hands meanwhile (its games stay recorded)."""
+        from arena.crown import crown, play_title_round_robin
+
+        started = time.perf_counter()
+        try:
+            play_title_round_robin(self.registry, self.home, played, tid, workers=self.workers)
+            crowning = crown(self.registry, tid)
+        except LeagueError as exc:
             judged.notes.append(f"title: not decided: {exc}")
-            return judged
+            return None
         finally:
             self.promotion_seconds += time.perf_counter() - started
+        t = self.registry.tournament_store.get(tid)
         table = ", ".join(f"{e.name} {e.worst:.0%} (vs {e.worst_against})" for e in crowning.entrants)
-        judged.notes.append(f"title: {len(entrants)} entrants, {games} games a pair, in "
+        judged.notes.append(f"title: {what} of {len(t.entrants)} entrants, {t.games_per_pair} games a pair, in "
                             f"{time.perf_counter() - started:.0f} s; worst matchups: {table}")
         judged.notes.append(f"title: {crowning.summary()}")
-        return judged
+        return crowning
 
     def _promotion_test(self, judged: Judged, candidate: Player, rates: dict[str, float], snapshots: int,
                         steps: int, elapsed: float, closing: bool = False) -> None:

@@ -129,7 +129,7 @@ def show(name: NameArg, home: HomeOpt = None) -> None:
     if profile.crowned is not None and profile.title_records:
         c = profile.crowned
         was = f", from {c.previous_champion}" if c.previous_champion else ""
-        title = Table(title=f"Title round robin {c.tournament_id}: crowned{was} (its worst matchup the best)")
+        title = Table(title=f"Title {profile.title_name}: crowned{was} (its worst matchup the best)")
         for col in ("entrant", "W-D-L", "score", "95% interval"):
             title.add_column(col)
         for entrant, r in sorted(profile.title_records.items(), key=lambda item: item[1].score):

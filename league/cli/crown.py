@@ -35,7 +35,7 @@ def crown_command(
 
     _, reg = open_league(home)
     crowning = crown(reg, tournament)
-    table = Table("#", "entrant", "worst matchup", "against", "score", "games", title=f"Round robin {tournament}")
+    table = Table("#", "entrant", "worst matchup", "against", "score", "games", title=crowning.round_robin.capitalize())
     for i, e in enumerate(crowning.entrants, 1):
         mark = " (champion)" if e.name == crowning.holder else "" if e.eligible else " (cannot hold the title)"
         table.add_row(str(i), f"{e.name}{mark}", f"{e.worst:.1%}", e.worst_against, f"{e.points:.1%}", str(e.games))

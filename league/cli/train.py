@@ -146,7 +146,7 @@ def champion_line(home, champion: str, run: str) -> str:
     _, reg = open_league(home.root, readonly=True)
     try:
         tests = reg.panel_store.of(champion)
-        crowned, title = crowning_of(reg, reg.agent_store.get(champion))
+        crowned, title, title_name = crowning_of(reg, reg.agent_store.get(champion))
         own = champion in reg.agent_store.run_versions(run)
         best = None if own else max(reg.panel_store.for_run(run), key=lambda t: t.elo, default=None)
     finally:
@@ -154,7 +154,7 @@ def champion_line(home, champion: str, run: str) -> str:
     line = f"Champion: {champion}{' (a snapshot of this run)' if own else ''}"
     if crowned is not None and title and (not tests or crowned.created >= tests[-1].created):
         worst = min(title, key=lambda m: title[m].score)
-        line += (f"; crowned by round robin {crowned.tournament_id} of {len(title) + 1}: its worst matchup "
+        line += (f"; crowned by {title_name} of {len(title) + 1}: its worst matchup "
                  f"{worst} {title[worst].score:.0%} over {title[worst].games}")
     elif tests:
         t = tests[-1]

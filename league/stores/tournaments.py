@@ -10,6 +10,14 @@ from typing import Any
 from league.errors import LeagueError
 from league.stores.database import Store, row_id, utc_now
 
+TITLE_PLAYOFF_KEY = "title_playoff"  # stored beside a title playoff's config (arena.crown)
+
+
+def round_robin_name(tournament_id: int, playoff_of: int | None) -> str:
+    """A title round robin as said: "round robin ID", and "(the playoff of round robin ID)" after a playoff's."""
+    after = f" (the playoff of round robin {playoff_of})" if playoff_of is not None else ""
+    return f"round robin {tournament_id}{after}"
+
 
 @dataclass(frozen=True)
 class Tournament:
@@ -37,6 +45,12 @@ class Tournament:
     def config(self) -> dict[str, Any]:
         """The config the tournament was created with (as stored: a plain dict)."""
         return json.loads(self.config_json)
+
+    @property
+    def title_playoff(self) -> dict[str, Any] | None:
+        """For a title playoff (arena.crown): {"of": the round robin it follows, "contenders": the entrants that may
+        take the title}; None for any other tournament."""
+        return self.config.get(TITLE_PLAYOFF_KEY)
 
 
 class TournamentStore(Store):
