@@ -134,6 +134,11 @@ def crown(registry: Registry, tournament_id: int) -> Crowning:
     becomes its stage's champion unless it already is, or the title holder does at least as well."""
     t = registry.tournament_store.get(tournament_id)
     table = title_table(registry, tournament_id)
+    playoff = next((p for p in registry.tournament_store.all() if p.status == "finished" and p.title_playoff
+                    and p.title_playoff["of"] == tournament_id), None)
+    if playoff is not None:  # crowning the round robin again would undo what its playoff decided
+        raise LeagueError(f"Round robin {tournament_id} went to a playoff, round robin {playoff.id}, which decides "
+                          f"its title: `league crown --tournament {playoff.id}`.")
     champion = registry.agent_store.champion(t.team_size)
     held_by = champion.name if champion else None
     if held_by is not None and held_by not in t.entrants:
@@ -145,9 +150,8 @@ def crown(registry: Registry, tournament_id: int) -> Crowning:
         holder = next((e for e in table if e.name == held_by), None)
         if holder is None or pick.key() > holder.key():
             promotion = registry.promotion_store.crown(pick.name, tournament_id, held_by)
-    playoff = t.title_playoff
     return Crowning(tournament_id, tuple(table), pick.name if pick else None, held_by, promotion,
-                    playoff["of"] if playoff else None)
+                    t.title_playoff["of"] if t.title_playoff else None)
 
 
 def playoff_entrants(crowning: Crowning, margin: float, opponents: int = 2) -> tuple[list[str], list[str]] | None:

@@ -143,3 +143,33 @@ def test_contenders_near_the_top_play_a_playoff_that_only_they_can_win(scripted_
     shown = CliRunner().invoke(app, ["show", "b", "--home", str(home.root)])
     assert f"Title round robin {playoff} (the playoff of round robin {first}): crowned, from a" in " ".join(
         shown.output.split()), shown.output
+
+
+def test_league_crown_plays_the_playoff_in_real_games_and_only_a_contender_takes_the_title(scripted_stage):
+    """`league crown --tournament R --playoff`: randbot (the holder, 50% worst) and atbabot (40%) contend; rulebot,
+    whose worst matchup was 10%, plays the playoff as their opponent but cannot take the title there. The playoff's
+    games are real and recorded; crowning the round robin again after its playoff is one sentence (it would undo
+    the playoff). Fails before: no --playoff option."""
+    from league.stores.tournaments import TITLE_PLAYOFF_KEY
+
+    home, reg = scripted_stage
+    reg.agent_store.add("atbabot", "atba", 1)
+    reg.promotion_store.promote_manually("randbot")
+    first = round_robin(reg, ["randbot", "atbabot", "rulebot"],
+                        {("randbot", "rulebot"): (9, 0, 1), ("rulebot", "atbabot"): (6, 0, 4),
+                         ("randbot", "atbabot"): (5, 0, 5)}, config={"game": {"game_seconds": GAME_SECONDS}})
+    runner = CliRunner()
+    alone = runner.invoke(app, ["crown", "--tournament", str(first), "--games", "2", "--home", str(home.root)])
+    assert alone.exit_code == 2 and "add --playoff" in alone.output, alone.output
+    result = runner.invoke(app, ["crown", "--tournament", str(first), "--playoff", "--games", "2", "--margin", "0.1",
+                                 "--workers", "1", "--home", str(home.root)])
+    assert result.exit_code == 0, result.output
+    (playoff,) = [t for t in reg.tournament_store.all() if t.title_playoff]
+    assert playoff.config[TITLE_PLAYOFF_KEY] == {"of": first, "contenders": ["randbot", "atbabot"]}
+    assert playoff.status == "finished" and playoff.entrants == ["randbot", "atbabot", "rulebot"]
+    assert len(reg.game_store.games(tournament_id=playoff.id)) == 6
+    assert "rulebot (cannot hold the title)" in result.output
+    assert reg.agent_store.champion(1).name in ("randbot", "atbabot")
+    assert f"(the playoff of round robin {first})" in " ".join(result.output.split())
+    again = runner.invoke(app, ["crown", "--tournament", str(first), "--home", str(home.root)])
+    assert again.exit_code == 2 and f"went to a playoff, round robin {playoff.id}" in again.output, again.output

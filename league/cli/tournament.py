@@ -78,7 +78,7 @@ def tournament_command(
         placement=placement, address=address, max_arenas=arenas)
     out.print(f"{'Resuming' if run.resumed else 'Starting'} tournament {run.id}: {len(run.entrants)} entrants, "
               f"{run.planned_games} games ({run.to_play} to play), {run.game_seconds:g} s each", highlight=False)
-    _play_with_progress(run)
+    play_with_progress(run)
     _print_standings(registry, run.id)
 
 
@@ -96,7 +96,7 @@ def _entrants(agents: str | None, option: str = "--agents", what: str = "agent")
     return names
 
 
-def _play_with_progress(run) -> None:
+def play_with_progress(run) -> None:
     import time
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
