@@ -22,9 +22,10 @@ after any `league tournament`), and at the end of a run that promotes during tra
 **The playoff.** Forty games a pair put about 7 points of noise on a score, and the worst of a dozen such
 scores is noisier still: in run si's round robin the run's last snapshot and an older one tied at 37.5%, and on
 fresh seeds the one the tie-break crowned lost to the other by 60 Elo. When eligible entrants' worst matchups lie
-within `margin` of the best, those contenders play a second round robin (`playoff_entrants(crowning, margin)`) with each one's
-worst opponents of the first, more games a pair; only a contender may take the title there (recorded with the
-playoff, so `league crown --tournament ID` of the playoff decides the same).
+within `margin` of the best, the best `most` of those contenders play a second round robin
+(`playoff_entrants(crowning, margin, most)`) with each one's worst opponents of the first, more games a pair;
+only a contender may take the title there (recorded with the playoff, so `league crown --tournament ID` of the
+playoff decides the same).
 """
 
 from __future__ import annotations
@@ -96,10 +97,10 @@ class Crowning:
             return f"{what[0].upper()}{what[1:]} crowned {self.holder}{was}: {why}."
         return f"The title stays with {self.holder} after {what}: {why}."
 
-    def contenders(self, margin: float) -> list[str]:
-        """The eligible entrants whose worst matchup is within `margin` of the best one's, best first."""
+    def contenders(self, margin: float, most: int) -> list[str]:
+        """The eligible entrants whose worst matchup is within `margin` of the best one's, best first, `most` at most."""
         eligible = [e for e in self.entrants if e.eligible]
-        return [e.name for e in eligible if e.worst >= eligible[0].worst - margin] if eligible else []
+        return [e.name for e in eligible if e.worst >= eligible[0].worst - margin][:most] if eligible else []
 
 
 def title_table(registry: Registry, tournament_id: int) -> list[Entrant]:
@@ -154,11 +155,12 @@ def crown(registry: Registry, tournament_id: int) -> Crowning:
                     t.title_playoff["of"] if t.title_playoff else None)
 
 
-def playoff_entrants(crowning: Crowning, margin: float, opponents: int = 2) -> tuple[list[str], list[str]] | None:
-    """(contenders, entrants) of the playoff after `crowning`: the eligible entrants within `margin` of the best
-    worst matchup, and beside them each one's `opponents` worst opponents of the round robin (a contender's
+def playoff_entrants(crowning: Crowning, margin: float, most: int,
+                     opponents: int = 2) -> tuple[list[str], list[str]] | None:
+    """(contenders, entrants) of the playoff after `crowning`: the best `most` eligible entrants within `margin` of
+    the best worst matchup, and beside them each one's `opponents` worst opponents of the round robin (a contender's
     weakness must be measured again, not only its rivals); None when fewer than two contend."""
-    contenders = crowning.contenders(margin)
+    contenders = crowning.contenders(margin, most)
     if len(contenders) < 2:
         return None
     return contenders, list(dict.fromkeys([*contenders, *(b for c in contenders

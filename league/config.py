@@ -395,6 +395,9 @@ class PanelConfig:
     playoff_margin: float = param(0.1, "How close to the best worst matchup of the title round robin an entrant's "
                                        "must be to contend in the playoff (a score: 0.1 is 4 games in 40; 40 games "
                                        "put about 0.07 of noise on a score).", min=0, max=1)
+    playoff_contenders: int = param(3, "Contenders in a title playoff at most (the best by worst matchup, then "
+                                       "points): with each one's two worst opponents, 3 make 3-9 entrants.", min=2,
+                                    max=32)
 
 
 @dataclass

@@ -125,9 +125,11 @@ def test_contenders_near_the_top_play_a_playoff_that_only_they_can_win(scripted_
     first = round_robin(reg, ["a", "b", "c", "d"], {("a", "b"): (5, 0, 5), ("c", "a"): (11, 0, 9), ("a", "d"): (8, 0, 2),
                                                     ("b", "c"): (7, 0, 3), ("d", "b"): (6, 0, 4), ("d", "c"): (9, 0, 1)})
     crowning = crown(reg, first)
-    assert crowning.promotion is None and crowning.contenders(0.1) == ["a", "b"]
-    assert playoff_entrants(crowning, 0.04) is None  # b is 5 points behind: no playoff
-    contenders, entrants = playoff_entrants(crowning, 0.1)
+    assert crowning.promotion is None and crowning.contenders(0.1, 3) == ["a", "b"]
+    assert playoff_entrants(crowning, 0.04, 3) is None  # b is 5 points behind: no playoff
+    assert playoff_entrants(crowning, 1, 1) is None  # one contender at most: no playoff
+    assert playoff_entrants(crowning, 1, 3)[0] == ["a", "b", "d"]  # the best three within reach, best first
+    contenders, entrants = playoff_entrants(crowning, 0.1, 3)
     assert (contenders, entrants) == (["a", "b"], ["a", "b", "c", "d"])
     playoff = round_robin(reg, entrants, {("b", "a"): (6, 0, 4), ("a", "c"): (6, 0, 4), ("d", "a"): (7, 0, 3),
                                           ("b", "c"): (7, 0, 3), ("d", "b"): (6, 0, 4), ("d", "c"): (9, 0, 1)},

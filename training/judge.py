@@ -126,7 +126,8 @@ class SnapshotJudge:
             return Judged([], [f"title: not played: {exc}"])
         try:
             crowning = self._crown(judged, tid, played, "round robin")
-            playoff = playoff_entrants(crowning, cfg.panel.playoff_margin) if crowning and cfg.panel.playoff_games else None
+            playoff = (playoff_entrants(crowning, cfg.panel.playoff_margin, cfg.panel.playoff_contenders)
+                       if crowning and cfg.panel.playoff_games else None)
             if playoff is None:
                 return judged
             contenders, entrants = playoff

@@ -82,7 +82,7 @@ def _playoff(league_home, reg, crowning, games, margin, workers, seed, config) -
                                  "panel.playoff_games": games, "panel.playoff_margin": margin})
     if not cfg.panel.playoff_games:
         raise LeagueError("A playoff needs --games of at least 2.")
-    entrants = playoff_entrants(crowning, cfg.panel.playoff_margin)
+    entrants = playoff_entrants(crowning, cfg.panel.playoff_margin, cfg.panel.playoff_contenders)
     if entrants is None:
         out.print(f"No playoff: no other entrant's worst matchup is within {cfg.panel.playoff_margin:.0%} of the best.",
                   highlight=False)
