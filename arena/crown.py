@@ -22,8 +22,8 @@ after any `league tournament`), and at the end of a run that promotes during tra
 **The playoff.** Forty games a pair put about 7 points of noise on a score, and the worst of a dozen such
 scores is noisier still: in run si's round robin the run's last snapshot and an older one tied at 37.5%, and on
 fresh seeds the one the tie-break crowned lost to the other by 60 Elo. When eligible entrants' worst matchups lie
-within `margin` of the best, the best `most` of those contenders play a second round robin
-(`playoff_entrants(crowning, margin, most)`) with each one's worst opponents of the first, more games a pair;
+within `panel.playoff_margin` of the best, the best `panel.playoff_contenders` of those contenders play a second round robin
+(`open_playoff(registry, cfg, crowning)`) with each one's worst opponents of the first, more games a pair;
 only a contender may take the title there (recorded with the playoff, so `league crown --tournament ID` of the
 playoff decides the same).
 """
@@ -135,11 +135,10 @@ def crown(registry: Registry, tournament_id: int) -> Crowning:
     becomes its stage's champion unless it already is, or the title holder does at least as well."""
     t = registry.tournament_store.get(tournament_id)
     table = title_table(registry, tournament_id)
-    playoff = next((p for p in registry.tournament_store.all() if p.status == "finished" and p.title_playoff
-                    and p.title_playoff["of"] == tournament_id), None)
+    playoff = registry.tournament_store.finished_playoff_of(tournament_id)
     if playoff is not None:  # crowning the round robin again would undo what its playoff decided
-        raise LeagueError(f"Round robin {tournament_id} went to a playoff, round robin {playoff.id}, which decides "
-                          f"its title: `league crown --tournament {playoff.id}`.")
+        raise LeagueError(f"Round robin {tournament_id} went to a playoff, round robin {playoff}, which decides "
+                          f"its title: `league crown --tournament {playoff}`.")
     champion = registry.agent_store.champion(t.team_size)
     held_by = champion.name if champion else None
     if held_by is not None and held_by not in t.entrants:
@@ -165,6 +164,28 @@ def playoff_entrants(crowning: Crowning, margin: float, most: int,
         return None
     return contenders, list(dict.fromkeys([*contenders, *(b for c in contenders
                                                             for b in _worst_opponents(crowning, c, opponents))]))
+
+
+@dataclass(frozen=True)
+class Playoff:
+    """A title playoff opened after a round robin: its tournament, who may take the title, and who plays."""
+
+    id: int
+    contenders: list[str]
+    entrants: list[str]
+
+
+def open_playoff(registry: Registry, cfg: Config, crowning: Crowning) -> Playoff | None:
+    """The playoff of `crowning`'s round robin (`cfg.panel.playoff_*`, at `cfg`'s seed and game clock), opened or
+    found unfinished; None when fewer than two entrants contend."""
+    panel = cfg.panel
+    chosen = playoff_entrants(crowning, panel.playoff_margin, panel.playoff_contenders)
+    if chosen is None:
+        return None
+    contenders, entrants = chosen
+    pid = open_title_round_robin(registry, cfg, entrants, games_per_pair=panel.playoff_games, seed=cfg.seed,
+                                 playoff_of=crowning.tournament_id, contenders=contenders)
+    return Playoff(pid, contenders, entrants)
 
 
 def _worst_opponents(crowning: Crowning, name: str, n: int) -> list[str]:

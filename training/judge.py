@@ -112,7 +112,7 @@ class SnapshotJudge:
     def title(self, last: str) -> Judged:
         """The title round robin at the end of the run whose last snapshot is `last`, then its playoff when
         entrants tie near the top (see the module notes)."""
-        from arena.crown import open_title_round_robin, playoff_entrants
+        from arena.crown import open_playoff, open_title_round_robin
         from arena.promotion import promotion_config
 
         cfg, team_size, judged = self.cfg, self.cfg.game.team_size, Judged([], [])
@@ -126,21 +126,19 @@ class SnapshotJudge:
             return Judged([], [f"title: not played: {exc}"])
         try:
             crowning = self._crown(judged, tid, played, "round robin")
-            playoff = (playoff_entrants(crowning, cfg.panel.playoff_margin, cfg.panel.playoff_contenders)
-                       if crowning and cfg.panel.playoff_games else None)
-            if playoff is None:
+            if crowning is None or not cfg.panel.playoff_games:
                 return judged
-            contenders, entrants = playoff
-            seed = derived_seed(cfg.seed, "title playoff")
-            played = promotion_config(cfg, seed)
+            played = promotion_config(cfg, derived_seed(cfg.seed, "title playoff"))
             try:
-                tid = open_title_round_robin(self.registry, played, entrants, games_per_pair=cfg.panel.playoff_games,
-                                             seed=seed, playoff_of=tid, contenders=contenders)
+                playoff = open_playoff(self.registry, played, crowning)
             except LeagueError as exc:
                 judged.notes.append(f"title: no playoff: {exc}")
                 return judged
-            judged.notes.append(f"title: {', '.join(contenders)} within {cfg.panel.playoff_margin:.0%} of the best "
-                                f"worst matchup: a playoff (round robin {tid}) with their worst opponents")
+            if playoff is None:
+                return judged
+            tid = playoff.id
+            judged.notes.append(f"title: {', '.join(playoff.contenders)} within {cfg.panel.playoff_margin:.0%} of the "
+                                f"best worst matchup: a playoff (round robin {tid}) with their worst opponents")
             self._crown(judged, tid, played, "playoff")
         except KeyboardInterrupt:
             judged.notes.append(f"title: round robin {tid} interrupted, the title where it was; finish it with "

@@ -70,7 +70,7 @@ def _print(crowning) -> None:
 
 def _playoff(league_home, reg, crowning, games, margin, workers, seed, config) -> None:
     """Play the playoff of `crowning`'s round robin (when entrants contend) and decide the title from it."""
-    from arena.crown import crown, open_title_round_robin, playoff_entrants
+    from arena.crown import crown, open_playoff
     from arena.engine.cores import workers_or_default
     from arena.tournament import start_or_resume_tournament
     from league.cli.tournament import play_with_progress
@@ -82,17 +82,15 @@ def _playoff(league_home, reg, crowning, games, margin, workers, seed, config) -
                                  "panel.playoff_games": games, "panel.playoff_margin": margin})
     if not cfg.panel.playoff_games:
         raise LeagueError("A playoff needs --games of at least 2.")
-    entrants = playoff_entrants(crowning, cfg.panel.playoff_margin, cfg.panel.playoff_contenders)
-    if entrants is None:
+    playoff = open_playoff(reg, cfg, crowning)
+    if playoff is None:
         out.print(f"No playoff: no other entrant's worst matchup is within {cfg.panel.playoff_margin:.0%} of the best.",
                   highlight=False)
         return
-    contenders, entrants = entrants
-    pid = open_title_round_robin(reg, cfg, entrants, games_per_pair=cfg.panel.playoff_games, seed=cfg.seed,
-                                 playoff_of=crowning.tournament_id, contenders=contenders)
-    run = start_or_resume_tournament(reg, league_home, cfg, resume=pid, workers=workers_or_default(workers))
-    out.print(f"Playoff of round robin {crowning.tournament_id} (round robin {pid}): {', '.join(contenders)} contend, "
-              f"with {', '.join(e for e in entrants if e not in contenders) or 'no other entrant'}; "
+    run = start_or_resume_tournament(reg, league_home, cfg, resume=playoff.id, workers=workers_or_default(workers))
+    others = [e for e in playoff.entrants if e not in playoff.contenders]
+    out.print(f"Playoff of round robin {crowning.tournament_id} (round robin {playoff.id}): "
+              f"{', '.join(playoff.contenders)} contend, with {', '.join(others) or 'no other entrant'}; "
               f"{cfg.panel.playoff_games} games a pair ({run.to_play} to play)", highlight=False)
     play_with_progress(run)
-    _print(crown(reg, pid))
+    _print(crown(reg, playoff.id))

@@ -74,6 +74,13 @@ class TournamentStore(Store):
     def all(self) -> list[Tournament]:
         return [Tournament(**r) for r in self.db.query("SELECT * FROM tournaments ORDER BY id")]
 
+    def finished_playoff_of(self, tournament_id: int) -> int | None:
+        """The id of the finished title playoff of round robin `tournament_id` (arena.crown), if it has one."""
+        rows = list(self.db.query(
+            f"SELECT id FROM tournaments WHERE status = 'finished' AND "
+            f"json_extract(config_json, '$.{TITLE_PLAYOFF_KEY}.of') = ? ORDER BY id DESC LIMIT 1", [tournament_id]))
+        return int(rows[0]["id"]) if rows else None
+
     def count(self) -> int:
         return int(next(self.db.query("SELECT COUNT(*) AS n FROM tournaments"))["n"])
 
