@@ -116,6 +116,19 @@ def play(reg: Registry, blue: str, orange: str, blue_goals: int, orange_goals: i
                                       length_seconds=kw.pop("length_seconds", 300.0), **kw))
 
 
+def round_robin(reg, entrants: list[str], results: dict[tuple[str, str], tuple[int, int, int]],
+                config: dict | None = None) -> int:
+    """A finished tournament of `entrants` whose games are `results`: (a, b) -> (a's wins, draws, losses)."""
+    tid = reg.tournament_store.create("t", 1, 0, 2, 2 * len(results), entrants, config or {})
+    index = 0
+    for (a, b), (wins, draws, losses) in results.items():
+        for goals in [(1, 0)] * wins + [(0, 0)] * draws + [(0, 1)] * losses:
+            play(reg, a, b, *goals, tournament_id=tid, schedule_index=index, origin="tournament")
+            index += 1
+    reg.tournament_store.set_status(tid, "finished")
+    return tid
+
+
 def config_from_dict(data: dict, source: str = "stored config"):
     """Rebuild a Config from its `to_dict()` form (as a snapshot keeps it); old names of choices, which
     older snapshots hold, are read without a note."""

@@ -13,22 +13,9 @@ from league.cli.train import champion_line
 from league.config import load_config
 from league.errors import LeagueError
 
-from conftest import play
+from conftest import round_robin
 
 GAME_SECONDS = 8
-
-
-def round_robin(reg, entrants: list[str], results: dict[tuple[str, str], tuple[int, int, int]],
-                config: dict | None = None) -> int:
-    """A finished tournament of `entrants` whose games are `results`: (a, b) -> (a's wins, draws, losses)."""
-    tid = reg.tournament_store.create("t", 1, 0, 2, 2 * len(results), entrants, config or {})
-    index = 0
-    for (a, b), (wins, draws, losses) in results.items():
-        for goals in [(1, 0)] * wins + [(0, 0)] * draws + [(0, 1)] * losses:
-            play(reg, a, b, *goals, tournament_id=tid, schedule_index=index, origin="tournament")
-            index += 1
-    reg.tournament_store.set_status(tid, "finished")
-    return tid
 
 
 def test_the_title_goes_to_the_agent_that_loses_least_to_anyone_in_real_games(scripted_stage):

@@ -93,6 +93,37 @@ def test_panel_members_are_the_teacher_the_champion_and_the_best_snapshots(scrip
     assert "dn-v2" not in panel_members(reg, 1, "dn-v9", run="dn", teacher=None, cfg=cfg3)  # clearly beaten: never
 
 
+def test_those_that_beat_the_champion_in_its_title_round_robins_join_the_panel(scripted_stage):
+    """Run si's case: the playoff crowned `si-v244`, and on fresh seeds `sa-v100` and `sa-v88`, its worst matchups
+    in the round robin and the playoff, beat it; neither was on the panel, so a candidate was never tested against
+    them. `h` takes the title in a playoff of round robin `first`: over both, `a` did best against it (10 of 20),
+    though in the playoff alone `c` did; they join the panel after the champion, the weakest matchup first. Fails
+    before: no such members."""
+    from arena.crown import crown
+    from league.stores.tournaments import TITLE_PLAYOFF_KEY
+    from training.panel import nemeses
+
+    from conftest import round_robin
+
+    home, reg = scripted_stage
+    for name in ("h", "a", "c"):
+        reg.agent_store.add(name, "mlp", 1)
+    reg.promotion_store.promote_manually("a")
+    first = round_robin(reg, ["h", "a", "c"], {("h", "a"): (4, 0, 6), ("h", "c"): (6, 0, 4), ("a", "c"): (2, 0, 8)})
+    playoff = round_robin(reg, ["h", "a", "c"], {("h", "a"): (6, 0, 4), ("h", "c"): (5, 0, 5), ("c", "a"): (5, 0, 5)},
+                          config={TITLE_PLAYOFF_KEY: {"of": first, "contenders": ["h", "c"]}})
+    assert crown(reg, playoff).pick == "h" and reg.agent_store.champion(1).name == "h"
+    holder = reg.agent_store.get("h")
+    assert nemeses(reg, holder, 1) == ["a"] and nemeses(reg, holder, 5) == ["a", "c"] and nemeses(reg, holder, 0) == []
+    assert nemeses(reg, reg.agent_store.get("a"), 2) == []  # promoted by hand: no round robin crowned it
+    cfg = PanelConfig(best_snapshots=0, other_runs=0, past_champions=0, nemeses=2)
+    assert panel_members(reg, 1, "dn-v9", run="dn", teacher="rulebot", cfg=cfg) == ["rulebot", "h", "a", "c"]
+    assert panel_members(reg, 1, "dn-v9", run="dn", teacher="rulebot",
+                         cfg=PanelConfig(best_snapshots=0, other_runs=0, past_champions=0, nemeses=0)) == ["rulebot", "h"]
+    reg.agent_store.set_status("a", "retired")
+    assert nemeses(reg, holder, 2) == ["c"]  # active agents only
+
+
 def test_play_panel_stops_at_the_first_member_that_clearly_beats_the_candidate(scripted_stage):
     home, reg = scripted_stage
     reg.agent_store.add("atbabot", "atba", 1)

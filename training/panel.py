@@ -5,7 +5,8 @@ carry an interval of about 200 Elo, and a snapshot that beats its teacher may be
 everything else. The panel is who a champion must not lose to:
 
     members = panel_members(registry, team_size, "dn-v40", run="dn", teacher="necto", cfg=cfg.panel)
-    # ["necto", "element", <the champion>, <past champions>, <the run's best snapshots>, <other runs' best>]
+    # ["necto", "element", <the champion>, <its worst matchups in the round robin that crowned it>,
+    #  <past champions>, <the run's best snapshots>, <other runs' best>]
     outcome = play_panel(registry, Player("dn-v40", policy), [player(...) for m in members], cfg.panel, ...)
     outcome.passed, outcome.beaten_by, outcome.records["necto"]
 
@@ -36,10 +37,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from league.config import PanelConfig
+from league.profile import crowning_of
 from league.ratings import MleRatings
 from league.registry import Registry
 from league.results import Record
 from league.sprt import elo_estimate
+from league.standings import read_matchups
+from league.stores.agents import Agent
 from league.stores.panels import PanelTest
 from training.evaluation import Player, play_recorded
 from training.seeds import derived_seed
@@ -106,6 +110,8 @@ def panel_members(registry: Registry, team_size: int, candidate: str, *, run: st
             add(a.name)
     champion = registry.agent_store.champion(team_size)
     add(champion.name if champion else None)
+    for name in (nemeses(registry, champion, cfg.nemeses) if champion else []):
+        add(name)
     past = dict.fromkeys(p.agent for p in reversed(registry.promotion_store.for_stage(team_size)) if p.promoted)
     for name in [n for n in past if n in agents and n not in members and n != candidate][:cfg.past_champions]:
         add(name)
@@ -121,6 +127,25 @@ def panel_members(registry: Registry, team_size: int, candidate: str, *, run: st
     if not members:
         add(FALLBACK_MEMBER)
     return members
+
+
+def nemeses(registry: Registry, champion: Agent, k: int) -> list[str]:
+    """The `k` agents that scored best against `champion` in the title round robin that crowned it and, when that
+    was a playoff, the round robin it was the playoff of (arena.crown; their records added up): active ones, the
+    weakest matchup first. A champion crowned otherwise (an SPRT, a hand promotion) has none. Champions form
+    cycles (`sc-v272` < `si-v244` < `sa-v100` < `sc-v272` on fresh seeds), so who beats the holder belongs on the
+    panel as much as the holder does."""
+    crowned, records, _ = crowning_of(registry, champion)
+    if crowned is None or not records or not k:
+        return []
+    of = (registry.tournament_store.get(crowned.tournament_id).title_playoff or {}).get("of")
+    if of is not None:
+        for (a, b), record in read_matchups(registry.db, crowned.team_size, int(of)).items():
+            if a == champion.name:
+                records[b] = records.get(b, Record(0, 0, 0)) + record
+    active = {a.name for a in registry.agent_store.all(crowned.team_size)}
+    worst = sorted((r.score, name) for name, r in records.items() if name in active and name != champion.name)
+    return [name for _, name in worst[:k]]
 
 
 def title_entrants(registry: Registry, team_size: int, last: str, *, run: str, teacher: str | None,
