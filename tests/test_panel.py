@@ -122,6 +122,16 @@ def test_those_that_beat_the_champion_in_its_title_round_robins_join_the_panel(s
                          cfg=PanelConfig(best_snapshots=0, other_runs=0, past_champions=0, nemeses=0)) == ["rulebot", "h"]
     reg.agent_store.set_status("a", "retired")
     assert nemeses(reg, holder, 2) == ["c"]  # active agents only
+    # a champion a round robin crowned and its playoff kept: the playoff's games count too (run si's resumption:
+    # round robin 199 crowned si-v332 and playoff 200 kept it)
+    for name in ("x", "y"):
+        reg.agent_store.add(name, "mlp", 1)
+    second = round_robin(reg, ["h", "x", "y"], {("x", "h"): (6, 0, 4), ("x", "y"): (7, 0, 3), ("h", "y"): (5, 0, 5)})
+    assert crown(reg, second).pick == "x" and nemeses(reg, reg.agent_store.get("x"), 1) == ["h"]
+    kept = round_robin(reg, ["h", "x", "y"], {("x", "h"): (6, 0, 4), ("x", "y"): (4, 0, 6), ("h", "y"): (2, 0, 8)},
+                       config={TITLE_PLAYOFF_KEY: {"of": second, "contenders": ["x", "h"]}})
+    assert crown(reg, kept).promotion is None and reg.agent_store.champion(1).name == "x"
+    assert nemeses(reg, reg.agent_store.get("x"), 1) == ["y"]  # 11 of 20 over both, h 12 of 20
 
 
 def test_play_panel_stops_at_the_first_member_that_clearly_beats_the_candidate(scripted_stage):

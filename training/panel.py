@@ -130,17 +130,19 @@ def panel_members(registry: Registry, team_size: int, candidate: str, *, run: st
 
 
 def nemeses(registry: Registry, champion: Agent, k: int) -> list[str]:
-    """The `k` agents that scored best against `champion` in the title round robin that crowned it and, when that
-    was a playoff, the round robin it was the playoff of (arena.crown; their records added up): active ones, the
-    weakest matchup first. A champion crowned otherwise (an SPRT, a hand promotion) has none. Champions form
-    cycles (`sc-v272` < `si-v244` < `sa-v100` < `sc-v272` on fresh seeds), so who beats the holder belongs on the
-    panel as much as the holder does."""
+    """The `k` agents that scored best against `champion` in the title round robin that crowned it and its playoff
+    (arena.crown: the round robin a playoff was of, or the playoff that kept the title; their records added up):
+    active ones, the weakest matchup first. A champion crowned otherwise (an SPRT, a hand promotion) has none.
+    Champions form cycles (`sc-v272` < `si-v244` < `sa-v100` < `sc-v272` on fresh seeds), so who beats the holder
+    belongs on the panel as much as the holder does."""
     crowned, records, _ = crowning_of(registry, champion)
     if crowned is None or not records or not k:
         return []
-    of = (registry.tournament_store.get(crowned.tournament_id).title_playoff or {}).get("of")
-    if of is not None:
-        for (a, b), record in read_matchups(registry.db, crowned.team_size, int(of)).items():
+    tournaments = registry.tournament_store
+    playoff = tournaments.get(crowned.tournament_id).title_playoff
+    other = playoff.get("of") if playoff else tournaments.finished_playoff_of(crowned.tournament_id)
+    if other is not None:
+        for (a, b), record in read_matchups(registry.db, crowned.team_size, int(other)).items():
             if a == champion.name:
                 records[b] = records.get(b, Record(0, 0, 0)) + record
     active = {a.name for a in registry.agent_store.all(crowned.team_size)}
