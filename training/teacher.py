@@ -60,6 +60,11 @@ class Teacher:
 
     def start_notes(self, cfg: Config, space: ActionSpace) -> list[str]:
         """What a run says when it starts with this teacher."""
+        if self.distill is not None and not self.distill.active:  # resumed after its phase
+            d, phase = self.distill.cfg, self.distill
+            return [f"PPO at temperature {cfg.ppo.temperature:g} and learning rate {cfg.ppo.learning_rate:g} with a "
+                    f"guide of {d.guide_weight:g} towards {self.name} (distillation ended at {phase.ended_at:,} "
+                    "steps)"]
         if self.distill is not None:
             d = self.distill.cfg
             ends = (f"held-out agreement ends the phase after {d.patience} updates without a new best"
