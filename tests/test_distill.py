@@ -188,20 +188,6 @@ def test_distilling_necto_records_versions_with_the_teacher_and_its_licence(bots
     assert "derived from community bots" in exported.output and "CC BY-NC-SA 4.0" in exported.output
 
 
-def test_a_run_resumed_after_its_copy_says_it_goes_on_with_ppo_not_that_it_distils(bots):
-    """Resuming a student whose phase ended said "distilling necto into necto heads ..." though it went on with PPO
-    (run si's resumption from si-v244). Fails before: the same line as a new run's."""
-    quick = ["--set", "panel.title_games=0"]
-    done = train(bots, "--distill", "necto", "--steps", 2048, "--name", "student", "--set", "training.distill.steps=512",
-                 *quick)
-    assert done.exit_code == 0 and "distillation ended at" in done.output, done.output
-    last = Registry.open(bots.db_path).agent_store.run_versions("student")[-1]
-    again = train(bots, "--resume", last, "--steps", 1024, *quick)
-    assert again.exit_code == 0, again.output
-    assert "distilling necto" not in again.output and "with a guide of 0.1 towards necto (distillation ended at " in (
-        " ".join(again.output.split())), again.output
-
-
 @pytest.mark.parametrize("args, says", [
     (["--distill", "nobody"], "nobody"),
     (["--distill", "element", "--stage", "2v2"], "does not play 2v2"),

@@ -67,6 +67,27 @@ def test_a_resumed_student_keeps_its_heads_temperature_rate_and_teacher(home):
         kept_what_it_is(agent)
 
 
+def test_a_run_resumed_after_its_copy_says_it_goes_on_with_ppo_not_that_it_distils(home):
+    """Resuming a student whose phase ended said "distilling necto into necto heads ..." though it went on with PPO
+    (run si's resumption from si-v244). Fails before: the same line as a new run's."""
+    quick = ["--set", "panel.title_games=0"]
+    done = train(home, "--stage", "1v1", "--distill", "necto", "--steps", 2048, "--name", "student", "--set", "training.distill.steps=512",
+                 *quick)
+    assert done.exit_code == 0 and "distillation ended at" in done.output, done.output
+    last = Registry.open(home.db_path).agent_store.run_versions("student")[-1]
+    again = train(home, "--resume", last, "--steps", 1024, *quick)
+    assert again.exit_code == 0, again.output
+    said = " ".join(again.output.split())
+    assert "distilling necto" not in said and "with a guide of 0.1 towards necto (distillation ended at " in said, said
+    # the versions this call made, not the run's earlier ones again (run si's resumption listed all 348)
+    made = Registry.open(home.db_path).agent_store.run_versions("student")
+    assert f"versions: {made[-1]} Time split" in said and made.index(last) == len(made) - 2, said
+    from training.selfplay import TrainResult
+
+    many = TrainResult("si", [f"si-v{i}" for i in range(1, 349)], 0, 0.0, False, 0, {}, made=104)
+    assert many.versions_said() == "si-v245 .. si-v348 (104 versions)"
+
+
 def test_a_run_from_a_student_keeps_its_heads_and_skips_a_kickstart_it_cannot_hold(home):
     done = train(home, "--stage", "2v2", "--from", "stu-v1", "--steps", 512, "--name", "fork")
     assert done.exit_code == 0, done.output

@@ -79,7 +79,7 @@ TIMED_PARTS = ("collection", "inference", "update", "snapshot", "evaluation")  #
 @dataclass
 class TrainResult:
     run: str
-    versions: list[str]
+    versions: list[str]  # the run's, oldest first: a resumed run's earlier versions too
     steps: int  # agent steps trained in total (including resumed ones)
     seconds: float
     interrupted: bool
@@ -88,6 +88,14 @@ class TrainResult:
     lost_steps: int = 0  # agent steps played by Ray rollout workers that died before handing them over
     profile: Profile | None = None  # where the learner's and each collector's time went (the scale profile)
     champion: str | None = None  # the stage's champion when the run ended (promotion.during_training may name one of its own)
+    made: int = 0  # how many of `versions`, the last ones, this call made
+
+    def versions_said(self) -> str:
+        """The versions this call made, as a user reads them: each one, or the first and last of many."""
+        made = self.versions[len(self.versions) - self.made:] if self.made else []
+        if len(made) > 6:
+            return f"{made[0]} .. {made[-1]} ({len(made)} versions)"
+        return ", ".join(made) or "none"
 
 
 def best_response_config(cfg: Config, registry: Registry, target: str | None = None) -> Config:
@@ -238,6 +246,7 @@ class SelfPlayTrainer:
                 check_trainable(cfg.policy)
             self.net = ckpt.net.train() if init_from else build_network(cfg.policy)
         self.versions = registry.agent_store.run_versions(self.prefix)
+        self.earlier_versions = len(self.versions)  # a resumed run's, before this call
         self.net.to(self.device)
         self.backend = collection_backend(cfg.runner.backend)
         self.workers = collection_workers(cfg.runner.workers, self.backend, self.device)
@@ -344,7 +353,7 @@ class SelfPlayTrainer:
         champion = self.registry.agent_store.champion(self.team_size)
         return TrainResult(self.prefix, self.versions, self.start_steps + run.steps, clock.elapsed(),
                            interrupted, run.learner.skipped_updates, run.timing, run.lost_steps, run.profile,
-                           champion.name if champion else None)
+                           champion.name if champion else None, len(self.versions) - self.earlier_versions)
 
     @contextmanager
     def _collection(self) -> Iterator[Collection]:

@@ -121,7 +121,7 @@ def train_command(
                      user_file=config, overrides=overrides, sets=set_, progress=budget_bar)
     note = " (interrupted; final snapshot saved)" if result.interrupted else ""
     out.print(f"Trained {result.run} to {result.steps:,} steps in {result.seconds:.0f} s{note}; "
-              f"versions: {', '.join(result.versions) or 'none'}", highlight=False)
+              f"versions: {result.versions_said()}", highlight=False)
     split = sum(result.timing.values()) or 1.0
     out.print("Time split: " + ", ".join(f"{k} {v / split:.0%}" for k, v in result.timing.items()), highlight=False)
     if result.profile is not None and (labels := result.profile.seconds("teacher")):
