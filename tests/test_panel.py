@@ -132,6 +132,10 @@ def test_those_that_beat_the_champion_in_its_title_round_robins_join_the_panel(s
                        config={TITLE_PLAYOFF_KEY: {"of": second, "contenders": ["x", "h"]}})
     assert crown(reg, kept).promotion is None and reg.agent_store.champion(1).name == "x"
     assert nemeses(reg, reg.agent_store.get("x"), 1) == ["y"]  # 11 of 20 over both, h 12 of 20
+    # the past champions' weak spots stay on the panel: si-v392 beat si-v332's (si-v284, sc-v272) and lost again to
+    # si-v244's (sa-v88), which had left it (-35 Elo on fresh seeds)
+    one = PanelConfig(best_snapshots=0, other_runs=0, past_champions=1, nemeses=1)
+    assert panel_members(reg, 1, "dn-v9", run="dn", teacher="rulebot", cfg=one) == ["rulebot", "x", "y", "h", "c"]
 
 
 def test_play_panel_stops_at_the_first_member_that_clearly_beats_the_candidate(scripted_stage):

@@ -91,7 +91,8 @@ def _ranked(tests: Sequence[PanelTest], fit: MleRatings | None) -> list[str]:
 def panel_members(registry: Registry, team_size: int, candidate: str, *, run: str, teacher: str | None,
                   cfg: PanelConfig) -> list[str]:
     """Who `candidate` of training run `run` meets: its teacher, the community bots that play `team_size`,
-    the stage's champion and its `cfg.past_champions` most recent past champions, the run's
+    the stage's champion and its `cfg.past_champions` most recent past champions, each one's `cfg.nemeses`
+    (the agents that did best against it in the title round robin that crowned it), the run's
     `cfg.best_snapshots` best and other runs' `cfg.other_runs` best by the league's rating (`_ranked`; of
     those no member clearly beat in their own test, `held`: passed, or ran out of games a little below half
     against a member; active agents, each once, never the candidate); rule-pro when none of these is there. A
@@ -113,8 +114,12 @@ def panel_members(registry: Registry, team_size: int, candidate: str, *, run: st
     for name in (nemeses(registry, champion, cfg.nemeses) if champion else []):
         add(name)
     past = dict.fromkeys(p.agent for p in reversed(registry.promotion_store.for_stage(team_size)) if p.promoted)
-    for name in [n for n in past if n in agents and n not in members and n != candidate][:cfg.past_champions]:
+    recent = [n for n in past if n in agents and n not in members and n != candidate][:cfg.past_champions]
+    for name in recent:
         add(name)
+    for name in recent:  # their weak spots too: a new champion that beats the holder's forgets theirs
+        for nemesis in nemeses(registry, agents[name], cfg.nemeses):
+            add(nemesis)
     tests = [t for t in registry.panel_store.for_stage(team_size) if held(t, cfg.z)]
     fit: MleRatings | None = None  # the whole-history fit, made only when there is more than one to choose from
     for mine, k in ((True, cfg.best_snapshots), (False, cfg.other_runs)):
