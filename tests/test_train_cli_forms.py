@@ -58,7 +58,7 @@ def recorded(monkeypatch):
 
         def run(self, budget):
             return SimpleNamespace(run="x", steps=0, seconds=0.0, interrupted=False, versions=[], timing={},
-                                   profile=None, champion=None)
+                                   profile=None, champion=None, versions_said=lambda: "none")
 
     monkeypatch.setattr(training.selfplay, "SelfPlayTrainer", Trainer)
     monkeypatch.setattr(league.cli.curriculum, "run_curriculum_with_progress",
