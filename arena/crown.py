@@ -41,6 +41,7 @@ from league.home import LeagueHome
 from league.registry import Registry
 from league.results import Record
 from league.standings import read_matchups
+from league.stores.agents import Agent
 from league.stores.promotions import Promotion
 from league.stores.tournaments import TITLE_PLAYOFF_KEY, round_robin_name
 
@@ -101,6 +102,21 @@ class Crowning:
         """The eligible entrants whose worst matchup is within `margin` of the best one's, best first, `most` at most."""
         eligible = [e for e in self.entrants if e.eligible]
         return [e.name for e in eligible if e.worst >= eligible[0].worst - margin][:most] if eligible else []
+
+
+def title_held_in(registry: Registry, agent: Agent) -> int | None:
+    """The latest finished title round robin or playoff (open_title_round_robin's) whose pick was `agent`: the one
+    that crowned it, or a later one where it kept the title (an SPRT during training, then the run's round robin)."""
+    for t in sorted(registry.tournament_store.all(), key=lambda t: t.id, reverse=True):
+        if (t.status == "finished" and t.team_size == agent.team_size and agent.name in t.entrants
+                and ("title round robin" in t.name or t.title_playoff is not None)):
+            try:
+                pick = next((e.name for e in title_table(registry, t.id) if e.eligible), None)
+            except LeagueError:  # a pair never met: it decides nothing
+                continue
+            if pick == agent.name:
+                return t.id
+    return None
 
 
 def title_table(registry: Registry, tournament_id: int) -> list[Entrant]:

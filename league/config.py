@@ -376,9 +376,9 @@ class PanelConfig:
                                     "first): a candidate that beats the title holder must not lose to the one the "
                                     "holder took the title from (champions can form a cycle).", min=0, max=32)
     nemeses: int = param(2, "The agents that scored best against the champion, and against each past champion on "
-                            "the panel, in the title round robin (and its playoff) that crowned it, that join the "
-                            "panel: champions form cycles, and a candidate that beats the holders must not lose to "
-                            "those they could not beat.", min=0, max=32)
+                            "the panel, in the title round robin (and its playoff) that crowned it or kept its title, "
+                            "that join the panel: champions form cycles, and a candidate that beats the holders must "
+                            "not lose to those they could not beat.", min=0, max=32)
     max_share: float = param(0.15, "Most share of a run's wall clock spent on panel tests and the promotion matches "
                                    "after them; a snapshot due while it is spent is not tested.", min=0, max=1)
     closing_test: bool = param(True, "A run's last snapshot, when it is not one just judged, meets the evaluation "

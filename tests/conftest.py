@@ -117,9 +117,9 @@ def play(reg: Registry, blue: str, orange: str, blue_goals: int, orange_goals: i
 
 
 def round_robin(reg, entrants: list[str], results: dict[tuple[str, str], tuple[int, int, int]],
-                config: dict | None = None) -> int:
+                config: dict | None = None, name: str = "t") -> int:
     """A finished tournament of `entrants` whose games are `results`: (a, b) -> (a's wins, draws, losses)."""
-    tid = reg.tournament_store.create("t", 1, 0, 2, 2 * len(results), entrants, config or {})
+    tid = reg.tournament_store.create(name, 1, 0, 2, 2 * len(results), entrants, config or {})
     index = 0
     for (a, b), (wins, draws, losses) in results.items():
         for goals in [(1, 0)] * wins + [(0, 0)] * draws + [(0, 1)] * losses:

@@ -136,6 +136,15 @@ def test_those_that_beat_the_champion_in_its_title_round_robins_join_the_panel(s
     # si-v244's (sa-v88), which had left it (-35 Elo on fresh seeds)
     one = PanelConfig(best_snapshots=0, other_runs=0, past_champions=1, nemeses=1)
     assert panel_members(reg, 1, "dn-v9", run="dn", teacher="rulebot", cfg=one) == ["rulebot", "x", "y", "h", "c"]
+    # a champion an SPRT promoted and a title round robin then kept (si-v392: promoted during run si's second chunk,
+    # kept by round robins 210 and 228, where si-v228 did best against it; -89 Elo on fresh seeds). Fails before:
+    # none, since no promotion names a round robin.
+    reg.agent_store.add("s", "mlp", 1)
+    reg.promotion_store.promote_manually("s")
+    assert nemeses(reg, reg.agent_store.get("s"), 1) == []
+    round_robin(reg, ["s", "x", "y"], {("s", "x"): (7, 0, 3), ("s", "y"): (6, 0, 4), ("x", "y"): (5, 0, 5)},
+                name="1v1 title round robin")
+    assert nemeses(reg, reg.agent_store.get("s"), 2) == ["y", "x"]
 
 
 def test_play_panel_stops_at_the_first_member_that_clearly_beats_the_candidate(scripted_stage):

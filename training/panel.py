@@ -36,6 +36,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from arena.crown import title_held_in
 from league.config import PanelConfig
 from league.profile import crowning_of
 from league.ratings import MleRatings
@@ -135,22 +136,30 @@ def panel_members(registry: Registry, team_size: int, candidate: str, *, run: st
 
 
 def nemeses(registry: Registry, champion: Agent, k: int) -> list[str]:
-    """The `k` agents that scored best against `champion` in the title round robin that crowned it and its playoff
-    (arena.crown: the round robin a playoff was of, or the playoff that kept the title; their records added up):
-    active ones, the weakest matchup first. A champion crowned otherwise (an SPRT, a hand promotion) has none.
-    Champions form cycles (`sc-v272` < `si-v244` < `sa-v100` < `sc-v272` on fresh seeds), so who beats the holder
-    belongs on the panel as much as the holder does."""
-    crowned, records, _ = crowning_of(registry, champion)
-    if crowned is None or not records or not k:
+    """The `k` agents that scored best against `champion` in the latest title round robin it took or kept the title
+    in (arena.crown.title_held_in; else the round robin a promotion names, `league crown` of any round robin) and its
+    playoff (the round robin a playoff was of, or the playoff of a round robin; records added up): active ones, the
+    weakest matchup first. A champion no round robin crowned or kept has none. Champions form cycles (`sc-v272` <
+    `si-v244` < `sa-v100` < `sc-v272` on fresh seeds), so who beats the holder belongs on the panel as much as the
+    holder does."""
+    if not k:
+        return []
+    held = title_held_in(registry, champion)
+    if held is None:
+        crowned, _, _ = crowning_of(registry, champion)
+        held = crowned.tournament_id if crowned is not None else None
+    if held is None:
         return []
     tournaments = registry.tournament_store
-    playoff = tournaments.get(crowned.tournament_id).title_playoff
-    other = playoff.get("of") if playoff else tournaments.finished_playoff_of(crowned.tournament_id)
-    if other is not None:
-        for (a, b), record in read_matchups(registry.db, crowned.team_size, int(other)).items():
+    playoff = tournaments.get(held).title_playoff
+    records: dict[str, Record] = {}
+    for tid in (held, playoff.get("of") if playoff else tournaments.finished_playoff_of(held)):
+        if tid is None:
+            continue
+        for (a, b), record in read_matchups(registry.db, champion.team_size, int(tid)).items():
             if a == champion.name:
                 records[b] = records.get(b, Record(0, 0, 0)) + record
-    active = {a.name for a in registry.agent_store.all(crowned.team_size)}
+    active = {a.name for a in registry.agent_store.all(champion.team_size)}
     worst = sorted((r.score, name) for name, r in records.items() if name in active and name != champion.name)
     return [name for _, name in worst[:k]]
 
