@@ -41,9 +41,10 @@ from league.home import LeagueHome
 from league.registry import Registry
 from league.results import Record
 from league.standings import read_matchups
-from league.stores.agents import Agent
 from league.stores.promotions import Promotion
 from league.stores.tournaments import TITLE_PLAYOFF_KEY, round_robin_name
+
+TITLE_NAME = "title round robin"  # in the name of every round robin open_title_round_robin opens
 
 
 @dataclass(frozen=True)
@@ -104,19 +105,22 @@ class Crowning:
         return [e.name for e in eligible if e.worst >= eligible[0].worst - margin][:most] if eligible else []
 
 
-def title_held_in(registry: Registry, agent: Agent) -> int | None:
-    """The latest finished title round robin or playoff (open_title_round_robin's) whose pick was `agent`: the one
-    that crowned it, or a later one where it kept the title (an SPRT during training, then the run's round robin)."""
-    for t in sorted(registry.tournament_store.all(), key=lambda t: t.id, reverse=True):
-        if (t.status == "finished" and t.team_size == agent.team_size and agent.name in t.entrants
-                and ("title round robin" in t.name or t.title_playoff is not None)):
-            try:
-                pick = next((e.name for e in title_table(registry, t.id) if e.eligible), None)
-            except LeagueError:  # a pair never met: it decides nothing
-                continue
-            if pick == agent.name:
-                return t.id
-    return None
+def title_picks(registry: Registry, team_size: int) -> dict[int, str]:
+    """Each finished title round robin or playoff (open_title_round_robin's) at `team_size`, newest first, and its
+    pick: the agent it crowned, or the holder it kept the title with (an SPRT during training, then the run's round
+    robin). Read once per panel, since reading a table reads every game of it."""
+    picks: dict[int, str] = {}
+    for t in reversed(registry.tournament_store.all()):
+        titled = TITLE_NAME in t.name or t.title_playoff is not None
+        if t.status != "finished" or t.team_size != team_size or not titled:
+            continue
+        try:
+            pick = next((e.name for e in title_table(registry, t.id) if e.eligible), None)
+        except LeagueError:  # a pair never met: it decides nothing
+            continue
+        if pick is not None:
+            picks[t.id] = pick
+    return picks
 
 
 def title_table(registry: Registry, tournament_id: int) -> list[Entrant]:
@@ -216,7 +220,7 @@ def open_title_round_robin(registry: Registry, cfg: Config, entrants: Sequence[s
     round robin's playoff, where only `contenders` may take the title."""
     team_size = cfg.game.team_size
     registry.game_store.check_usable(team_size, list(entrants))
-    name = f"{team_size}v{team_size} title round robin"
+    name = f"{team_size}v{team_size} {TITLE_NAME}"
     extra = None
     if playoff_of is not None:
         name = f"{team_size}v{team_size} title playoff of round robin {playoff_of}"

@@ -71,8 +71,8 @@ def test_a_run_resumed_after_its_copy_says_it_goes_on_with_ppo_not_that_it_disti
     """Resuming a student whose phase ended said "distilling necto into necto heads ..." though it went on with PPO
     (run si's resumption from si-v244). Fails before: the same line as a new run's."""
     quick = ["--set", "panel.title_games=0"]
-    done = train(home, "--stage", "1v1", "--distill", "necto", "--steps", 2048, "--name", "student", "--set", "training.distill.steps=512",
-                 *quick)
+    done = train(home, "--stage", "1v1", "--distill", "necto", "--steps", 2048, "--name", "student",
+                 "--set", "training.distill.steps=512", *quick)
     assert done.exit_code == 0 and "distillation ended at" in done.output, done.output
     last = Registry.open(home.db_path).agent_store.run_versions("student")[-1]
     again = train(home, "--resume", last, "--steps", 1024, *quick)

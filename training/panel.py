@@ -36,7 +36,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from arena.crown import title_held_in
+from arena.crown import title_picks
 from league.config import PanelConfig
 from league.profile import crowning_of
 from league.ratings import MleRatings
@@ -112,14 +112,15 @@ def panel_members(registry: Registry, team_size: int, candidate: str, *, run: st
             add(a.name)
     champion = registry.agent_store.champion(team_size)
     add(champion.name if champion else None)
-    for name in (nemeses(registry, champion, cfg.nemeses) if champion else []):
+    picks = title_picks(registry, team_size) if cfg.nemeses else {}  # read once for every holder below
+    for name in (nemeses(registry, champion, cfg.nemeses, picks) if champion else []):
         add(name)
     past = dict.fromkeys(p.agent for p in reversed(registry.promotion_store.for_stage(team_size)) if p.promoted)
     recent = [n for n in past if n in agents and n not in members and n != candidate][:cfg.past_champions]
     for name in recent:
         add(name)
     for name in recent:  # their weak spots too: a new champion that beats the holder's forgets theirs
-        for nemesis in nemeses(registry, agents[name], cfg.nemeses):
+        for nemesis in nemeses(registry, agents[name], cfg.nemeses, picks):
             add(nemesis)
     tests = [t for t in registry.panel_store.for_stage(team_size) if held(t, cfg.z)]
     fit: MleRatings | None = None  # the whole-history fit, made only when there is more than one to choose from
@@ -135,16 +136,18 @@ def panel_members(registry: Registry, team_size: int, candidate: str, *, run: st
     return members
 
 
-def nemeses(registry: Registry, champion: Agent, k: int) -> list[str]:
+def nemeses(registry: Registry, champion: Agent, k: int, picks: dict[int, str] | None = None) -> list[str]:
     """The `k` agents that scored best against `champion` in the latest title round robin it took or kept the title
-    in (arena.crown.title_held_in; else the round robin a promotion names, `league crown` of any round robin) and its
-    playoff (the round robin a playoff was of, or the playoff of a round robin; records added up): active ones, the
-    weakest matchup first. A champion no round robin crowned or kept has none. Champions form cycles (`sc-v272` <
+    in (`picks`: arena.crown.title_picks, read here when not given; else the round robin a promotion names, `league
+    crown` of any round robin) and its playoff (the round robin a playoff was of, or the playoff of a round robin;
+    records added up): active ones, the weakest matchup first. A champion no round robin crowned or kept has none. Champions form cycles (`sc-v272` <
     `si-v244` < `sa-v100` < `sc-v272` on fresh seeds), so who beats the holder belongs on the panel as much as the
     holder does."""
     if not k:
         return []
-    held = title_held_in(registry, champion)
+    if picks is None:
+        picks = title_picks(registry, champion.team_size)
+    held = next((tid for tid, pick in picks.items() if pick == champion.name), None)
     if held is None:
         crowned, _, _ = crowning_of(registry, champion)
         held = crowned.tournament_id if crowned is not None else None
