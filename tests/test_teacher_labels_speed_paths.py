@@ -98,3 +98,12 @@ def test_labels_in_float32_without_a_dtype_as_before(teacher, recorded):
     labels, _ = teacher_labels(teacher, game, None, rows, state, starts, teacher.space)
     probs, _ = teacher.act_game_probs(game, rows, teacher.initial_state(len(rows)), starts)
     assert labels.dtype == np.float32 and np.array_equal(labels, probs)
+
+
+def test_the_measure_says_in_one_sentence_that_a_bot_folder_is_missing(tmp_path, capsys):
+    from training.measure.teacher_labels import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--bot-folder", str(tmp_path / "necto")])
+    message = str(exit_.value.code)
+    assert message.startswith("Error: ") and "is not a folder" in message and "\n" not in message

@@ -36,6 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
+from league.errors import LeagueError
+
 REFERENCE = "float32 literal"
 PATHS = (REFERENCE, "float32", "bf16")
 
@@ -231,8 +233,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=1, help="torch threads (a rollout worker's: 1)")
     parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args(argv)
-    report = bench_teacher_labels(args.bot_folder or default_bot_folder(), int(args.stage[0]), args.arenas,
-                                  args.steps, args.repeats, args.threads)
+    try:
+        report = bench_teacher_labels(args.bot_folder or default_bot_folder(), int(args.stage[0]), args.arenas,
+                                      args.steps, args.repeats, args.threads)
+    except LeagueError as exc:
+        raise SystemExit(f"Error: {exc}") from None
     print(f"{report.cpu} (bf16 units: {'yes' if report.bf16_units else 'no'}), {report.threads} torch thread(s); "
           f"{args.stage}, {report.rows} states a call, {report.steps} steps, {report.repeats} repeats interleaved")
     print(f"  input building (numpy): {report.inputs_ms_per_1k_states:.2f} ms per 1000 states")
