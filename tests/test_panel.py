@@ -13,6 +13,7 @@ import torch
 from agents.checkpoint import save_checkpoint
 from agents.loading import load_policy
 from agents.networks import build_network
+from arena.engine.cores import usable_cores
 from league.config import PanelConfig, PolicyConfig, load_config
 from league.results import Record
 from training.evaluation import Player, player
@@ -181,13 +182,16 @@ def test_a_snapshot_a_panel_member_beats_is_not_promoted(scripted_stage):
     reg.panel_store.add("rulebot", "other", 0, {"randbot": Record(8, 0, 0)}, passed=True, beaten_by=None, seconds=1,
                         seed=1)
     net = add_network(home, reg, "net-v1")
-    judged = judge_for(home, reg).judge("net-v1", net, 1, steps=1000, elapsed=100.0)
+    judge = judge_for(home, reg)
+    judge.earlier_cpu_minutes = 90.0  # a resumed run: its learning curve goes on from its earlier calls
+    judged = judge.judge("net-v1", net, 1, steps=1000, elapsed=100.0)
     (test,) = reg.panel_store.of("net-v1")
     assert not test.passed and test.beaten_by == "rulebot" and set(test.records) == {"randbot", "rulebot"}
     assert reg.agent_store.champion(1).name == "randbot" and reg.match_store.all() == []
     assert any(n.startswith("panel: net-v1 not promoted: rulebot beat it") for n in judged.notes), judged.notes
     panel_row = next(r for r in judged.rows if "panel/elo" in r)
     assert panel_row["panel/passed"] == 0.0 and panel_row["panel/games"] == test.total.games
+    assert panel_row["panel/cpu_minutes"] == pytest.approx(90.0 + 100.0 / 60.0 * usable_cores())
     assert net.training  # left in train mode
 
 
@@ -451,7 +455,7 @@ def test_the_learning_curves_interval_is_about_its_point(scripted_stage):
     reg.agent_store.add("se-v56", "mlp", 1)
     records = {"rulebot": Record(126, 12, 222), "randbot": Record(16, 3, 1)}  # 36.7% over 360, 87.5% over 20
     test = reg.panel_store.add("se-v56", "se", 0, records, passed=False, beaten_by="rulebot", seconds=1.0, seed=0)
-    row = panel_row(reg, test, elapsed=60.0)
+    row = panel_row(reg, test, run_cpu_minutes=2.0)
     assert row["panel/elo_lo"] < row["panel/elo"] < row["panel/elo_hi"]
     low, high = test.elo_interval
     assert (low, high) == (row["panel/elo_lo"], row["panel/elo_hi"])

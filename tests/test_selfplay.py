@@ -54,7 +54,13 @@ def test_smoke_run_creates_versions_lineage_games_ratings_and_metrics(trained_ho
 def test_resume_continues_steps_and_lineage(trained_home):
     home, first = trained_home
     last = first.versions[-1]
+    metrics = home.runs / "mlp-1v1" / "metrics.jsonl"
+    before = len(metrics.read_text().splitlines())
     second, reg = train(home, 256, resume=last)
+    # The run's CPU-minutes go on from its first call's: its learning curve does not start again at zero.
+    minutes = [json.loads(l).get("charts/cpu_minutes") for l in metrics.read_text().splitlines()]
+    earlier, now = [m for m in minutes[:before] if m], [m for m in minutes[before:] if m]
+    assert earlier and now and min(now) > max(earlier) and now == sorted(now)
     assert second.versions[-1] != last and first.steps + 256 <= second.steps < first.steps + 256 + 8
     assert reg.agent_store.get(second.versions[len(first.versions)]).parent_id == reg.agent_store.get(last).id
     assert line_to(lineage_of(reg), second.versions[-1])[: len(first.versions)] == first.versions

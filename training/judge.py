@@ -59,6 +59,7 @@ class SnapshotJudge:
     device: Any
     workers: int
     run: str = ""  # the training run whose snapshots are judged (its panel tests are kept under it)
+    earlier_cpu_minutes: float = 0.0  # what the run's earlier calls spent (a resumed run): the learning curve's x
     promotion_seconds: float = field(default=0.0, init=False)  # wall clock spent on panel tests and SPRTs
     said_copying: bool = field(default=False, init=False)  # whether a run's note on its copy phase was said
     last: str = field(default="", init=False)  # the last snapshot judged (its promotion test played or turned away)
@@ -211,7 +212,7 @@ class SnapshotJudge:
         test = self.registry.panel_store.add(candidate.name, self.run, steps, outcome.records, passed=outcome.passed,
                                              beaten_by=outcome.beaten_by, seconds=time.perf_counter() - started,
                                              seed=seed)
-        judged.rows.append(panel_row(self.registry, test, elapsed))
+        judged.rows.append(panel_row(self.registry, test, self.earlier_cpu_minutes + cpu_minutes(elapsed)))
         records = ", ".join(f"{m} {r.score:.0%} ({r})" for m, r in outcome.records.items() if r.games)
         if outcome.passed:
             judged.notes.append(f"panel: {candidate.name} scored half or more against every member in {outcome.games} "
@@ -223,15 +224,20 @@ class SnapshotJudge:
         return outcome.passed
 
 
-def panel_row(registry: Registry, test: PanelTest, elapsed: float) -> dict[str, float]:
+def cpu_minutes(elapsed: float) -> float:
+    """CPU-minutes of `elapsed` seconds of a training call: its wall clock times the host's cores (a run keeps every
+    core busy)."""
+    return elapsed / 60.0 * usable_cores()
+
+
+def panel_row(registry: Registry, test: PanelTest, run_cpu_minutes: float) -> dict[str, float]:
     """The metrics of a panel test: the snapshot's Elo against the panel with its 95% interval (PanelTest.elo and
     elo_interval: each member weighs the same), the stage's champion's Elo against the panel it last met, the worst
-    matchup's score, and the run's CPU-minutes so far (its wall clock times the host's cores: a run keeps every core
-    busy), the learning curve's x."""
+    matchup's score, and the run's CPU-minutes so far (over all its calls), the learning curve's x."""
     low, high = test.elo_interval
     row = {"panel/elo": test.elo, "panel/elo_lo": low, "panel/elo_hi": high,
            "panel/games": float(test.total.games), "panel/passed": float(test.passed),
-           "panel/cpu_minutes": elapsed / 60.0 * usable_cores()}
+           "panel/cpu_minutes": run_cpu_minutes}
     worst = test.worst
     if worst is not None:
         row["panel/worst_score"] = worst[1].score

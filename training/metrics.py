@@ -41,6 +41,30 @@ class MetricsLog:
 
 
 RUN_FILES = ("metrics.jsonl", "run.json", "tensorboard")  # what MetricsLog writes into a run's folder
+CPU_MINUTES = "charts/cpu_minutes"  # the run's CPU-minutes so far, over every call of it (resumed ones too)
+
+
+def logged_cpu_minutes(run_dir: Path) -> float:
+    """The CPU-minutes a run's log says it has spent (the largest `charts/cpu_minutes`, or `panel/cpu_minutes` in a
+    log written before that key): where a resumed call's clock starts, so a run's learning curve goes on from its
+    earlier calls rather than starting again at zero. 0 for a run with no log; a torn last line is skipped."""
+    metrics = run_dir / "metrics.jsonl"
+    if not metrics.is_file():
+        return 0.0
+    spent = 0.0
+    with open(metrics, encoding="utf-8") as f:
+        for line in f:
+            if "cpu_minutes" not in line:
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            for key in (CPU_MINUTES, "panel/cpu_minutes"):
+                value = row.get(key)
+                if isinstance(value, (int, float)) and math.isfinite(value):
+                    spent = max(spent, float(value))
+    return spent
 
 
 def set_aside_stopped(run_dir: Path) -> Path | None:

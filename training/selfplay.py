@@ -60,8 +60,8 @@ from training.collection import (
 from training.collector import Collector, training_spec
 from training.guide import NO_GUIDE, Guide, UpdatePlan
 from training.episode_stats import headline
-from training.judge import SnapshotJudge
-from training.metrics import MetricsLog, set_aside_stopped
+from training.judge import SnapshotJudge, cpu_minutes
+from training.metrics import CPU_MINUTES, MetricsLog, logged_cpu_minutes, set_aside_stopped
 from training.opponents import LATEST, draw_picks, pool_specs
 from training.panel import panel_members
 from training.ppo import PpoLearner, TrainingDiverged
@@ -247,6 +247,7 @@ class SelfPlayTrainer:
             self.net = ckpt.net.train() if init_from else build_network(cfg.policy)
         self.versions = registry.agent_store.run_versions(self.prefix)
         self.earlier_versions = len(self.versions)  # a resumed run's, before this call
+        self.earlier_cpu_minutes = logged_cpu_minutes(home.runs / self.prefix)  # a resumed run's earlier calls
         self.net.to(self.device)
         self.backend = collection_backend(cfg.runner.backend)
         self.workers = collection_workers(cfg.runner.workers, self.backend, self.device)
@@ -256,7 +257,8 @@ class SelfPlayTrainer:
         # they play beside it (pipelined; training.update_threads).
         torch.set_num_threads(learner_threads(cfg.training, self.workers))
         self.optimizer_state = optimizer_state
-        self.judge = SnapshotJudge(cfg, registry, home, self.device, self.workers, self.prefix)
+        self.judge = SnapshotJudge(cfg, registry, home, self.device, self.workers, self.prefix,
+                                   earlier_cpu_minutes=self.earlier_cpu_minutes)
         # Built once, checked now: a teacher that cannot teach is refused before anything is trained.
         self.teacher = build_teacher(cfg, registry, home, Student(self.net.space, self.start_steps, self.parent),
                                      self.learner_stats, lambda text: self.on_progress(Note(text)))
@@ -478,6 +480,7 @@ class SelfPlayTrainer:
         row = {**update.as_log(), **seg.tally.row(), "charts/steps_per_second": run.steps / elapsed,
                "charts/skipped_updates_total": learner.skipped_updates, "charts/policy_lag": float(lag),
                "charts/rollout_workers": float(got.workers), "charts/lost_steps_total": float(run.lost_steps),
+               CPU_MINUTES: self.earlier_cpu_minutes + cpu_minutes(elapsed),
                **distill_row}
         rcfg = self.cfg.rewards
         if rcfg.mode == "dense" and rcfg.shaping_anneal_steps:
