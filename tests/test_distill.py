@@ -30,7 +30,8 @@ from training.ppo import PpoLearner
 runner = CliRunner()
 TINY = ["runner.workers=1", "runner.envs_per_worker=4", "ppo.steps_per_env=32", "ppo.minibatch_size=256",
         "training.eval_every_snapshots=0", "training.snapshot_every_steps=2000", "policy.actor_sizes=[64]",
-        "policy.critic_sizes=[64]", "panel.playoff_games=0"]  # a tiny run's snapshots tie at 0%: a playoff of 600 games
+        "policy.critic_sizes=[64]", "panel.playoff_games=0",  # a tiny run's snapshots tie at 0%: a playoff of 600 games
+        "panel.title_games=0"]  # and its title round robin against Necto and Element (test_panel's) took 30-60 s a run
 
 
 def run(*args):
