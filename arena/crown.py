@@ -178,9 +178,11 @@ def playoff_entrants(crowning: Crowning, margin: float, most: int,
                      opponents: int = 2) -> tuple[list[str], list[str]] | None:
     """(contenders, entrants) of the playoff after `crowning`: the best `most` eligible entrants within `margin` of
     the best worst matchup, and beside them each one's `opponents` worst opponents of the round robin (a contender's
-    weakness must be measured again, not only its rivals); None when fewer than two contend."""
+    weakness must be measured again, not only its rivals); None when fewer than two contend, or when the best worst
+    matchup is nil: every contender lost every game to someone (a run of a few minutes against Necto), and more
+    games would only measure noise at the floor, at minutes of games (1,000 in such a run's playoff of five)."""
     contenders = crowning.contenders(margin, most)
-    if len(contenders) < 2:
+    if len(contenders) < 2 or crowning.entrant(contenders[0]).worst <= 0.0:
         return None
     return contenders, list(dict.fromkeys([*contenders, *(b for c in contenders
                                                             for b in _worst_opponents(crowning, c, opponents))]))

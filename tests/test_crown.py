@@ -134,6 +134,20 @@ def test_contenders_near_the_top_play_a_playoff_that_only_they_can_win(scripted_
         shown.output.split()), shown.output
 
 
+def test_no_playoff_between_contenders_that_all_lost_every_game_to_someone(scripted_stage):
+    """A resumed run of two minutes against Necto: its snapshots all lost every game to Necto, so they tied at a
+    worst matchup of 0%, and a playoff of five entrants played 1,000 more games (116 s) to separate noise at the
+    floor. Fails before: a playoff of a and b. The round robin's points decide."""
+    _, reg = scripted_stage
+    for name in ("a", "b"):
+        reg.agent_store.add(name, "mlp", 1)
+    tid = round_robin(reg, ["rule", "a", "b"], {("rule", "a"): (10, 0, 0), ("rule", "b"): (10, 0, 0),
+                                                ("a", "b"): (6, 0, 4)})
+    crowning = crown(reg, tid)
+    assert crowning.contenders(0.1, 3) == ["a", "b"] and crowning.entrant("a").worst == 0.0
+    assert playoff_entrants(crowning, 0.1, 3) is None and crowning.pick == "a"
+
+
 def test_league_crown_plays_the_playoff_in_real_games_and_only_a_contender_takes_the_title(scripted_stage):
     """`league crown --tournament R --playoff`: randbot (the holder, 50% worst) and atbabot (40%) contend; rulebot,
     whose worst matchup was 10%, plays the playoff as their opponent but cannot take the title there. The playoff's
