@@ -7,11 +7,13 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from arena.crown import crown, open_title_round_robin, play_title_round_robin, playoff_entrants, title_table
+from arena.crown import (TITLE_NAME, crown, open_title_round_robin, play_title_round_robin, playoff_entrants,
+                         title_table)
 from league.cli import app
 from league.cli.train import champion_line
 from league.config import load_config
 from league.errors import LeagueError
+from league.results import Record
 
 from conftest import round_robin
 
@@ -146,6 +148,23 @@ def test_no_playoff_between_contenders_that_all_lost_every_game_to_someone(scrip
     crowning = crown(reg, tid)
     assert crowning.contenders(0.1, 3) == ["a", "b"] and crowning.entrant("a").worst == 0.0
     assert playoff_entrants(crowning, 0.1, 3) is None and crowning.pick == "a"
+
+
+def test_the_champion_line_names_the_round_robin_that_kept_the_title(scripted_stage):
+    """si-v392: promoted by an SPRT during run si, then kept by round robins 210 and 228; `league train` ended by
+    naming the panel it had met before them. Fails before: "measured against rulebot 60% over 10"."""
+    home, reg = scripted_stage
+    for name in ("a", "b"):
+        reg.agent_store.add(name, "mlp", 1)
+    reg.panel_store.add("a", "si", 100, {"rulebot": Record(6, 0, 4)}, passed=True, beaten_by=None, seconds=1.0, seed=0)
+    reg.promotion_store.promote_manually("a")
+    assert champion_line(home, "a", "zz") == "Champion: a; measured against rulebot 60% over 10"
+    tid = round_robin(reg, ["a", "b", "rule"], {("a", "b"): (7, 0, 3), ("a", "rule"): (8, 0, 2), ("b", "rule"): (6, 0, 4)},
+                      name=f"1v1 {TITLE_NAME}")
+    assert champion_line(home, "a", "zz") == (f"Champion: a; kept the title in round robin {tid} of 3: its worst "
+                                              "matchup b 70% over 10")
+    reg.panel_store.add("a", "si", 200, {"rulebot": Record(5, 0, 5)}, passed=True, beaten_by=None, seconds=1.0, seed=1)
+    assert champion_line(home, "a", "zz") == "Champion: a; measured against rulebot 50% over 10"  # the newest
 
 
 def test_league_crown_plays_the_playoff_in_real_games_and_only_a_contender_takes_the_title(scripted_stage):

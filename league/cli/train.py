@@ -134,6 +134,39 @@ def train_command(
         out.print(champion_line(league_home, result.champion, result.run), highlight=False)
 
 
+def measured_against(reg, agent) -> str:
+    """What the champion `agent` was last measured against, as the champion line says it: the title round robin that
+    crowned it, or a later one that kept the title with it (an SPRT promoted it during a run, then the run's round
+    robin kept it), by its worst matchup there; else its latest panel test; "" when none. The newest of them."""
+    from arena.crown import title_picks
+    from league.profile import crowning_of
+    from league.standings import read_matchups
+    from league.stores.tournaments import round_robin_name
+
+    said: list[tuple[str, str]] = []  # (when, what), the crowning first: a tie goes to it
+
+    def title(verb: str, name: str, records) -> str:
+        worst = min(records, key=lambda m: records[m].score)
+        return (f"; {verb} {name} of {len(records) + 1}: its worst matchup {worst} {records[worst].score:.0%} over "
+                f"{records[worst].games}")
+
+    crowned, records, name = crowning_of(reg, agent)
+    if crowned is not None and records:
+        said.append((crowned.created, title("crowned by", name, records)))
+    if agent.team_size is not None:
+        kept = next((tid for tid, pick in title_picks(reg, agent.team_size).items() if pick == agent.name), None)
+        if kept is not None and (crowned is None or kept != crowned.tournament_id):
+            t = reg.tournament_store.get(kept)
+            records = {b: r for (a, b), r in read_matchups(reg.db, t.team_size, kept).items() if a == agent.name}
+            said.append((t.created, title("kept the title in", round_robin_name(kept, (t.title_playoff or {})
+                                                                                   .get("of")), records)))
+    tests = reg.panel_store.of(agent.name)
+    if tests:
+        said.append((tests[-1].created, "; measured against " + ", ".join(
+            f"{m} {r.score:.0%} over {r.games}" for m, r in tests[-1].records.items())))
+    return max(said, key=lambda w: w[0])[1] if said else ""
+
+
 def champion_line(home, champion: str, run: str) -> str:
     """"Champion: NAME", whether it is of this run, and what it was last measured against (the title round robin that
     crowned it, by its worst matchup, or its latest panel test); when the
@@ -141,24 +174,15 @@ def champion_line(home, champion: str, run: str) -> str:
     kept it from the title (strength among snapshots is not a ladder: the run's best may beat the champion yet
     lose to one member)."""
     from league.cli.common import open_league
-    from league.profile import crowning_of
 
     _, reg = open_league(home.root, readonly=True)
     try:
-        tests = reg.panel_store.of(champion)
-        crowned, title, title_name = crowning_of(reg, reg.agent_store.get(champion))
+        said = measured_against(reg, reg.agent_store.get(champion))
         own = champion in reg.agent_store.run_versions(run)
         best = None if own else max(reg.panel_store.for_run(run), key=lambda t: t.elo, default=None)
     finally:
         reg.close()
-    line = f"Champion: {champion}{' (a snapshot of this run)' if own else ''}"
-    if crowned is not None and title and (not tests or crowned.created >= tests[-1].created):
-        worst = min(title, key=lambda m: title[m].score)
-        line += (f"; crowned by {title_name} of {len(title) + 1}: its worst matchup "
-                 f"{worst} {title[worst].score:.0%} over {title[worst].games}")
-    elif tests:
-        t = tests[-1]
-        line += "; measured against " + ", ".join(f"{m} {r.score:.0%} over {r.games}" for m, r in t.records.items())
+    line = f"Champion: {champion}{' (a snapshot of this run)' if own else ''}{said}"
     if best is not None:
         low, high = best.elo_interval
         if best.passed:
