@@ -10,9 +10,16 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 from league.home import LeagueHome
 from league.registry import GameRecord, Registry
+
+# Property tests draw the same examples on every run: a test of the default suite must not fail by chance (an
+# SPRT property drawn at random once did). HYPOTHESIS_PROFILE=explore draws new ones, to look for counterexamples.
+hypothesis_settings.register_profile("deterministic", derandomize=True)
+hypothesis_settings.register_profile("explore", derandomize=False)
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "deterministic"))
 
 # The modules of the classes the suite's worker pools host (game workers, rollout workers), loaded
 # once by the fork server: whichever pool a test run opens first, both kinds start without them.

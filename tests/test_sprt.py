@@ -199,7 +199,7 @@ penta = st.lists(st.integers(0, 300), min_size=5, max_size=5)
 tri = st.lists(st.integers(0, 300), min_size=3, max_size=3)
 
 
-@settings(max_examples=80, deadline=None, derandomize=True)
+@settings(max_examples=80, deadline=None)
 @given(counts=st.one_of(st.lists(st.integers(2, 300), min_size=5, max_size=5),
                         st.lists(st.integers(2, 300), min_size=3, max_size=3)),
        elo0=elos, width=widths, data=st.data())
@@ -207,7 +207,7 @@ def test_a_better_result_raises_the_logistic_llr(counts, elo0, width, data):
     """One result moved to a better outcome raises the logistic model's LLR where every outcome is seen before and
     after (an empty cell is regularised, which can take up to 3e-4 off: [0, 0, 150, 0, 163] -> [0, 0, 149, 1, 163]);
     none of 80,000 random such moves lowered it. The normalized model's LLR need not rise: the next test.
-    Derandomized, as a default-suite test must be: the old property, drawn at random, failed the suite by chance."""
+    The old property, drawn at random, failed the suite by chance (the suite's examples are fixed now: conftest)."""
     worse = data.draw(st.integers(0, len(counts) - 2))
     better = data.draw(st.integers(worse + 1, len(counts) - 1))
     improved = list(counts)
