@@ -123,6 +123,28 @@ def title_picks(registry: Registry, team_size: int) -> dict[int, str]:
     return picks
 
 
+@dataclass(frozen=True)
+class KeptTitle:
+    """A title round robin that kept the title with its holder, and the holder's record against each entrant."""
+
+    tournament_id: int
+    name: str  # as said ("round robin 211 (the playoff of round robin 210)")
+    created: str
+    records: dict[str, Record]
+
+
+def title_kept(registry: Registry, agent: str, team_size: int, crowned_in: int | None) -> KeptTitle | None:
+    """The newest title round robin (or playoff) at `team_size` whose pick was `agent`, when it is not the one that
+    crowned it (`crowned_in`): the round robin that kept the title with it (an SPRT promoted it during a run, then
+    the run's round robin kept it); None when none did. Reads every title round robin (title_picks)."""
+    kept = next((tid for tid, pick in title_picks(registry, team_size).items() if pick == agent), None)
+    if kept is None or kept == crowned_in:
+        return None
+    t = registry.tournament_store.get(kept)
+    records = {b: r for (a, b), r in read_matchups(registry.db, team_size, kept).items() if a == agent}
+    return KeptTitle(kept, round_robin_name(kept, (t.title_playoff or {}).get("of")), t.created, records)
+
+
 def title_table(registry: Registry, tournament_id: int) -> list[Entrant]:
     """The entrants of finished round robin `tournament_id`, best first (see the module notes); a LeagueError when
     it is unfinished, of mixed teams, or a pair of its entrants never met."""

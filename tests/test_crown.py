@@ -163,6 +163,9 @@ def test_the_champion_line_names_the_round_robin_that_kept_the_title(scripted_st
                       name=f"1v1 {TITLE_NAME}")
     assert champion_line(home, "a", "zz") == (f"Champion: a; kept the title in round robin {tid} of 3: its worst "
                                               "matchup b 70% over 10")
+    shown = " ".join(CliRunner().invoke(app, ["show", "a", "--home", str(home.root)]).output.split())
+    assert f"Title round robin {tid}: kept (its worst matchup the best)" in shown and "7-0-3" in shown, shown
+    assert "kept" not in " ".join(CliRunner().invoke(app, ["show", "b", "--home", str(home.root)]).output.split())
     reg.panel_store.add("a", "si", 200, {"rulebot": Record(5, 0, 5)}, passed=True, beaten_by=None, seconds=1.0, seed=1)
     assert champion_line(home, "a", "zz") == "Champion: a; measured against rulebot 50% over 10"  # the newest
 

@@ -129,13 +129,26 @@ def show(name: NameArg, home: HomeOpt = None) -> None:
     if profile.crowned is not None and profile.title_records:
         c = profile.crowned
         was = f", from {c.previous_champion}" if c.previous_champion else ""
-        title = Table(title=f"Title {profile.title_name}: crowned{was} (its worst matchup the best)")
-        for col in ("entrant", "W-D-L", "score", "95% interval"):
-            title.add_column(col)
-        for entrant, r in sorted(profile.title_records.items(), key=lambda item: item[1].score):
-            low, high = r.score_interval
-            title.add_row(escape(entrant), str(r), f"{r.score:.0%}", f"{low:.0%}..{high:.0%}")
-        out.print(title)
+        out.print(_title_table(f"Title {profile.title_name}: crowned{was}", profile.title_records))
+    champion = reg.agent_store.champion(agent.team_size) if agent.team_size else None
+    if champion is not None and champion.name == agent.name:  # finding a round robin that kept it reads them all
+        from arena.crown import title_kept
+
+        c = profile.crowned
+        kept = title_kept(reg, agent.name, agent.team_size, c.tournament_id if c else None)
+        if kept is not None:
+            out.print(_title_table(f"Title {kept.name}: kept", kept.records))
+
+
+def _title_table(said: str, records) -> Table:
+    """An agent's record against each entrant of a title round robin, its worst matchup first."""
+    title = Table(title=f"{said} (its worst matchup the best)")
+    for col in ("entrant", "W-D-L", "score", "95% interval"):
+        title.add_column(col)
+    for entrant, r in sorted(records.items(), key=lambda item: item[1].score):
+        low, high = r.score_interval
+        title.add_row(escape(entrant), str(r), f"{r.score:.0%}", f"{low:.0%}..{high:.0%}")
+    return title
 
 
 def _set_status(name: str, status: str, home: Path | None) -> None:

@@ -138,10 +138,8 @@ def measured_against(reg, agent) -> str:
     """What the champion `agent` was last measured against, as the champion line says it: the title round robin that
     crowned it, or a later one that kept the title with it (an SPRT promoted it during a run, then the run's round
     robin kept it), by its worst matchup there; else its latest panel test; "" when none. The newest of them."""
-    from arena.crown import title_picks
+    from arena.crown import title_kept
     from league.profile import crowning_of
-    from league.standings import read_matchups
-    from league.stores.tournaments import round_robin_name
 
     said: list[tuple[str, str]] = []  # (when, what), the crowning first: a tie goes to it
 
@@ -153,13 +151,10 @@ def measured_against(reg, agent) -> str:
     crowned, records, name = crowning_of(reg, agent)
     if crowned is not None and records:
         said.append((crowned.created, title("crowned by", name, records)))
-    if agent.team_size is not None:
-        kept = next((tid for tid, pick in title_picks(reg, agent.team_size).items() if pick == agent.name), None)
-        if kept is not None and (crowned is None or kept != crowned.tournament_id):
-            t = reg.tournament_store.get(kept)
-            records = {b: r for (a, b), r in read_matchups(reg.db, t.team_size, kept).items() if a == agent.name}
-            said.append((t.created, title("kept the title in", round_robin_name(kept, (t.title_playoff or {})
-                                                                                   .get("of")), records)))
+    kept = None if agent.team_size is None else title_kept(reg, agent.name, agent.team_size,
+                                                             crowned.tournament_id if crowned else None)
+    if kept is not None:
+        said.append((kept.created, title("kept the title in", kept.name, kept.records)))
     tests = reg.panel_store.of(agent.name)
     if tests:
         said.append((tests[-1].created, "; measured against " + ", ".join(
