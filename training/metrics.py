@@ -60,6 +60,8 @@ def logged_cpu_minutes(run_dir: Path) -> float:
                 row = json.loads(line)
             except json.JSONDecodeError:
                 continue
+            if not isinstance(row, dict):  # not a metrics row (docs/training-metrics.md): skipped, as the page does
+                continue
             for key in (CPU_MINUTES, "panel/cpu_minutes"):
                 value = row.get(key)
                 if isinstance(value, (int, float)) and math.isfinite(value):
