@@ -123,6 +123,11 @@ def title_picks(registry: Registry, team_size: int) -> dict[int, str]:
     return picks
 
 
+def latest_title(picks: dict[int, str], agent: str) -> int | None:
+    """The newest title round robin of `picks` (title_picks) whose pick was `agent`; None when none was."""
+    return next((tid for tid, pick in picks.items() if pick == agent), None)
+
+
 @dataclass(frozen=True)
 class KeptTitle:
     """A title round robin that kept the title with its holder, and the holder's record against each entrant."""
@@ -137,7 +142,7 @@ def title_kept(registry: Registry, agent: str, team_size: int, crowned_in: int |
     """The newest title round robin (or playoff) at `team_size` whose pick was `agent`, when it is not the one that
     crowned it (`crowned_in`): the round robin that kept the title with it (an SPRT promoted it during a run, then
     the run's round robin kept it); None when none did. Reads every title round robin (title_picks)."""
-    kept = next((tid for tid, pick in title_picks(registry, team_size).items() if pick == agent), None)
+    kept = latest_title(title_picks(registry, team_size), agent)
     if kept is None or kept == crowned_in:
         return None
     t = registry.tournament_store.get(kept)

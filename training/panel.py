@@ -36,7 +36,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from arena.crown import title_picks
+from arena.crown import latest_title, title_picks
 from league.config import PanelConfig
 from league.profile import crowning_of
 from league.ratings import MleRatings
@@ -140,14 +140,14 @@ def nemeses(registry: Registry, champion: Agent, k: int, picks: dict[int, str] |
     """The `k` agents that scored best against `champion` in the latest title round robin it took or kept the title
     in (`picks`: arena.crown.title_picks, read here when not given; else the round robin a promotion names, `league
     crown` of any round robin) and its playoff (the round robin a playoff was of, or the playoff of a round robin;
-    records added up): active ones, the weakest matchup first. A champion no round robin crowned or kept has none. Champions form cycles (`sc-v272` <
-    `si-v244` < `sa-v100` < `sc-v272` on fresh seeds), so who beats the holder belongs on the panel as much as the
-    holder does."""
+    records added up): active ones, the weakest matchup first. A champion no round robin crowned or kept has none.
+    Champions form cycles (`sc-v272` < `si-v244` < `sa-v100` < `sc-v272` on fresh seeds), so who beats the holder
+    belongs on the panel as much as the holder does."""
     if not k:
         return []
     if picks is None:
         picks = title_picks(registry, champion.team_size)
-    held = next((tid for tid, pick in picks.items() if pick == champion.name), None)
+    held = latest_title(picks, champion.name)
     if held is None:
         crowned, _, _ = crowning_of(registry, champion)
         held = crowned.tournament_id if crowned is not None else None
