@@ -280,7 +280,8 @@ def test_league_train_ends_with_a_title_round_robin_a_weaker_snapshot_cannot_win
     and its best play every pair; rulebot loses least to anyone and keeps the title, whatever the snapshots did on
     their panel tests. Every stage entrant contends (panel.playoff_margin 1), so a playoff follows, recorded with
     its contenders, and rulebot keeps the title there too. Fails before the round robin: no such tournament, no
-    title line; before the playoff: no playoff tournament."""
+    title line; before the playoff: no playoff tournament; before the lines said as they happen: no line saying
+    what the run waits for after its clock."""
     from typer.testing import CliRunner
 
     from arena.crown import title_table
@@ -300,6 +301,11 @@ def test_league_train_ends_with_a_title_round_robin_a_weaker_snapshot_cannot_win
     assert len(reg.game_store.games(tournament_id=t.id)) == 4 * len(t.entrants) * (len(t.entrants) - 1) // 2
     assert title_table(reg, t.id)[0].name == "rulebot" and reg.agent_store.champion(1).name == "rulebot"
     assert f"title: The title stays with rulebot after round robin {t.id}: worst matchup" in result.output
+    out = " ".join(result.output.split())
+    pairs = len(t.entrants) * (len(t.entrants) - 1) // 2
+    started = (f"title: round robin {t.id} of {len(t.entrants)} entrants after the run's clock: {4 * pairs:,} games, "
+               "4 a pair")
+    assert started in out and out.index(started) < out.index(f"stays with rulebot after round robin {t.id}")
     (p,) = [p for p in reg.tournament_store.all() if p.name == f"1v1 title playoff of round robin {t.id}"]
     contenders = [e.name for e in title_table(reg, t.id) if e.eligible]
     assert p.status == "finished" and p.games_per_pair == 2 and p.title_playoff == {"of": t.id, "contenders": contenders}

@@ -14,7 +14,7 @@ due while the share is spent is not tested, and says so. The run's last snapshot
 (`closing=True`, panel.closing_test) whatever the share spent: in a measured run the share was spent with
 20 snapshots to go, and the last four, +94 to +135 Elo against Necto, were never tested.
 
-Then, with `panel.title_games`, the title round robin (arena/crown.py, `judge.title(last)`): the panel, the
+Then, with `panel.title_games`, the title round robin (arena/crown.py, `judge.title(last, say)`): the panel, the
 run's last snapshot and its best play every pair, and the entrant whose worst matchup is best holds the title.
 The panel tests a challenger; the title holder is never tested again, and strength this high is not a ladder.
 Entrants within `panel.playoff_margin` of the best worst matchup then play a playoff (`panel.playoff_games`).
@@ -23,6 +23,7 @@ Entrants within `panel.playoff_margin` of the best worst matchup then play a pla
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -46,7 +47,6 @@ class Judged:
 
     rows: list[dict[str, float]]
     notes: list[str]
-    interrupted: bool = False  # Ctrl-C cut the title round robin short (its games so far are kept)
 
 
 @dataclass
@@ -110,13 +110,15 @@ class SnapshotJudge:
             self.last = name
         return judged
 
-    def title(self, last: str) -> Judged:
+    def title(self, last: str, say: Callable[[str], None]) -> bool:
         """The title round robin at the end of the run whose last snapshot is `last`, then its playoff when
-        entrants tie near the top (see the module notes)."""
+        entrants tie near the top (see the module notes). Each line is `say`-ed as it happens: the games are
+        played after the run's clock, and a person should know what the run is waiting for. False when Ctrl-C
+        cut it short (its games so far are kept)."""
         from arena.crown import open_playoff, open_title_round_robin
         from arena.promotion import promotion_config
 
-        cfg, team_size, judged = self.cfg, self.cfg.game.team_size, Judged([], [])
+        cfg, team_size = self.cfg, self.cfg.game.team_size
         entrants = title_entrants(self.registry, team_size, last, run=self.run,
                                   teacher=cfg.training.distill.teacher or None, cfg=cfg.panel)
         seed = derived_seed(cfg.seed, "title")
@@ -124,48 +126,51 @@ class SnapshotJudge:
         try:
             tid = open_title_round_robin(self.registry, played, entrants, games_per_pair=cfg.panel.title_games, seed=seed)
         except LeagueError as exc:  # an entrant's ratings are damaged: the run's snapshots are kept all the same
-            return Judged([], [f"title: not played: {exc}"])
+            say(f"title: not played: {exc}")
+            return True
         try:
-            crowning = self._crown(judged, tid, played, "round robin")
+            crowning = self._crown(say, tid, played, "round robin")
             if crowning is None or not cfg.panel.playoff_games:
-                return judged
+                return True
             played = promotion_config(cfg, derived_seed(cfg.seed, "title playoff"))
             try:
                 playoff = open_playoff(self.registry, played, crowning)
             except LeagueError as exc:
-                judged.notes.append(f"title: no playoff: {exc}")
-                return judged
+                say(f"title: no playoff: {exc}")
+                return True
             if playoff is None:
-                return judged
+                return True
             tid = playoff.id
-            judged.notes.append(f"title: {', '.join(playoff.contenders)} within {cfg.panel.playoff_margin:.0%} of the "
-                                f"best worst matchup: a playoff (round robin {tid}) with their worst opponents")
-            self._crown(judged, tid, played, "playoff")
+            say(f"title: {', '.join(playoff.contenders)} within {cfg.panel.playoff_margin:.0%} of the best worst "
+                f"matchup: a playoff (round robin {tid}) with their worst opponents")
+            self._crown(say, tid, played, "playoff")
         except KeyboardInterrupt:
-            judged.notes.append(f"title: round robin {tid} interrupted, the title where it was; finish it with "
-                                f"`league tournament --resume {tid}`, then `league crown --tournament {tid}`")
-            return Judged(judged.rows, judged.notes, interrupted=True)
-        return judged
+            say(f"title: round robin {tid} interrupted, the title where it was; finish it with "
+                f"`league tournament --resume {tid}`, then `league crown --tournament {tid}`")
+            return False
+        return True
 
-    def _crown(self, judged: Judged, tid: int, played: Config, what: str) -> Crowning | None:
+    def _crown(self, say: Callable[[str], None], tid: int, played: Config, what: str) -> Crowning | None:
         """Play title round robin `tid` (`what`: round robin or playoff) and decide the title from it: the crowning,
         or None with a note when the title changed hands meanwhile (its games stay recorded)."""
         from arena.crown import crown, play_title_round_robin
 
+        t = self.registry.tournament_store.get(tid)
+        pairs = len(t.entrants) * (len(t.entrants) - 1) // 2
+        say(f"title: {what} {tid} of {len(t.entrants)} entrants after the run's clock: {pairs * t.games_per_pair:,} "
+            f"games, {t.games_per_pair} a pair")
         started = time.perf_counter()
         try:
             play_title_round_robin(self.registry, self.home, played, tid, workers=self.workers)
             crowning = crown(self.registry, tid)
         except LeagueError as exc:
-            judged.notes.append(f"title: not decided: {exc}")
+            say(f"title: not decided: {exc}")
             return None
         finally:
             self.promotion_seconds += time.perf_counter() - started
-        t = self.registry.tournament_store.get(tid)
         table = ", ".join(f"{e.name} {e.worst:.0%} (vs {e.worst_against})" for e in crowning.entrants)
-        judged.notes.append(f"title: {what} of {len(t.entrants)} entrants, {t.games_per_pair} games a pair, in "
-                            f"{time.perf_counter() - started:.0f} s; worst matchups: {table}")
-        judged.notes.append(f"title: {crowning.summary()}")
+        say(f"title: {what} played in {time.perf_counter() - started:.0f} s; worst matchups: {table}")
+        say(f"title: {crowning.summary()}")
         return crowning
 
     def _promotion_test(self, judged: Judged, candidate: Player, rates: dict[str, float], snapshots: int,

@@ -533,10 +533,8 @@ class SelfPlayTrainer:
             self._judge(run, self.versions[-1], closing=True)
         if cfg.promotion.during_training and cfg.panel.title_games and cfg.panel.games and run.snapshots:
             with run.timed("evaluation"):
-                judged = self.judge.title(self.versions[-1])
-            for note in judged.notes:
-                self.on_progress(Note(note))
-            if judged.interrupted:
+                finished = self.judge.title(self.versions[-1], lambda line: self.on_progress(Note(line)))
+            if not finished:
                 raise KeyboardInterrupt  # the run ends as interrupted, its snapshots kept
 
     def _record_metrics(self, run: _Run, row: dict[str, float], kept: dict[str, float]) -> None:
