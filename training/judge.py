@@ -32,6 +32,7 @@ from league.config import Config
 from league.errors import LeagueError
 from league.home import LeagueHome
 from league.registry import Registry
+from league.schedule import planned_games
 from league.stores.panels import PanelTest
 from training.evaluation import Player, evaluate_snapshot, player
 from training.panel import panel_members, play_panel, title_entrants
@@ -156,9 +157,8 @@ class SnapshotJudge:
         from arena.crown import crown, play_title_round_robin
 
         t = self.registry.tournament_store.get(tid)
-        pairs = len(t.entrants) * (len(t.entrants) - 1) // 2
-        say(f"title: {what} {tid} of {len(t.entrants)} entrants after the run's clock: {pairs * t.games_per_pair:,} "
-            f"games, {t.games_per_pair} a pair")
+        say(f"title: {what} {tid} of {len(t.entrants)} entrants after the run's clock: "
+            f"{planned_games(len(t.entrants), t.games_per_pair):,} games, {t.games_per_pair} a pair")
         started = time.perf_counter()
         try:
             play_title_round_robin(self.registry, self.home, played, tid, workers=self.workers)
