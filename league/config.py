@@ -391,6 +391,12 @@ class PanelConfig:
     title_snapshots: int = param(3, "The run's snapshots by Elo against their panel tests that enter the title round "
                                     "robin, beside its last snapshot and the panel (beaten ones too: a snapshot a "
                                     "member beat may still lose least to the rest).", min=0, max=32)
+    screen_games: int = param(20, "Games against each screen opponent (the teacher, the champion, the run's best "
+                                  "tested snapshot) of every snapshot whose panel test the share put off, before the "
+                                  "title round robin (training/screen.py); 0: no screen, an untested snapshot never "
+                                  "enters it.", min=0, max=GAMES_MAX, check=even_games_problem)
+    screened: int = param(2, "Snapshots the title screen lets into the title round robin at most: the best by mean "
+                             "score over the screen's opponents, at least half.", min=0, max=32)
     playoff_games: int = param(100, "Games a pair of the title playoff (arena/crown.py): when entrants' worst matchups "
                                     "in the title round robin lie within panel.playoff_margin of the best, those "
                                     "contenders and each one's two worst opponents play again, and only a contender "

@@ -489,3 +489,59 @@ def test_the_best_snapshots_are_ranked_by_the_leagues_rating_not_by_the_panel_ea
     assert fit.rating("x-v2") > fit.rating("x-v1")
     cfg = PanelConfig(best_snapshots=1, other_runs=1, past_champions=0)
     assert panel_members(reg, 1, "dn-v9", run="dn", teacher=None, cfg=cfg) == ["x-v2"]
+
+
+def test_the_title_screen_lets_in_only_snapshots_that_score_half(scripted_stage):
+    """training.screen on real games: rulebot sweeps randbot and beats a network with random weights, so neither of
+    those enters the title round robin against it, and rulebot enters against randbot; every game recorded."""
+    from training.screen import play_screen
+
+    home, reg = scripted_stage
+    add_network(home, reg, "net-v1")
+    rule, rand, net = (player(reg, n, home.root) for n in ("rulebot", "randbot", "net-v1"))
+    weak = play_screen(reg, [rand, net], [rule], 8, team_size=1, game_seconds=GAME_SECONDS, seed=5, workers=1)
+    assert [s.name for s in weak.screened] and weak.entering(2) == [], weak
+    assert all(s.score < 0.5 and s.records["rulebot"].games == 8 for s in weak.screened)
+    strong = play_screen(reg, [rule], [rand], 8, team_size=1, game_seconds=GAME_SECONDS, seed=5, workers=1)
+    assert [s.name for s in strong.entering(2)] == ["rulebot"] and strong.screened[0].score > 0.5
+    assert strong.entering(0) == []
+    assert len(reg.game_store.games()) == weak.games + strong.games == 24
+    assert {g.origin for g in reg.game_store.games()} == {"evaluation"}
+
+
+def test_snapshots_the_share_put_off_are_screened_before_the_title_round_robin(scripted_stage):
+    """The share (0) is spent after the first test: the snapshots put off meet the title screen (the champion and
+    the run's best tested snapshot), and those it lets in, and only those, join the title round robin beside its
+    usual entrants. Fails before the screen: no screen line, an untested snapshot never enters."""
+    import re
+
+    from typer.testing import CliRunner
+
+    from training.seeds import derived_seed
+
+    from conftest import TINY_TRAINING
+    from league.cli import app
+
+    home, reg = scripted_stage
+    reg.promotion_store.promote_manually("randbot")
+    args = ["train", "--stage", "1v1", "--steps", "1024", "--name", "ts", "--home", str(home.root)]
+    for s in [*TINY_TRAINING, *sets("panel.games=4", "panel.batch_games=4", "panel.title_games=2",
+                                    "panel.playoff_games=0", "panel.title_snapshots=0", "panel.max_share=0",
+                                    "panel.screen_games=4", "panel.screened=1")]:
+        args += ["--set", s]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.output.split())
+    tested = {t.agent for t in reg.panel_store.for_run("ts")}
+    assert tested == {"ts-v1", "ts-v4"}, tested  # the first test, and the closing test of the last
+    assert ("title: screen of the 2 snapshot(s) the share put off, 4 games against each of randbot, ts-v1: 16 games "
+            "at most") in out or ("title: screen of the 2 snapshot(s) the share put off, 4 games against each of "
+                                  "randbot, ts-v4: 16 games at most") in out, out
+    entered = re.search(r"into the round robin: (.+?)(?: title:|$)", out).group(1).strip()
+    (t,) = [t for t in reg.tournament_store.all() if t.name == "1v1 title round robin"]
+    screened_in = {"ts-v2", "ts-v3"} & set(t.entrants)
+    assert screened_in == (set() if entered.startswith("none") else {entered}), (entered, t.entrants)
+    seed = derived_seed(load_config(stage="1v1", sets=sets()).seed, "title screen")
+    screen_games = [g for g in reg.game_store.games() if g.seed == seed]
+    assert len(screen_games) == 16 and {g.origin for g in screen_games} == {"evaluation"}
+    assert all({g.blue, g.orange} & {"ts-v2", "ts-v3"} for g in screen_games)

@@ -14,8 +14,9 @@ due while the share is spent is not tested, and says so. The run's last snapshot
 (`closing=True`, panel.closing_test) whatever the share spent: in a measured run the share was spent with
 20 snapshots to go, and the last four, +94 to +135 Elo against Necto, were never tested.
 
-Then, with `panel.title_games`, the title round robin (arena/crown.py, `judge.title(last, say)`): the panel, the
-run's last snapshot and its best play every pair, and the entrant whose worst matchup is best holds the title.
+Then, with `panel.title_games`, the title round robin (arena/crown.py, `judge.title(last, say)`): first the
+snapshots the share put off meet the title screen (training/screen.py), then the panel, the run's last snapshot,
+its best and those the screen let in play every pair, and the entrant whose worst matchup is best holds the title.
 The panel tests a challenger; the title holder is never tested again, and strength this high is not a ladder.
 Entrants within `panel.playoff_margin` of the best worst matchup then play a playoff (`panel.playoff_games`).
 """
@@ -66,6 +67,8 @@ class SnapshotJudge:
     last: str = field(default="", init=False)  # the last snapshot judged (its promotion test played or turned away)
     put_off: dict[str, dict[str, float]] = field(default_factory=dict, init=False)  # the evaluation rates of the
     # last snapshot whose promotion test the share put off: a closing test of it plays no evaluation games again
+    untested: list[str] = field(default_factory=list, init=False)  # every snapshot whose promotion test the share put
+    # off and no closing test played, oldest first: the title screen's candidates (training/screen.py)
 
     def owes(self, name: str) -> bool:
         """Whether snapshot `name` is still to be judged: never judged, or its promotion test put off."""
@@ -120,8 +123,14 @@ class SnapshotJudge:
         from arena.promotion import promotion_config
 
         cfg, team_size = self.cfg, self.cfg.game.team_size
-        entrants = title_entrants(self.registry, team_size, last, run=self.run,
-                                  teacher=cfg.training.distill.teacher or None, cfg=cfg.panel)
+        teacher = cfg.training.distill.teacher or None
+        try:
+            screened = self._screen(say, teacher)
+        except KeyboardInterrupt:
+            say("title: screen interrupted; no title round robin played, the title where it was")
+            return False
+        entrants = title_entrants(self.registry, team_size, last, run=self.run, teacher=teacher, cfg=cfg.panel,
+                                  screened=screened)
         seed = derived_seed(cfg.seed, "title")
         played = promotion_config(cfg, seed)
         try:
@@ -150,6 +159,36 @@ class SnapshotJudge:
                 f"`league tournament --resume {tid}`, then `league crown --tournament {tid}`")
             return False
         return True
+
+    def _screen(self, say: Callable[[str], None], teacher: str | None) -> list[str]:
+        """The title screen (training/screen.py): the snapshots whose panel test the share put off play a short match
+        against the screen's opponents; the names of those that enter the title round robin."""
+        from training.screen import play_screen, screen_opponents
+
+        cfg, team_size = self.cfg, self.cfg.game.team_size
+        active = {a.name for a in self.registry.agent_store.all(team_size)}
+        untested = [n for n in self.untested if n in active]
+        if not (untested and cfg.panel.screen_games and cfg.panel.screened):
+            return []
+        opponents = screen_opponents(self.registry, team_size, run=self.run, teacher=teacher, cfg=cfg.panel)
+        games = cfg.panel.screen_games
+        say(f"title: screen of the {len(untested)} snapshot(s) the share put off, {games} games against each of "
+            f"{', '.join(opponents)}: {games * len(untested) * len(opponents):,} games at most")
+        started = time.perf_counter()
+        try:
+            result = play_screen(self.registry, [player(self.registry, n, self.home.root) for n in untested],
+                                 [player(self.registry, n, self.home.root) for n in opponents], games,
+                                 team_size=team_size, game_seconds=cfg.promotion.game_seconds,
+                                 seed=derived_seed(cfg.seed, "title screen"), tick_skip=cfg.game.tick_skip,
+                                 workers=self.workers)
+        finally:
+            self.promotion_seconds += time.perf_counter() - started
+        entering = result.entering(cfg.panel.screened)
+        table = ", ".join(f"{s.name} {s.score:.0%}" for s in result.screened)
+        chosen = ", ".join(s.name for s in entering) or "none (none scored half)"
+        say(f"title: screen played in {time.perf_counter() - started:.0f} s; mean scores: {table}; into the round "
+            f"robin: {chosen}")
+        return [s.name for s in entering]
 
     def _crown(self, say: Callable[[str], None], tid: int, played: Config, what: str) -> Crowning | None:
         """Play title round robin `tid` (`what`: round robin or playoff) and decide the title from it: the crowning,
@@ -189,9 +228,12 @@ class SnapshotJudge:
                 judged.notes.append(f"promotion: {name} not tested: promotion tests have taken {taken:.0%} of the "
                                     f"run's time, above panel.max_share {share:.0%}")
                 self.put_off = {name: rates}
+                self.untested.append(name)
                 return
             judged.notes.append(f"promotion: {name}, the run's last snapshot, is tested after the run's clock although "
                                 f"promotion tests have taken {taken:.0%} of its time (panel.closing_test)")
+        if name in self.untested:
+            self.untested.remove(name)  # its closing test
         started = time.perf_counter()
         try:
             if cfg.panel.games and not self._panel_passes(judged, candidate, snapshots, steps, elapsed):

@@ -167,18 +167,23 @@ def nemeses(registry: Registry, champion: Agent, k: int, picks: dict[int, str] |
     return [name for _, name in worst[:k]]
 
 
+def best_tested(registry: Registry, run: str, active: set[str]) -> list[str]:
+    """Run `run`'s snapshots among `active` by Elo against their own panel tests (latest test each), best first."""
+    latest = {t.agent: t for t in registry.panel_store.for_run(run)}
+    return [t.agent for t in sorted(latest.values(), key=lambda t: t.elo, reverse=True) if t.agent in active]
+
+
 def title_entrants(registry: Registry, team_size: int, last: str, *, run: str, teacher: str | None,
-                   cfg: PanelConfig) -> list[str]:
+                   cfg: PanelConfig, screened: Sequence[str] = ()) -> list[str]:
     """Who plays the title round robin at the end of training run `run` (arena/crown.py): the panel its last
-    snapshot `last` met (`panel_members`, the champion among them), `last` itself, and the run's `cfg.title_snapshots`
-    best by Elo against their own panel tests (latest test each), beaten or not; active agents, each once. A
-    snapshot a member beat may still lose least to everyone else: every snapshot of run sh met a member that beat
-    it, yet its last won the round robin of the league's twelve strongest by points."""
+    snapshot `last` met (`panel_members`, the champion among them), `last` itself, the run's `cfg.title_snapshots`
+    best by Elo against their own panel tests (`best_tested`), beaten or not, and the snapshots the title screen let
+    in (`screened`: training.screen); active agents, each once. A snapshot a member beat may still lose least to
+    everyone else: every snapshot of run sh met a member that beat it, yet its last won the round robin of the
+    league's twelve strongest by points."""
     members = panel_members(registry, team_size, last, run=run, teacher=teacher, cfg=cfg)
     active = {a.name for a in registry.agent_store.all(team_size)}
-    latest = {t.agent: t for t in registry.panel_store.for_run(run)}
-    best = sorted((t for t in latest.values() if t.agent in active), key=lambda t: t.elo, reverse=True)
-    names = [*members, last, *(t.agent for t in best[:cfg.title_snapshots])]
+    names = [*members, last, *best_tested(registry, run, active)[:cfg.title_snapshots], *screened]
     return list(dict.fromkeys(n for n in names if n == last or n in active))
 
 
