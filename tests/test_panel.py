@@ -524,7 +524,7 @@ def test_snapshots_the_share_put_off_are_screened_before_the_title_round_robin(s
 
     home, reg = scripted_stage
     reg.promotion_store.promote_manually("randbot")
-    args = ["train", "--stage", "1v1", "--steps", "1024", "--name", "ts", "--home", str(home.root)]
+    args = ["train", "--stage", "1v1", "--steps", "768", "--name", "ts", "--home", str(home.root)]
     for s in [*TINY_TRAINING, *sets("panel.games=4", "panel.batch_games=4", "panel.title_games=2",
                                     "panel.playoff_games=0", "panel.title_snapshots=0", "panel.max_share=0",
                                     "panel.screen_games=4", "panel.screened=1")]:
@@ -533,15 +533,14 @@ def test_snapshots_the_share_put_off_are_screened_before_the_title_round_robin(s
     assert result.exit_code == 0, result.output
     out = " ".join(result.output.split())
     tested = {t.agent for t in reg.panel_store.for_run("ts")}
-    assert tested == {"ts-v1", "ts-v4"}, tested  # the first test, and the closing test of the last
-    assert ("title: screen of the 2 snapshot(s) the share put off, 4 games against each of randbot, ts-v1: 16 games "
-            "at most") in out or ("title: screen of the 2 snapshot(s) the share put off, 4 games against each of "
-                                  "randbot, ts-v4: 16 games at most") in out, out
+    assert tested == {"ts-v1", "ts-v3"}, tested  # the first test, and the closing test of the last
+    assert any(f"title: screen of the 1 snapshot(s) the share put off, 4 games against each of randbot, {best}: 8 "
+               "games at most" in out for best in tested), out
     entered = re.search(r"into the round robin: (.+?)(?: title:|$)", out).group(1).strip()
     (t,) = [t for t in reg.tournament_store.all() if t.name == "1v1 title round robin"]
-    screened_in = {"ts-v2", "ts-v3"} & set(t.entrants)
+    screened_in = {"ts-v2"} & set(t.entrants)
     assert screened_in == (set() if entered.startswith("none") else {entered}), (entered, t.entrants)
     seed = derived_seed(load_config(stage="1v1", sets=sets()).seed, "title screen")
     screen_games = [g for g in reg.game_store.games() if g.seed == seed]
-    assert len(screen_games) == 16 and {g.origin for g in screen_games} == {"evaluation"}
-    assert all({g.blue, g.orange} & {"ts-v2", "ts-v3"} for g in screen_games)
+    assert len(screen_games) == 8 and {g.origin for g in screen_games} == {"evaluation"}
+    assert all("ts-v2" in (g.blue, g.orange) for g in screen_games)
