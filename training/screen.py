@@ -5,7 +5,7 @@ The panel's share (panel.max_share) is spent by the middle of a 42-minute run wh
 (one test took 980 games); every later snapshot then goes untested and cannot enter the title round robin, and in
 run rb the two it never tested (rb-v120, rb-v126) were the only ones past Necto (+100, +87 over 200 games):
 
-    opponents = screen_opponents(registry, 1, run="rb", teacher="necto", cfg=cfg.panel)
+    opponents = screen_opponents(registry, 1, run="rb", teacher="necto")
     # the teacher, the stage's champion, the run's best snapshot by its panel test
     result = play_screen(registry, [Player("rb-v120", ...), ...], [player(...) for o in opponents],
                          cfg.panel.screen_games, ...)
@@ -22,15 +22,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from league.config import PanelConfig
 from league.registry import Registry
 from league.results import Record
 from training.evaluation import Player, play_recorded
 from training.panel import FALLBACK_MEMBER, best_tested
 
 
-def screen_opponents(registry: Registry, team_size: int, *, run: str, teacher: str | None,
-                     cfg: PanelConfig) -> list[str]:
+def screen_opponents(registry: Registry, team_size: int, *, run: str, teacher: str | None) -> list[str]:
     """Who the screen plays: the teacher, the stage's champion, and run `run`'s best snapshot by Elo against its own
     panel test (latest test each); active agents, each once. With none of them (no teacher, no champion, no test),
     the fallback member the panel has then."""
