@@ -509,6 +509,24 @@ def test_the_title_screen_lets_in_only_snapshots_that_score_half(scripted_stage)
     assert {g.origin for g in reg.game_store.games()} == {"evaluation"}
 
 
+def test_the_screen_plays_the_runs_best_snapshot_that_held_its_panel(scripted_stage):
+    """The screen's third opponent is the run's best snapshot no member clearly beat, not the best by Elo against
+    the members its own test met: a beaten test can read higher (in the chunk that crowned sb-v128 the screen met
+    sb-v140, beaten, which sb-v128 beats by 203 Elo). Fails before: ts-v1, the beaten one, was chosen."""
+    from training.screen import screen_opponents
+
+    home, reg = scripted_stage
+    for name in ("ts-v1", "ts-v2"):
+        reg.agent_store.add(name, "mlp", 1)
+    reg.panel_store.add("ts-v1", "ts", 1, {"rulebot": Record(10, 0, 0), "randbot": Record(2, 0, 8)}, passed=False,
+                        beaten_by="randbot", seconds=1, seed=1)  # mean score 60%, but randbot clearly beat it
+    reg.panel_store.add("ts-v2", "ts", 2, {"rulebot": Record(5, 0, 5)}, passed=True, beaten_by=None, seconds=1,
+                        seed=1)  # 50%, held
+    assert screen_opponents(reg, 1, run="ts", teacher="rulebot", z=1.96) == ["rulebot", "ts-v2"]
+    reg.agent_store.set_status("ts-v2", "retired")  # none held: the best by Elo against its own test
+    assert screen_opponents(reg, 1, run="ts", teacher="rulebot", z=1.96) == ["rulebot", "ts-v1"]
+
+
 def test_snapshots_the_share_put_off_are_screened_before_the_title_round_robin(scripted_stage):
     """The share (0) is spent after the first test: the snapshots put off meet the title screen (the champion and
     the run's best tested snapshot), and those it lets in, and only those, join the title round robin beside its

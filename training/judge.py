@@ -170,7 +170,7 @@ class SnapshotJudge:
         untested = [n for n in self.untested if n in active]
         if not (untested and cfg.panel.screen_games and cfg.panel.screened):
             return []
-        opponents = screen_opponents(self.registry, team_size, run=self.run, teacher=teacher)
+        opponents = screen_opponents(self.registry, team_size, run=self.run, teacher=teacher, z=cfg.panel.z)
         games = cfg.panel.screen_games
         say(f"title: screen of the {len(untested)} snapshot(s) the share put off, {games} games against each of "
             f"{', '.join(opponents)}: {games * len(untested) * len(opponents):,} games at most")

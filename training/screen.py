@@ -5,8 +5,8 @@ The panel's share (panel.max_share) is spent by the middle of a 42-minute run wh
 (one test took 980 games); every later snapshot then goes untested and cannot enter the title round robin, and in
 run rb the two it never tested (rb-v120, rb-v126) were the only ones past Necto (+100, +87 over 200 games):
 
-    opponents = screen_opponents(registry, 1, run="rb", teacher="necto")
-    # the teacher, the stage's champion, the run's best snapshot by its panel test
+    opponents = screen_opponents(registry, 1, run="rb", teacher="necto", z=cfg.panel.z)
+    # the teacher, the stage's champion, the run's best snapshot that held its panel test
     result = play_screen(registry, [Player("rb-v120", ...), ...], [player(...) for o in opponents],
                          cfg.panel.screen_games, ...)
     result.entering(cfg.panel.screened)  # the best by mean score, at least half: they join the round robin
@@ -25,16 +25,17 @@ from dataclasses import dataclass
 from league.registry import Registry
 from league.results import Record
 from training.evaluation import Player, play_recorded
-from training.panel import FALLBACK_MEMBER, best_tested
+from training.panel import FALLBACK_MEMBER, best_held, best_tested
 
 
-def screen_opponents(registry: Registry, team_size: int, *, run: str, teacher: str | None) -> list[str]:
-    """Who the screen plays: the teacher, the stage's champion, and run `run`'s best snapshot by Elo against its own
-    panel test (latest test each); active agents, each once. With none of them (no teacher, no champion, no test),
-    the fallback member the panel has then."""
+def screen_opponents(registry: Registry, team_size: int, *, run: str, teacher: str | None, z: float) -> list[str]:
+    """Who the screen plays: the teacher, the stage's champion, and run `run`'s best snapshot: of those no member
+    clearly beat in their panel tests (margin `z`), the best by the league's whole-history rating (`best_held`); with
+    none such, the best by Elo against its own test. Active agents, each once. With none of them (no teacher, no
+    champion, no test), the fallback member the panel has then."""
     active = {a.name for a in registry.agent_store.all(team_size)}
     champion = registry.agent_store.champion(team_size)
-    best = best_tested(registry, run, active)
+    best = best_held(registry, team_size, run, z) or best_tested(registry, run, active)
     names = [teacher, champion.name if champion else None, best[0] if best else None]
     chosen = list(dict.fromkeys(n for n in names if n and n in active))
     return chosen or [FALLBACK_MEMBER]
