@@ -523,6 +523,8 @@ def test_the_screen_plays_the_runs_best_snapshot_that_held_its_panel(scripted_st
     reg.panel_store.add("ts-v2", "ts", 2, {"rulebot": Record(5, 0, 5)}, passed=True, beaten_by=None, seconds=1,
                         seed=1)  # 50%, held
     assert screen_opponents(reg, 1, run="ts", teacher="rulebot", z=1.96) == ["rulebot", "ts-v2"]
+    reg.promotion_store.promote_manually("ts-v2")  # the run's best is the champion: the screen meets the next too
+    assert screen_opponents(reg, 1, run="ts", teacher="rulebot", z=1.96) == ["rulebot", "ts-v2", "ts-v1"]
     reg.agent_store.set_status("ts-v2", "retired")  # none held: the best by Elo against its own test
     assert screen_opponents(reg, 1, run="ts", teacher="rulebot", z=1.96) == ["rulebot", "ts-v1"]
 

@@ -6,7 +6,7 @@ The panel's share (panel.max_share) is spent by the middle of a 42-minute run wh
 run rb the two it never tested (rb-v120, rb-v126) were the only ones past Necto (+100, +87 over 200 games):
 
     opponents = screen_opponents(registry, 1, run="rb", teacher="necto", z=cfg.panel.z)
-    # the teacher, the stage's champion, the run's best snapshot that held its panel test
+    # the teacher, the stage's champion, the run's best other snapshot that held its panel test
     result = play_screen(registry, [Player("rb-v120", ...), ...], [player(...) for o in opponents],
                          cfg.panel.screen_games, ...)
     result.entering(cfg.panel.screened)  # the best by mean score, at least half: they join the round robin
@@ -29,15 +29,16 @@ from training.panel import FALLBACK_MEMBER, best_held, best_tested
 
 
 def screen_opponents(registry: Registry, team_size: int, *, run: str, teacher: str | None, z: float) -> list[str]:
-    """Who the screen plays: the teacher, the stage's champion, and run `run`'s best snapshot: of those no member
-    clearly beat in their panel tests (margin `z`), the best by the league's whole-history rating (`best_held`); with
-    none such, the best by Elo against its own test. Active agents, each once. With none of them (no teacher, no
-    champion, no test), the fallback member the panel has then."""
+    """Who the screen plays: the teacher, the stage's champion, and run `run`'s best snapshot other than the
+    champion: the snapshots no member clearly beat in their panel tests (margin `z`) first, by the league's
+    whole-history rating (`best_held`), then the others by Elo against their own tests. Active agents, each once.
+    With none of them (no teacher, no champion, no test), the fallback member the panel has then."""
     active = {a.name for a in registry.agent_store.all(team_size)}
     champion = registry.agent_store.champion(team_size)
-    best = best_held(registry, team_size, run, z) or best_tested(registry, run, active)
-    names = [teacher, champion.name if champion else None, best[0] if best else None]
-    chosen = list(dict.fromkeys(n for n in names if n and n in active))
+    chosen = list(dict.fromkeys(n for n in (teacher, champion.name if champion else None) if n and n in active))
+    held = best_held(registry, team_size, run, z)
+    ranked = [*held, *(n for n in best_tested(registry, run, active) if n not in held)]
+    chosen += [n for n in ranked if n not in chosen][:1]  # the run's best is often the champion: then its next
     return chosen or [FALLBACK_MEMBER]
 
 
