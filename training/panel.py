@@ -167,12 +167,11 @@ def nemeses(registry: Registry, champion: Agent, k: int, picks: dict[int, str] |
     return [name for _, name in worst[:k]]
 
 
-def best_held(registry: Registry, team_size: int, run: str, z: float) -> list[str]:
-    """Run `run`'s active snapshots whose own panel test no member clearly beat (`held`), best first by the league's
-    whole-history rating (`_ranked`), as the panel chooses its best snapshots. Elo against the members each test met
-    is no measure across tests: in the chunk that crowned sb-v128 the run's best by it was its last, beaten snapshot
-    sb-v140, which sb-v128 beats by 203 Elo on fresh seeds."""
-    active = {a.name for a in registry.agent_store.all(team_size)}
+def best_held(registry: Registry, team_size: int, run: str, active: set[str], z: float) -> list[str]:
+    """Run `run`'s snapshots among `active` whose own panel test no member clearly beat (`held`), best first by the
+    league's whole-history rating (`_ranked`), as the panel chooses its best snapshots. Elo against the members each
+    test met is no measure across tests: in the chunk that crowned sb-v128 the run's best by it was its last, beaten
+    snapshot sb-v140, which sb-v128 beats by 203 Elo on fresh seeds."""
     pool = [t for t in registry.panel_store.for_run(run) if t.agent in active and held(t, z)]
     return _ranked(pool, registry.mle(team_size) if len({t.agent for t in pool}) > 1 else None)
 

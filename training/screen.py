@@ -36,7 +36,7 @@ def screen_opponents(registry: Registry, team_size: int, *, run: str, teacher: s
     active = {a.name for a in registry.agent_store.all(team_size)}
     champion = registry.agent_store.champion(team_size)
     chosen = list(dict.fromkeys(n for n in (teacher, champion.name if champion else None) if n and n in active))
-    held = best_held(registry, team_size, run, z)
+    held = best_held(registry, team_size, run, active, z)
     ranked = [*held, *(n for n in best_tested(registry, run, active) if n not in held)]
     chosen += [n for n in ranked if n not in chosen][:1]  # the run's best is often the champion: then its next
     return chosen or [FALLBACK_MEMBER]
