@@ -62,7 +62,7 @@ class Teacher:
         """What a run says when it starts with this teacher."""
         if self.distill is not None and not self.distill.active:  # resumed after its phase
             d, phase = self.distill.cfg, self.distill
-            return [f"PPO at temperature {cfg.ppo.temperature:g} and learning rate {cfg.ppo.learning_rate:g} with a "
+            return [f"PPO at temperature {cfg.ppo.temperature:g} and {_learning_rate(cfg)} with a "
                     f"guide of {d.guide_weight:g} towards {self.name} (distillation ended at {phase.ended_at:,} "
                     "steps)"]
         if self.distill is not None:
@@ -70,7 +70,7 @@ class Teacher:
             ends = (f"held-out agreement ends the phase after {d.patience} updates without a new best"
                     if d.patience else "the phase runs to its budget")
             return [f"distilling {self.name} into {space.name} heads ({ends}), then PPO at temperature "
-                    f"{cfg.ppo.temperature:g} and learning rate {cfg.ppo.learning_rate:g} with a guide of "
+                    f"{cfg.ppo.temperature:g} and {_learning_rate(cfg)} with a guide of "
                     f"{d.guide_weight:g} towards it"]
         notes = [f"kickstarting from {self.name} until the network has trained {cfg.training.kickstart.steps:,} steps "
                  "(training.kickstart.teacher= to turn off)"]
@@ -107,6 +107,12 @@ class Teacher:
         """What a checkpoint keeps of it so a resumed run goes on where it stopped (the learner's statistics)."""
         ended = self.distill.ended_at if self.distill is not None else None
         return {} if ended is None else {"distill_ended_at": float(ended)}
+
+
+def _learning_rate(cfg: Config) -> str:
+    """PPO's learning rate as a start note says it: the rate, and its fall when it falls."""
+    rate = f"learning rate {cfg.ppo.learning_rate:g}"
+    return rate + " falling linearly to 0 over the run's budget" if cfg.ppo.lr_schedule == "linear" else rate
 
 
 def build_teacher(cfg: Config, registry: Registry, home: LeagueHome, student: Student,
