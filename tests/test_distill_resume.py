@@ -118,12 +118,17 @@ def test_a_users_ppo_keys_win_in_a_distilling_run_and_moved_keys_say_where_they_
     ppo.learning_rate and ppo.lr_schedule, so a user's --set ppo.learning_rate was dropped in such a run.
     Now configs/distill.yaml gives the defaults under the user's layers: what a user sets is honoured."""
     done = train(home, "--stage", "1v1", "--distill", "necto", "--steps", 512, "--name", "mine",
-                 "--set", "ppo.learning_rate=3e-4", "--set", "ppo.temperature=0.7", "--set", "ppo.lr_schedule=linear")
+                 "--set", "ppo.learning_rate=3e-4", "--set", "ppo.temperature=0.7")
     assert done.exit_code == 0, done.output
     ppo = versions(home, "mine")[-1].config["ppo"]
-    assert ppo["learning_rate"] == 3e-4 and ppo["temperature"] == 0.7 and ppo["lr_schedule"] == "linear", ppo
-    # the start says the rate falls (it said "learning rate 0.0003" alone, as for a constant rate)
-    assert "learning rate 0.0003 falling linearly to 0 over the run's budget" in " ".join(done.output.split())
+    assert ppo["learning_rate"] == 3e-4 and ppo["temperature"] == 0.7 and ppo["lr_schedule"] == "constant", ppo
+    assert "learning rate 0.0003 with a guide" in " ".join(done.output.split())
+    falling = train(home, "--stage", "1v1", "--distill", "necto", "--steps", 512, "--name", "falling",
+                    "--set", "ppo.lr_schedule=linear")
+    assert falling.exit_code == 0, falling.output
+    assert versions(home, "falling")[-1].config["ppo"]["lr_schedule"] == "linear"
+    # the start says the rate falls (it said "learning rate 0.0001" alone, as for a constant rate)
+    assert "learning rate 0.0001 falling linearly to 0 over the run's budget" in " ".join(falling.output.split())
     moved = train(home, "--stage", "1v1", "--distill", "necto", "--steps", 512, "--name", "moved",
                   "--set", "training.distill.temperature=0.5")
     assert moved.exit_code == 2 and "is now ppo.temperature" in moved.output, moved.output
