@@ -6,6 +6,7 @@ with Necto as the teacher, on a real league home."""
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import pytest
@@ -86,6 +87,20 @@ def test_a_run_resumed_after_its_copy_says_it_goes_on_with_ppo_not_that_it_disti
 
     many = TrainResult("si", [f"si-v{i}" for i in range(1, 349)], 0, 0.0, False, 0, {}, made=104)
     assert many.versions_said() == "si-v245 .. si-v348 (104 versions)"
+
+
+def test_a_copy_from_a_trained_agent_says_where_it_ended_in_the_steps_its_progress_counts(home):
+    """Run tc (`--stage 2v2 --from lc-v52 --distill necto`) said "distillation ended at 12,302,592 steps" while its
+    progress lines counted 1.2M: lc-v52's own training was counted in. Fails before: the network's steps alone."""
+    done = train(home, "--stage", "2v2", "--from", "stu-v1", "--distill", "necto", "--steps", 2048, "--name", "fork",
+                 "--set", "training.distill.steps=512", "--set", "panel.title_games=0")
+    assert done.exit_code == 0, done.output
+    said = " ".join(done.output.split())
+    found = re.search(r"distillation ended at ([\d,]+) steps of this run \(([\d,]+) of the network's training\)", said)
+    assert found, said
+    here, total = (int(g.replace(",", "")) for g in found.groups())
+    trained = Registry.open(home.db_path).agent_store.get("stu-v1").steps_trained
+    assert trained > 0 and total == trained + here and 512 <= here < 2048, (trained, here, total)
 
 
 def test_a_run_from_a_student_keeps_its_heads_and_skips_a_kickstart_it_cannot_hold(home):

@@ -48,6 +48,7 @@ class Teacher:
     spec: PolicySpec
     schedule: GuideSchedule  # a Kickstart, or the DistillPhase
     provenance: Distilled | None = None  # recorded with every snapshot of a distilling run
+    started: int = 0  # the network's agent steps when this call began (resumed, or the agent --from starts from)
 
     @property
     def distill(self) -> DistillPhase | None:
@@ -90,7 +91,10 @@ class Teacher:
         if phase.active:
             return None
         d = phase.cfg
-        return (f"distillation ended at {phase.ended_at:,} steps ({phase.reason}; best held-out agreement "
+        # this call's steps, as its progress lines count them; a network trained before says its own too
+        at = f"{phase.ended_at - self.started:,} steps" + (
+            f" of this run ({phase.ended_at:,} of the network's training)" if self.started else "")
+        return (f"distillation ended at {at} ({phase.reason}; best held-out agreement "
                 f"{phase.best:.1%}); PPO from here, with a guide of {d.guide_weight:g} towards {self.name} and "
                 f"{self.name} as {d.teacher_share:.0%} of the league envs until the student scores "
                 f"{d.pass_score:.0%} against it")
@@ -151,4 +155,4 @@ def build_teacher(cfg: Config, registry: Registry, home: LeagueHome, student: St
         return Teacher(name, spec, kickstart)
     ended = learner_stats.get("distill_ended_at")
     phase = DistillPhase(distill, None if ended is None else int(ended))
-    return Teacher(name, spec, phase, provenance=teacher_record(registry, name))
+    return Teacher(name, spec, phase, provenance=teacher_record(registry, name), started=student.steps)
