@@ -306,6 +306,9 @@ def test_league_train_ends_with_a_title_round_robin_a_weaker_snapshot_cannot_win
     started = (f"title: round robin {t.id} of {len(t.entrants)} entrants after the run's clock: {4 * pairs:,} games, "
                "4 a pair")
     assert started in out and out.index(started) < out.index(f"stays with rulebot after round robin {t.id}")
+    # its games are said as they are played, by quarters (run tc's stuck round robin said nothing for 30 minutes)
+    played = f"title: round robin {t.id}: {4 * pairs:,} of {4 * pairs:,} games played"
+    assert played in out and out.index(started) < out.index(played) < out.index(f"stays with rulebot after round robin {t.id}")
     (p,) = [p for p in reg.tournament_store.all() if p.name == f"1v1 title playoff of round robin {t.id}"]
     contenders = [e.name for e in title_table(reg, t.id) if e.eligible]
     assert p.status == "finished" and p.games_per_pair == 2 and p.title_playoff == {"of": t.id, "contenders": contenders}

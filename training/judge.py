@@ -196,11 +196,15 @@ class SnapshotJudge:
         from arena.crown import crown, play_title_round_robin
 
         t = self.registry.tournament_store.get(tid)
+        planned = planned_games(len(t.entrants), t.games_per_pair)
         say(f"title: {what} {tid} of {len(t.entrants)} entrants after the run's clock: "
-            f"{planned_games(len(t.entrants), t.games_per_pair):,} games, {t.games_per_pair} a pair")
+            f"{planned:,} games, {t.games_per_pair} a pair")
         started = time.perf_counter()
         try:
-            play_title_round_robin(self.registry, self.home, played, tid, workers=self.workers)
+            play_title_round_robin(self.registry, self.home, played, tid, workers=self.workers,
+                                   on_game=_quarters(planned, lambda done: say(
+                                       f"title: {what} {tid}: {done:,} of {planned:,} games played, "
+                                       f"{time.perf_counter() - started:.0f} s")))
             crowning = crown(self.registry, tid)
         except LeagueError as exc:
             say(f"title: not decided: {exc}")
@@ -293,3 +297,17 @@ def panel_row(registry: Registry, test: PanelTest, run_cpu_minutes: float) -> di
     if held:
         row["panel/champion_elo"] = held[-1].elo
     return row
+
+
+def _quarters(planned: int, say: Callable[[int], None]) -> Callable[[object], None]:
+    """An on_game callback that says the games done each time a quarter of `planned` more have been played (the
+    title's games come after the run's clock, minutes of them: a person should see them move)."""
+    done = said = 0
+
+    def on_game(_outcome: object) -> None:
+        nonlocal done, said
+        done += 1
+        if done * 4 // max(planned, 1) > said:
+            said = done * 4 // max(planned, 1)
+            say(done)
+    return on_game
