@@ -96,7 +96,7 @@ def test_a_copy_from_a_trained_agent_says_where_it_ended_in_the_steps_its_progre
                  "--set", "training.distill.steps=512", "--set", "panel.title_games=0")
     assert done.exit_code == 0, done.output
     said = " ".join(done.output.split())
-    found = re.search(r"distillation ended at ([\d,]+) steps of this run \(([\d,]+) of the network's training\)", said)
+    found = re.search(r"distillation ended at ([\d,]+) steps of this run \(([\d,]+) of the network's training; ", said)
     assert found, said
     here, total = (int(g.replace(",", "")) for g in found.groups())
     trained = Registry.open(home.db_path).agent_store.get("stu-v1").steps_trained

@@ -92,9 +92,10 @@ class Teacher:
             return None
         d = phase.cfg
         # this call's steps, as its progress lines count them; a network trained before says its own too
-        at = f"{phase.ended_at - self.started:,} steps" + (
-            f" of this run ({phase.ended_at:,} of the network's training)" if self.started else "")
-        return (f"distillation ended at {at} ({phase.reason}; best held-out agreement "
+        at, before = f"{phase.ended_at - self.started:,} steps", ""
+        if self.started:
+            at, before = at + " of this run", f"{phase.ended_at:,} of the network's training; "
+        return (f"distillation ended at {at} ({before}{phase.reason}; best held-out agreement "
                 f"{phase.best:.1%}); PPO from here, with a guide of {d.guide_weight:g} towards {self.name} and "
                 f"{self.name} as {d.teacher_share:.0%} of the league envs until the student scores "
                 f"{d.pass_score:.0%} against it")
