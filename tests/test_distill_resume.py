@@ -113,6 +113,21 @@ def test_a_run_from_a_student_keeps_its_heads_and_skips_a_kickstart_it_cannot_ho
         kept_what_it_is(agent)
 
 
+def test_a_resumed_2v2_snapshot_goes_on_at_2v2_and_another_stage_is_one_sentence(home):
+    """`league train --resume td-v32` (a 2v2 snapshot) without --stage went on at 1v1: the run's next snapshots
+    played Element and the 1v1 panel (seventeenth round, run td). Fails before: the resumed versions are 1v1."""
+    done = train(home, "--stage", "2v2", "--from", "stu-v1", "--steps", 512, "--name", "two")
+    assert done.exit_code == 0, done.output
+    last = versions(home, "two")[-1].name
+    again = train(home, "--resume", last, "--steps", 512)
+    assert again.exit_code == 0, again.output
+    made = versions(home, "two")
+    assert len(made) > 1 and all(a.team_size == 2 for a in made), [(a.name, a.team_size) for a in made]
+    refused = train(home, "--stage", "1v1", "--resume", made[-1].name, "--steps", 512)
+    assert refused.exit_code == 2 and f"{made[-1].name!r} is a 2v2 snapshot" in refused.output, refused.output
+    assert refused.output.strip().count("\n") == 0 and [a.name for a in versions(home, "two")] == [a.name for a in made]
+
+
 @pytest.mark.parametrize("args, says", [
     (["--resume", "stu-v1", "--action-space", "table"], "policy.action_space is 'table', but stu-v1's network has 'necto'"),
     (["--from", "stu-v1", "--set", "policy.prev_controls=false", "--name", "x"], "policy.prev_controls"),

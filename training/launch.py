@@ -16,7 +16,7 @@ from contextlib import AbstractContextManager as ContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from league.config import Config, DistillConfig, StudentOf, load_config
+from league.config import Config, DistillConfig, StudentOf, load_config, stage_of
 from league.home import LeagueHome
 from league.registry import Registry
 from league.errors import ConfigError, LeagueError
@@ -48,6 +48,24 @@ def train_config(home: LeagueHome, stage: str, *, user_file: Path | None = None,
     if layer is not None:
         _check_same_network(cfg, layer[1]["policy"], source)
     return cfg
+
+
+def resumed_stage(home: LeagueHome, resume: str, stage: str | None) -> str | None:
+    """The stage a resumed run goes on at: its snapshot's (a 2v2 snapshot resumed without --stage went on at 1v1);
+    one sentence when --stage names another. `stage` as given for a name that is not a stage's agent (the trainer
+    says what is wrong with it)."""
+    registry = Registry.open(home.db_path, readonly=True)
+    try:
+        agent = registry.agent_store.find(resume)
+    finally:
+        registry.close()
+    if agent is None or agent.team_size is None:
+        return stage
+    own = stage_of(agent.team_size)
+    if stage is not None and stage != own:
+        raise LeagueError(f"{resume!r} is a {own} snapshot and --resume goes on with its run at {own}; to train it at "
+                          f"{stage}, start a new run from it: --stage {stage} --from {resume} --name NEW.")
+    return own
 
 
 def student_of(home: LeagueHome) -> StudentOf:
@@ -157,6 +175,8 @@ def run_one(home: LeagueHome, stage: str | None, *, steps: int | None = None, mi
     budget is known; the trainer is built (names, ownership and checkpoints checked) before the display starts."""
     from training.selfplay import SelfPlayTrainer  # torch: only when a run trains
 
+    if resume is not None:
+        stage = resumed_stage(home, resume, stage)
     cfg = train_config(home, "1v1" if stage is None else stage, user_file=user_file, overrides=overrides, sets=sets,
                        resume=resume, init_from=init_from)
     budget = Budget.from_flags(steps, minutes, Budget.from_config(cfg.training))  # the run's, handed to it as is
