@@ -50,22 +50,16 @@ def train_config(home: LeagueHome, stage: str, *, user_file: Path | None = None,
     return cfg
 
 
-def resumed_stage(home: LeagueHome, resume: str, stage: str | None) -> str | None:
-    """The stage a resumed run goes on at: its snapshot's (a 2v2 snapshot resumed without --stage went on at 1v1);
-    one sentence when --stage names another. `stage` as given for a name that is not a stage's agent (the trainer
-    says what is wrong with it)."""
+def resumed_stage(home: LeagueHome, resume: str) -> str | None:
+    """The stage a run resumed without --stage goes on at: its snapshot's (a 2v2 snapshot went on at the default
+    1v1). None for a name that is not a stage's agent (the trainer says what is wrong with it; it also refuses a
+    --stage other than the snapshot's)."""
     registry = Registry.open(home.db_path, readonly=True)
     try:
         agent = registry.agent_store.find(resume)
     finally:
         registry.close()
-    if agent is None or agent.team_size is None:
-        return stage
-    own = stage_of(agent.team_size)
-    if stage is not None and stage != own:
-        raise LeagueError(f"{resume!r} is a {own} snapshot and --resume goes on with its run at {own}; to train it at "
-                          f"{stage}, start a new run from it: --stage {stage} --from {resume} --name NEW.")
-    return own
+    return stage_of(agent.team_size) if agent is not None and agent.team_size is not None else None
 
 
 def student_of(home: LeagueHome) -> StudentOf:
@@ -175,8 +169,8 @@ def run_one(home: LeagueHome, stage: str | None, *, steps: int | None = None, mi
     budget is known; the trainer is built (names, ownership and checkpoints checked) before the display starts."""
     from training.selfplay import SelfPlayTrainer  # torch: only when a run trains
 
-    if resume is not None:
-        stage = resumed_stage(home, resume, stage)
+    if resume is not None and stage is None:
+        stage = resumed_stage(home, resume)
     cfg = train_config(home, "1v1" if stage is None else stage, user_file=user_file, overrides=overrides, sets=sets,
                        resume=resume, init_from=init_from)
     budget = Budget.from_flags(steps, minutes, Budget.from_config(cfg.training))  # the run's, handed to it as is

@@ -39,7 +39,7 @@ from agents.checkpoint import check_trainable, load_checkpoint
 from agents.networks import build_network
 from arena.engine.game import GamePlugins
 from arena.engine.vector import VecGame
-from league.config import Config, OpponentMix
+from league.config import Config, OpponentMix, stage_of
 from league.errors import LeagueError
 from league.home import LeagueHome
 from league.locks import claim
@@ -214,6 +214,11 @@ class SelfPlayTrainer:
             agent = registry.agent_store.get(resume)
             if agent.kind not in ("mlp", "lstm") or not split_version(agent.name):
                 raise LeagueError(f"{resume!r} is not a training snapshot (expected a name like mlp-1v1-v3).")
+            if agent.team_size is not None and agent.team_size != self.team_size:
+                own = stage_of(agent.team_size)
+                raise LeagueError(f"{resume!r} is a {own} snapshot and --resume goes on with its run at {own}; to train "
+                                  f"it at {cfg.stage}, start a new run from it: --stage {cfg.stage} --from {resume} "
+                                  "--name NEW.")
             ckpt = load_checkpoint(home.root / agent.checkpoint_path, expected_sha256=agent.checkpoint_sha256)
             self.net = ckpt.net.train()
             optimizer_state = ckpt.optimizer_state

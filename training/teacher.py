@@ -65,7 +65,7 @@ class Teacher:
             d, phase = self.distill.cfg, self.distill
             return [f"PPO at temperature {cfg.ppo.temperature:g} and {_learning_rate(cfg)} with a "
                     f"guide of {d.guide_weight:g} towards {self.name} (distillation ended at {phase.ended_at:,} "
-                    "steps)"]
+                    "steps of the network's training)"]
         if self.distill is not None:
             d = self.distill.cfg
             ends = (f"held-out agreement ends the phase after {d.patience} updates without a new best"
