@@ -80,6 +80,31 @@ def test_the_phase_ends_at_its_budget_and_the_guide_can_decay():
     assert [phase.guide(s).weight for s in (1000, 1500, 2000, 5000)] == pytest.approx([0.2, 0.1, 0.0, 0.0])
 
 
+def test_a_resumed_phase_goes_on_with_the_rest_of_its_budget_and_its_best():
+    """Run te resumed a copy its first call's clock had stopped and copied for ten more minutes: the phase's
+    budget started again. Now a checkpoint keeps what the phase spent, and a resumed call spends the rest."""
+    clock = FakeClock()
+    first = DistillPhase(DistillConfig(teacher="t", minutes=1, patience=0), ended_at=None, clock=clock)
+    first.guide(0)
+    clock.now = 40.0
+    first.after_held_out(0.4, 3000)
+    kept = first.stats()
+    assert kept == {"distill_steps": 3000.0, "distill_seconds": 40.0, "distill_best": 0.4}
+    clock.now = 1000.0  # the next call starts later, from the checkpoint
+    again = DistillPhase.resumed(DistillConfig(teacher="t", minutes=1, patience=0), kept, 3000)
+    again.clock = clock
+    again.guide(3000)
+    clock.now = 1019.0
+    again.after_held_out(0.35, 4000)
+    assert again.active and again.best == 0.4  # 59 s of its 60
+    clock.now = 1021.0
+    again.after_held_out(0.45, 5000)
+    assert not again.active and again.ended_at == 5000 and again.stats() == {"distill_ended_at": 5000.0}
+    spent = DistillPhase.resumed(DistillConfig(teacher="t", steps=3000), kept, 3000)  # nothing left: PPO from here
+    assert not spent.active and spent.ended_at == 3000 and "spent before this call" in spent.reason
+    assert not DistillPhase.resumed(DistillConfig(teacher="t"), {"distill_ended_at": 7.0}, 99).active
+
+
 def test_the_teacher_keeps_its_share_until_the_student_passes_it():
     phase = DistillPhase(DistillConfig(teacher="t", teacher_share=0.3, pass_score=0.55), ended_at=100)
     assert phase.teacher_share(0.9, MIN_TEACHER_GAMES - 1) == 0.3  # too few games to say

@@ -103,6 +103,24 @@ def test_a_copy_from_a_trained_agent_says_where_it_ended_in_the_steps_its_progre
     assert trained > 0 and total == trained + here and 512 <= here < 2048, (trained, here, total)
 
 
+def test_a_copy_resumed_before_its_budget_is_spent_copies_only_the_rest(home):
+    """Run te (`--resume td-v32`, whose ten-minute copy its run's clock had stopped) copied for ten more minutes: the
+    phase's budget started again. Fails before: the resumed call copied all 1,536 steps again."""
+    quick = ["--set", "panel.title_games=0", "--set", "training.distill.patience=0"]
+    done = train(home, "--stage", "1v1", "--distill", "necto", "--steps", 512, "--name", "held",
+                 "--set", "training.distill.steps=1536", *quick)
+    assert done.exit_code == 0 and "distillation ended" not in done.output, done.output
+    last = Registry.open(home.db_path).agent_store.get(versions(home, "held")[-1].name)
+    spent = last.steps_trained
+    again = train(home, "--resume", last.name, "--steps", 2048, *quick)
+    said = " ".join(again.output.split())
+    found = re.search(r"distillation ended at ([\d,]+) steps of this run \(([\d,]+) of the network's training; its "
+                      r"budget is spent", said)
+    assert again.exit_code == 0 and found, said
+    here, total = (int(g.replace(",", "")) for g in found.groups())
+    assert 0 < here < 1536 and total - here == spent and total >= 1536, (spent, here, total)
+
+
 def test_a_run_from_a_student_keeps_its_heads_and_skips_a_kickstart_it_cannot_hold(home):
     done = train(home, "--stage", "2v2", "--from", "stu-v1", "--steps", 512, "--name", "fork")
     assert done.exit_code == 0, done.output

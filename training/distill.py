@@ -11,7 +11,7 @@ figure is the student's on its own play, unseen. The phase ends at its budget
 teacher (permanent and small, or decaying over guide_decay_steps) and the teacher as a share of
 the opponents until the student's score against it reaches pass_score.
 
-    phase = DistillPhase(cfg.training.distill, ended_at=None)
+    phase = DistillPhase(cfg.training.distill, ended_at=None)   # or DistillPhase.resumed(cfg, stats, steps)
     guide = phase.guide(steps)                   # training.guide.Guide for the next update, as a Kickstart's
     phase.after_held_out(agreement, steps)       # may end the phase
     share = phase.teacher_share(score, games)    # the teacher's share of league envs
@@ -33,15 +33,41 @@ class DistillPhase:
     """The distillation schedule (a training.guide.GuideSchedule, as a Kickstart is): the phase, then the guide."""
 
 
-    def __init__(self, cfg: DistillConfig, ended_at: int | None, clock=time.perf_counter):
-        """`ended_at`: the agent steps at which an earlier call's phase ended (a resumed run), or None."""
+    def __init__(self, cfg: DistillConfig, ended_at: int | None, clock=time.perf_counter, *,
+                 before: Budget = Budget(), best: float = -1.0):
+        """`ended_at`: the agent steps at which an earlier call's phase ended (a resumed run), or None; `before`
+        and `best`: what earlier calls' phase spent of its budget and its best held-out agreement (resumed
+        in the phase, it goes on with the rest of its budget)."""
         self.cfg, self.ended_at, self.clock = cfg, ended_at, clock
         self.budget = Budget.from_limits(cfg.steps, cfg.minutes)
+        self.before = before
+        self.spent = before  # the whole phase's steps and seconds so far, earlier calls' included
         self.started_at: int | None = None
         self.started_time = 0.0
-        self.best = -1.0
+        self.best = best
         self.stale = 0
         self.reason = ""
+
+    @classmethod
+    def resumed(cls, cfg: DistillConfig, stats: dict[str, float], steps: int) -> DistillPhase:
+        """The phase as a checkpoint's learner statistics (`stats`) left it, in a call that starts after `steps`
+        of the network's training: ended where it ended; else with what it had spent of its budget, ended here
+        when that was all of it. A resumed copy restarted its whole budget (run te: ten more minutes of copying
+        after the ten its run had asked for)."""
+        ended = stats.get("distill_ended_at")
+        before = Budget(int(stats.get("distill_steps", 0)), float(stats.get("distill_seconds", 0.0)))
+        phase = cls(cfg, None if ended is None else int(ended), before=before, best=stats.get("distill_best", -1.0))
+        if phase.active and phase.budget.done(before.steps, before.seconds):
+            phase._end(steps, "its budget was spent before this call")
+        return phase
+
+    def stats(self) -> dict[str, float]:
+        """What a checkpoint keeps of the phase so a resumed call goes on where it stopped: where it ended, or
+        what it has spent of its budget and its best held-out agreement."""
+        if not self.active:
+            return {"distill_ended_at": float(self.ended_at)}
+        return {"distill_steps": float(self.spent.steps), "distill_seconds": self.spent.seconds,
+                "distill_best": self.best}
 
     @property
     def active(self) -> bool:
@@ -69,7 +95,8 @@ class DistillPhase:
         else:
             self.stale += 1
         start = self.started_at if self.started_at is not None else steps
-        if self.budget.done(steps - start, self.clock() - self.started_time):
+        self.spent = Budget(self.before.steps + steps - start, self.before.seconds + self.clock() - self.started_time)
+        if self.budget.done(self.spent.steps, self.spent.seconds):
             self._end(steps, "its budget is spent")
         elif self.cfg.patience and self.stale >= self.cfg.patience:
             self._end(steps, f"held-out agreement has not passed its best ({self.best:.1%}) for "

@@ -500,10 +500,11 @@ class SelfPlayTrainer:
         return "training.distill.learning_rate" if guide.learning_rate is not None else "ppo.learning_rate"
 
     def _held_out(self, run: _Run, agreement: float) -> None:
-        """Count a held-out agreement; say so when it ends the distillation phase."""
+        """Count a held-out agreement (the next snapshot keeps what the phase has spent); say so when it ends the
+        distillation phase."""
         ended = self.teacher.after_held_out(agreement, self.start_steps + run.steps)
+        run.learner.extra_stats.update(self.teacher.stats())
         if ended is not None:
-            run.learner.extra_stats.update(self.teacher.stats())
             self.on_progress(Note(ended))
 
     def _after_snapshot(self, run: _Run) -> None:

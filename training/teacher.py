@@ -110,8 +110,7 @@ class Teacher:
 
     def stats(self) -> dict[str, float]:
         """What a checkpoint keeps of it so a resumed run goes on where it stopped (the learner's statistics)."""
-        ended = self.distill.ended_at if self.distill is not None else None
-        return {} if ended is None else {"distill_ended_at": float(ended)}
+        return self.distill.stats() if self.distill is not None else {}
 
 
 def _learning_rate(cfg: Config) -> str:
@@ -123,7 +122,7 @@ def _learning_rate(cfg: Config) -> str:
 def build_teacher(cfg: Config, registry: Registry, home: LeagueHome, student: Student,
                   learner_stats: dict[str, float], on_note: Callable[[str], None]) -> Teacher | None:
     """The run's teacher, or None; one sentence when it cannot teach `student` at the stage's team size.
-    `learner_stats`: a resumed checkpoint's (where an earlier call's distillation phase ended)."""
+    `learner_stats`: a resumed checkpoint's (where an earlier call's distillation phase ended, or what it spent)."""
     distill = cfg.training.distill
     name = distill.teacher or cfg.training.kickstart.teacher
     kickstart = Kickstart.from_config(cfg.training.kickstart)
@@ -154,6 +153,5 @@ def build_teacher(cfg: Config, registry: Registry, home: LeagueHome, student: St
     check_can_teach(policy, name, student.space, student.existing)
     if not distill.teacher:
         return Teacher(name, spec, kickstart)
-    ended = learner_stats.get("distill_ended_at")
-    phase = DistillPhase(distill, None if ended is None else int(ended))
+    phase = DistillPhase.resumed(distill, learner_stats, student.steps)
     return Teacher(name, spec, phase, provenance=teacher_record(registry, name), started=student.steps)
