@@ -12,7 +12,9 @@ themselves (atomically); Ray workers, whose disk may be another node's, hand it 
 the driver writes it (the league home must still be on a path every node can read, for the
 checkpoints). Only the driver writes the database. Every game replays exactly from its seed, so
 both placements give the same results. A worker that dies, or stops on a bad file or a full disk,
-ends `play` with one LeagueError sentence ending in `resume_hint`; the pool is then closed.
+ends `play` with one LeagueError sentence ending in `resume_hint`; the pool is then closed. So does a
+local worker that answers nothing for `stall_seconds` (a hang: every worker's stacks and the driver's
+are written to standard error first; arena.engine.pool).
 """
 
 from __future__ import annotations
@@ -34,6 +36,15 @@ from league.schedule import ScheduledGame
 # Where a contest's workers may run (league tournament --placement); `local`, their old name for
 # processes, still parses (arena.engine.placement).
 PLACEMENTS = (Placement.PROCESSES, Placement.RAY)
+# A chunk of games with no answer for this long is a hang: a worker's start on a slow, busy host, plus per game-minute
+# of the chunk about 50 times what one costs here (400 2v2 one-minute games took 54 s on 2 workers: 0.27 s a game-minute).
+STALL_START_SECONDS = 600.0
+STALL_SECONDS_PER_GAME_MINUTE = 15.0
+
+
+def stall_seconds(spec: GameSpec, arenas: int) -> float:
+    """How long a worker playing chunks of `arenas` games of `spec` may answer nothing before it is taken to hang."""
+    return STALL_START_SECONDS + arenas * spec.clock_seconds / 60.0 * STALL_SECONDS_PER_GAME_MINUTE
 
 
 def contest_placement(placement: str | Placement) -> Placement:
@@ -76,7 +87,8 @@ class GamePool:
         self.home_root, self.arenas, self.resume_hint = home_root, arenas, resume_hint
         here = placement is Placement.PROCESSES  # workers on this machine write their replays themselves
         args = [(agents, spec, str(home_root), replay_dir, arenas, meta, here, deterministic)] * max(1, workers)
-        self._opened = open_pool(placement, GameService, args, "Game worker", address)
+        self._opened = open_pool(placement, GameService, args, "Game worker", address,
+                                 stall_seconds=stall_seconds(spec, arenas))
         self._broken = False
         try:
             self.pool = self._opened.__enter__()

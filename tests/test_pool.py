@@ -5,6 +5,7 @@ tests/test_ray_hardening.py run it on a local Ray instance (slow set)."""
 
 import os
 import signal
+import time
 
 import pytest
 
@@ -17,10 +18,19 @@ from league.errors import LeagueError
 class Toy:
     """A service for the tests: answers, refuses, fails, or tells its pid."""
 
-    def __init__(self, name: str, refuse_start: bool = False):
+    def __init__(self, name: str, refuse_start: bool = False, hang_start: bool = False):
         if refuse_start:
             raise LeagueError("the toy's file is damaged.")
+        if hang_start:
+            time.sleep(3600)
         self.name = name
+
+    def stderr_to(self, path: str) -> None:
+        """This worker's standard error (its stacks, when asked) goes to `path`."""
+        os.dup2(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND), 2)
+
+    def hang(self):
+        time.sleep(3600)
 
     def echo(self, value):
         return self.name, value
@@ -134,3 +144,29 @@ def test_one_vocabulary_of_placements_old_names_with_a_note(capsys):
     with pytest.raises(ValueError, match="a pool's workers run at one of processes, ray"):
         with open_pool(Placement.IN_PROCESS, Toy, [("a",)], "Toy worker"):
             pass
+
+
+def test_a_worker_that_answers_nothing_is_stopped_with_every_stack_written(tmp_path, capfd):
+    """Run tc's title round robin played no game in 30 minutes and its driver waited on: a hung worker held it
+    forever, and nothing said where. Fails before: no stall limit (the call waited an hour)."""
+    with ProcessPool(Toy, [("a",), ("b",)], "Toy worker", stall_seconds=1.5) as pool:
+        stacks = [tmp_path / f"worker-{k}.txt" for k in range(2)]
+        for k in range(2):
+            pool.call(k, "stderr_to", str(stacks[k]))
+            pool.reply(k)
+        hung = pool.pids[0]
+        pool.call(0, "hang")
+        pool.call(1, "echo", 1)
+        assert pool.next_reply() == (1, ("b", 1))  # the others' answers still come
+        started = time.monotonic()
+        with pytest.raises(WorkerError) as stalled:
+            pool.next_reply()
+        assert time.monotonic() - started < 30
+    assert str(stalled.value) == (f"Toy worker 0 (pid {hung}) answered nothing for 2 s, so it was stopped (the stacks "
+                                  "of every worker and of this process are on standard error)")
+    assert stalled.value.lost and stalled.value.index == 0 and pool.size == 0
+    assert "in hang" in stacks[0].read_text() and "in serve" in stacks[1].read_text()  # each worker's own stack
+    driver = capfd.readouterr().err
+    assert "toy workers stalled; the driver's threads:" in driver and "in _stalled" in driver
+    with pytest.raises(WorkerError, match=r"Toy worker 1 \(pid \d+\) answered nothing for 1 s, so it was stopped"):
+        ProcessPool(Toy, [("a",), ("b", False, True)], "Toy worker", stall_seconds=1.0)  # a start that hangs

@@ -228,6 +228,37 @@ def test_a_killed_game_worker_is_one_sentence_naming_the_worker_its_pid_and_sign
     assert str(caught.value) == f"Game worker 1 (pid {victim_pid}) died without a traceback (signal 9); run it again."
 
 
+def test_a_game_worker_that_hangs_ends_the_games_with_one_sentence_and_the_resume_hint(registry, home, monkeypatch):
+    """Run tc's title round robin recorded no game for 30 minutes and waited on forever. Fails before: a stopped
+    worker (SIGSTOP: it neither answers nor dies) held the pool for good."""
+    import arena.game_pool
+    from arena.engine.game import GameSpec
+    from arena.game_pool import GamePool, stall_seconds
+    from league.schedule import ScheduledGame
+
+    spec = GameSpec(team_size=1, mode="timed", game_seconds=30.0)
+    assert stall_seconds(spec, 50) == 600 + 50 * 0.5 * 15  # the limit the title round robin's chunks get
+    monkeypatch.setattr(arena.game_pool, "STALL_START_SECONDS", 3.0)
+    monkeypatch.setattr(arena.game_pool, "STALL_SECONDS_PER_GAME_MINUTE", 0.0)
+    agents = {name: registry.agent_store.get(name) for name in ("rule", "random")}
+    games = [ScheduledGame(i, "rule", "random", seed=i) for i in range(4)]
+    played = []
+    with GamePool(agents, spec, home.root, "replays/t-1", {"tournament_id": 1}, workers=2, arenas=1,
+                  resume_hint="run it again") as pool:
+        stopped = pool.pids[1]
+        os.kill(stopped, signal.SIGSTOP)
+        try:
+            with pytest.raises(LeagueError) as caught:
+                for outcome in pool.play(games):
+                    played.append(outcome.game.index)
+        finally:
+            if os.path.exists(f"/proc/{stopped}"):
+                os.kill(stopped, signal.SIGCONT)
+    assert str(caught.value) == (f"Game worker 1 (pid {stopped}) answered nothing for 3 s, so it was stopped (the "
+                                 "stacks of every worker and of this process are on standard error); run it again.")
+    assert sorted(played) == [0, 2, 3]  # the other worker played the rest meanwhile
+
+
 def test_a_tournament_s_placement_is_named_placement_and_backend_is_its_old_name(home, capsys):
     """Issue 57, item 8: `league tournament --backend` was a placement under training's word; --placement names it,
     and --backend still works with a note (the same flag twice with two values is refused)."""

@@ -23,12 +23,20 @@ worker that fails or dies raises arena.engine.procs.WorkerError naming the worke
 (and the signal, or its traceback); `lost` marks one that died without a word, which a caller
 may replace (`restart`, as RLlib's EnvRunnerGroup restarts lost env runners) instead of
 stopping. PufferLib's vector.py gave the shape: a thin transport under one interface.
+
+`stall_seconds` (processes): a worker that has answered nothing for that long while a call of it is
+under way is taken to hang. Every worker writes its threads' stacks to standard error (faulthandler on
+SIGUSR1), so does the driver, the pool is closed and a WorkerError says so. Without it a hung worker
+held its driver forever (run tc's title round robin: no game in 30 minutes, cause unseen).
 """
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import queue
+import signal
+import sys
 import threading
 import time
 import traceback
@@ -53,6 +61,7 @@ from league.errors import LeagueError
 OK, REFUSED, FAILED = "ok", "refused", "failed"
 POOLED = (Placement.PROCESSES, Placement.RAY)  # where a pool's workers may run
 READY_SECONDS = 300.0  # how long Ray workers may take to start (building arenas, importing torch)
+STACKS_SECONDS = 1.0  # how long stalled workers get to write their stacks before they are stopped
 
 
 def refusal(exc: LeagueError | OSError) -> str:
@@ -100,6 +109,7 @@ def serve(conn, cls: type, args: tuple) -> None:
     The pipe carries only objects this project's own processes made (weights as numpy arrays,
     scheduled games, outcomes, segments), never a user's file."""
     detach_worker_signals()
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # a driver that finds us stalled asks for our stacks
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     host = Host(cls, args)
     try:
@@ -216,12 +226,14 @@ class ProcessPool(_Answers):
     """Workers as processes of this machine (the fork server's), each talking over its own pipe.
 
     `background_sends`: each worker's calls are sent by a thread of its own (_Sender), so `call`
-    returns at once even while the worker is busy; its answers come back in order as ever."""
+    returns at once even while the worker is busy; its answers come back in order as ever.
+    `stall_seconds`: how long a worker may answer nothing before it is taken to hang (None: no limit)."""
 
     placement = Placement.PROCESSES
 
-    def __init__(self, cls: type, args: list[tuple], who: str, background_sends: bool = False):
-        self.cls, self.who = cls, who
+    def __init__(self, cls: type, args: list[tuple], who: str, background_sends: bool = False,
+                 stall_seconds: float | None = None):
+        self.cls, self.who, self.stall_seconds = cls, who, stall_seconds
         self._ctx = worker_context([cls.__module__])  # the hosted class's imports, once in the fork server
         self._procs: list = []
         self._conns: list = []
@@ -280,6 +292,8 @@ class ProcessPool(_Answers):
     def reply(self, k: int) -> Any:
         if not self._pending[k]:
             raise RuntimeError(f"reply({k}) without a call under way")
+        if self.stall_seconds is not None and not self._conns[k].poll(self.stall_seconds):
+            self._stalled([k])
         try:
             answer = self._conns[k].recv()
         except (EOFError, OSError):
@@ -291,9 +305,32 @@ class ProcessPool(_Answers):
         busy = {self._conns[k]: k for k in range(self.size) if self._pending[k]}
         if not busy:
             raise RuntimeError("next_reply() without a call under way")
-        ready = wait(list(busy))  # a dead worker's pipe reads as ready (EOF): never a hang
+        ready = wait(list(busy), timeout=self.stall_seconds)  # a dead worker's pipe reads as ready (EOF)
+        if not ready:
+            self._stalled(sorted(busy.values()))
         k = busy[ready[0]]
         return k, self.reply(k)
+
+    def _stalled(self, ks: list[int]):
+        """Workers `ks` have answered nothing for stall_seconds: every worker's stacks and the driver's go to
+        standard error, the pool is closed, and the error says so."""
+        for proc in self._procs:
+            if proc.pid is not None and proc.is_alive():
+                try:
+                    os.kill(proc.pid, signal.SIGUSR1)
+                except OSError:
+                    pass
+        time.sleep(STACKS_SECONDS)  # their stacks are written before they are stopped
+        err = sys.stderr if _has_fileno(sys.stderr) else sys.__stderr__
+        print(f"rl-league: {self.who.lower()}s stalled; the driver's threads:", file=err, flush=True)
+        faulthandler.dump_traceback(err, all_threads=True)
+        names = ", ".join(f"{k} (pid {self._procs[k].pid})" for k in ks)
+        for k in ks:
+            self._procs[k].kill()  # a hung worker never reads the polite request to stop
+        self.close()
+        were = "it was" if len(ks) == 1 else "they were"
+        raise WorkerError(f"{self.who} {names} answered nothing for {self.stall_seconds:.0f} s, so {were} stopped (the "
+                          "stacks of every worker and of this process are on standard error)", ks[0], lost=True)
 
     def _lost(self, k: int):
         """Worker k died: the error that says so (the others go on; `restart` may replace it)."""
@@ -328,6 +365,15 @@ class ProcessPool(_Answers):
     def close(self) -> None:
         stop_processes(self._procs, self._conns, self._send_close)
         self._pending, self._senders = [], []
+
+
+def _has_fileno(stream) -> bool:
+    """Whether faulthandler can write to `stream` (a captured or wrapped one may have no file descriptor)."""
+    try:
+        stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return False
+    return True
 
 
 class RayPool(_Answers):
@@ -440,15 +486,16 @@ class RayPool(_Answers):
 
 @contextmanager
 def open_pool(placement: Placement | str, cls: type, args: list[tuple], who: str, address: str | None = None,
-              background_sends: bool = False) -> Iterator[Pool]:
+              background_sends: bool = False, stall_seconds: float | None = None) -> Iterator[Pool]:
     """A pool of len(args) workers placed at `placement` (PROCESSES or RAY), each hosting cls(*args[k]);
     closed on leaving. Ray: the cluster at `address`, or a local instance on 127.0.0.1
     (arena.engine.ray_cluster), let go on leaving too (one this process already holds is used as it is).
     `background_sends`: processes send each worker's calls from a thread of their own (ProcessPool);
-    Ray's calls never block their caller anyway."""
+    Ray's calls never block their caller anyway. `stall_seconds`: a process worker silent that long while a call
+    of it is under way is taken to hang (ProcessPool)."""
     placement = as_placement(placement, "open_pool")
     if placement is Placement.PROCESSES:
-        with ProcessPool(cls, args, who, background_sends) as pool:
+        with ProcessPool(cls, args, who, background_sends, stall_seconds) as pool:
             yield pool
         return
     if placement is not Placement.RAY:
