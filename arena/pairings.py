@@ -95,7 +95,8 @@ def play_pairings(
     """Play every pairing's games on one runner, all at once: one result list per pairing.
 
     Arena e plays pairing `e % len(pairings)` for the whole run, so a pairing's games are spread
-    over the workers; rounds repeat until each pairing has its games. Each distinct policy (a
+    over the workers; rounds repeat until each pairing has its games. There are at least as many
+    arenas as pairings (more than a round's layout gives, when the pairings are many). Each distinct policy (a
     policy may play in several pairings, on either side) drives all its rows with one batched
     `act` per step (arena.play, the one play loop), seeded `seed + k` in order of first
     appearance (blue, then orange).
@@ -107,6 +108,10 @@ def play_pairings(
     n_pairs = len(pairings)
     # Enough arenas for every pairing's games in one round, or as few rounds as fit.
     workers, envs_per_worker = match_layout(len(pairings) * max(p.games for p in pairings), workers, envs_per_worker)
+    # Every pairing its own arena at least: arena e plays pairing e % n_pairs, so with fewer arenas than pairings the
+    # last pairings were never played and the loop never ended (run te's title screen: 132 pairings on 120 arenas,
+    # 109,000 steps where each game is 900).
+    envs_per_worker = max(envs_per_worker, math.ceil(n_pairs / workers))
     spec = GameSpec(team_size=team_size, tick_skip=tick_skip, mode="timed", game_seconds=float(game_seconds),
                     game_state=needs_game_state([p for pairing in pairings for p in (pairing.blue, pairing.orange)]))
     results: list[list[MatchResult]] = [[] for _ in pairings]

@@ -56,6 +56,19 @@ def test_sides_go_to_the_right_policy():
     assert sum(r.orange_goals for r in results) > sum(r.blue_goals for r in results)
 
 
+def test_more_pairings_than_a_rounds_arenas_are_all_played(monkeypatch):
+    """Run te's title screen (22 snapshots against 3 opponents, 132 pairings of 10 games) ran on 120 arenas: the
+    last 12 pairings had none, and the games went on for 109,000 steps where each is 900. Fails before: no end."""
+    import arena.pairings
+
+    monkeypatch.setattr(arena.pairings, "MAX_ENVS_PER_WORKER", 2)  # a round of 2 arenas for 5 pairings
+    pairings = [Pairing(RandomPolicy(), make_baseline("rule"), 2) for _ in range(5)]
+    results = play_pairings(pairings, 1, seed=3, game_seconds=2, workers=1, placement="in-process")
+    assert [len(r) for r in results] == [2] * 5
+    assert [len(r) for r in play_pairings(pairings[:3], 1, seed=3, game_seconds=2, workers=1, envs_per_worker=1,
+                                          placement="in-process")] == [2] * 3
+
+
 @pytest.mark.parametrize("n_games, workers, expected", [(1, 2, (1, 1)), (5, 2, (2, 3)), (100, 2, (2, 50)),
                                                         (200, 2, (2, 50)), (130, 2, (2, 33))])
 def test_match_layout_plays_few_spare_games(n_games, workers, expected):
