@@ -129,6 +129,23 @@ def test_ctrl_c_of_league_train_saves_a_snapshot(home):
     assert Registry.open(home.db_path).agent_store.get("ctrlc-v1").steps_trained > 0
 
 
+@pytest.mark.slow  # through a real `league train` process: CI runs it after the default suite
+def test_sigterm_of_league_train_saves_a_snapshot_as_ctrl_c_does(home):
+    """Run te was started with nohup, where Ctrl-C is ignored; SIGTERM ended it at once, exit 143, no final snapshot.
+    Fails before: exit -15 and no "interrupted" line."""
+    cmd = [sys.executable, "-m", "league.cli", "train", "--home", str(home.root), "--minutes", "5", "--name", "term",
+           *[a for s in TINY for a in ("--set", s)], "--set", "training.eval_games=0"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while not (home.runs / "term" / "metrics.jsonl").exists() or not (home.runs / "term" / "metrics.jsonl").stat().st_size:
+        assert time.time() < deadline and proc.poll() is None, proc.communicate()
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0 and "interrupted; final snapshot saved" in out, (proc.returncode, out, err)
+    assert Registry.open(home.db_path).agent_store.get("term-v1").steps_trained > 0
+
+
 @pytest.mark.slow  # moved out of the default suite to keep it under 5 minutes (316 s on 2026-11-27)
 def test_kickstarting_from_rule_pulls_the_learner_towards_it_and_anneals_to_ppo(home):
     events = []

@@ -27,6 +27,7 @@ starts without torch, RocketSim or streamlit.
 
 from __future__ import annotations
 
+import signal
 import sys
 
 import typer
@@ -71,5 +72,12 @@ app.add_typer(replay.app, name="replay")
 
 
 def main() -> None:
-    """Console-script entry point."""
+    """Console-script entry point. SIGTERM (`kill PID`, a service manager's stop) stops a command as Ctrl-C does, so a
+    run keeps its final snapshot and a contest says how to resume: run te, started with nohup (where Ctrl-C is
+    ignored), could only be ended by SIGTERM, which ended it without a word."""
+    signal.signal(signal.SIGTERM, _stop_as_ctrl_c)
     sys.exit(app())
+
+
+def _stop_as_ctrl_c(signum, frame) -> None:
+    raise KeyboardInterrupt
