@@ -112,17 +112,23 @@ def test_cli_train_needs_a_budget(home):
     assert bad.exit_code == 2 and "budget" in bad.output
 
 
-@pytest.mark.slow  # through a real `league train` process: CI runs it after the default suite
-def test_ctrl_c_of_league_train_saves_a_snapshot(home):
-    cmd = [sys.executable, "-m", "league.cli", "train", "--home", str(home.root), "--minutes", "5", "--name", "ctrlc",
+def stop_train_once_it_logs(home, name: str, signum: int) -> tuple[subprocess.Popen, str, str]:
+    """A real `league train` process of run `name`, sent `signum` once its first metrics row is written."""
+    cmd = [sys.executable, "-m", "league.cli", "train", "--home", str(home.root), "--minutes", "5", "--name", name,
            *[a for s in TINY for a in ("--set", s)], "--set", "training.eval_games=0"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 120
-    while not (home.runs / "ctrlc" / "metrics.jsonl").exists() or not (home.runs / "ctrlc" / "metrics.jsonl").stat().st_size:
+    while not (home.runs / name / "metrics.jsonl").exists() or not (home.runs / name / "metrics.jsonl").stat().st_size:
         assert time.time() < deadline and proc.poll() is None, proc.communicate()
         time.sleep(0.2)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(signum)
     out, err = proc.communicate(timeout=120)
+    return proc, out, err
+
+
+@pytest.mark.slow  # through a real `league train` process: CI runs it after the default suite
+def test_ctrl_c_of_league_train_saves_a_snapshot(home):
+    proc, out, err = stop_train_once_it_logs(home, "ctrlc", signal.SIGINT)
     assert proc.returncode == 0, err
     assert "interrupted; final snapshot saved" in out
     assert "kickstarting from rule" in " ".join(out.split())  # the default, said once at the start
@@ -133,15 +139,7 @@ def test_ctrl_c_of_league_train_saves_a_snapshot(home):
 def test_sigterm_of_league_train_saves_a_snapshot_as_ctrl_c_does(home):
     """Run te was started with nohup, where Ctrl-C is ignored; SIGTERM ended it at once, exit 143, no final snapshot.
     Fails before: exit -15 and no "interrupted" line."""
-    cmd = [sys.executable, "-m", "league.cli", "train", "--home", str(home.root), "--minutes", "5", "--name", "term",
-           *[a for s in TINY for a in ("--set", s)], "--set", "training.eval_games=0"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 120
-    while not (home.runs / "term" / "metrics.jsonl").exists() or not (home.runs / "term" / "metrics.jsonl").stat().st_size:
-        assert time.time() < deadline and proc.poll() is None, proc.communicate()
-        time.sleep(0.2)
-    proc.send_signal(signal.SIGTERM)
-    out, err = proc.communicate(timeout=120)
+    proc, out, err = stop_train_once_it_logs(home, "term", signal.SIGTERM)
     assert proc.returncode == 0 and "interrupted; final snapshot saved" in out, (proc.returncode, out, err)
     assert Registry.open(home.db_path).agent_store.get("term-v1").steps_trained > 0
 
