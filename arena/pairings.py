@@ -18,7 +18,7 @@ in one go: one start-up of the game workers, full batches):
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -91,8 +91,10 @@ def play_pairings(
     envs_per_worker: int | None = None,
     placement: Placement | str = Placement.PROCESSES,
     deterministic: bool = False,
+    on_game: Callable[[MatchResult], None] | None = None,
 ) -> list[list[MatchResult]]:
-    """Play every pairing's games on one runner, all at once: one result list per pairing.
+    """Play every pairing's games on one runner, all at once: one result list per pairing (`on_game`: called
+    with each game that counts as it ends).
 
     Arena e plays pairing `e % len(pairings)` for the whole run, so a pairing's games are spread
     over the workers; rounds repeat until each pairing has its games. There are at least as many
@@ -131,7 +133,10 @@ def play_pairings(
         for info in play_steps(games, seated, games.reset(seed=seed), deterministic=deterministic):
             for env in np.flatnonzero(info.done):
                 (blue, orange), length = info.episode_score[env].tolist(), float(info.episode_seconds[env])
-                results[pair_of_env[env]].append(MatchResult(blue, orange, length))
+                result, pair = MatchResult(blue, orange, length), pair_of_env[env]
+                if on_game is not None and len(results[pair]) < pairings[pair].games:
+                    on_game(result)
+                results[pair].append(result)
             if all(len(r) >= p.games for r, p in zip(results, pairings)):
                 break
     return [r[:p.games] for r, p in zip(results, pairings)]

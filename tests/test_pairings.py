@@ -105,3 +105,13 @@ def test_one_pairing_is_play_matches():
 def test_no_pairings_is_refused():
     with pytest.raises(ValueError, match="at least one pairing"):
         play_pairings([])
+
+
+def test_each_game_that_counts_is_reported_as_it_ends():
+    """A long batch (the title screen) says how far it is: on_game sees every game it returns, and no spare one."""
+    seen: list[MatchResult] = []
+    pairings = [Pairing(RandomPolicy(), make_baseline("rule"), 3), Pairing(make_baseline("rule"), RandomPolicy(), 2)]
+    results = play_pairings(pairings, seed=4, game_seconds=2, workers=1, envs_per_worker=4, placement="in-process",
+                            on_game=seen.append)
+    assert [len(r) for r in results] == [3, 2]
+    assert sorted(seen) == sorted(r for rs in results for r in rs)

@@ -559,6 +559,7 @@ def test_snapshots_the_share_put_off_are_screened_before_the_title_round_robin(s
     assert tested == {"ts-v1", "ts-v3"}, tested  # the first test, and the closing test of the last
     assert any(f"title: screen of the 1 snapshot(s) the share put off, 4 games against each of randbot, {best}: 8 "
                "games at most" in out for best in tested), out
+    assert "title: screen: 8 of 8 games played" in out, out  # it says how far it is
     entered = re.search(r"into the round robin: (.+?)(?: title:|$)", out).group(1).strip()
     (t,) = [t for t in reg.tournament_store.all() if t.name == "1v1 title round robin"]
     screened_in = {"ts-v2"} & set(t.entrants)

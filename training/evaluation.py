@@ -5,13 +5,13 @@ ratings, the leaderboard and the dashboard's climb chart move while training run
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
 from agents.loading import load_policy
 from agents.policy import Policy
-from arena.pairings import Pairing, play_pairings
+from arena.pairings import MatchResult, Pairing, play_pairings
 from league.registry import BASELINES, GameRecord, Registry
 from league.results import Record
 
@@ -29,12 +29,14 @@ def player(registry: Registry, name: str, home_root: Path) -> Player:
 def play_recorded(
     registry: Registry | None, matchups: Sequence[tuple[Player, Player]], n_games: int, team_size: int,
     game_seconds: float, seed: int, tick_skip: int = 8, workers: int | None = None, deterministic: bool = False,
+    on_game: Callable[[MatchResult], None] | None = None,
 ) -> list[list[tuple[int, int]]]:
     """Play `n_games` of every (ours, theirs) matchup, half with ours on blue, all at once on one
     runner (arena.pairings.play_pairings); record each game (unless `registry` is None: an agent
     playing outside the team size it was trained for). Per matchup, (ours, theirs) goals per game.
     `deterministic`: every policy takes its most likely action (as tournaments and the RLBot
-    export play) instead of sampling (as training's evaluation plays).
+    export play) instead of sampling (as training's evaluation plays). `on_game`: called with each game as it
+    ends (a progress line).
     """
     pairings, owners = [], []
     for k, (ours, theirs) in enumerate(matchups):
@@ -45,7 +47,7 @@ def play_recorded(
                 owners.append((k, blue.name, orange.name, side == "blue"))
     goals: list[list[tuple[int, int]]] = [[] for _ in matchups]
     played = play_pairings(pairings, team_size, seed, game_seconds, tick_skip=tick_skip, workers=workers,
-                           deterministic=deterministic)
+                           deterministic=deterministic, on_game=on_game)
     for (k, blue, orange, ours_blue), results in zip(owners, played):
         for r in results:
             if registry is not None:

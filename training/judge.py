@@ -175,12 +175,16 @@ class SnapshotJudge:
         say(f"title: screen of the {len(untested)} snapshot(s) the share put off, {games} games against each of "
             f"{', '.join(opponents)}: {games * len(untested) * len(opponents):,} games at most")
         started = time.perf_counter()
+        planned = games * sum(c != o for c in untested for o in opponents)  # none against itself
         try:
             result = play_screen(self.registry, [player(self.registry, n, self.home.root) for n in untested],
                                  [player(self.registry, n, self.home.root) for n in opponents], games,
                                  team_size=team_size, game_seconds=cfg.promotion.game_seconds,
                                  seed=derived_seed(cfg.seed, "title screen"), tick_skip=cfg.game.tick_skip,
-                                 workers=self.workers)
+                                 workers=self.workers,
+                                 on_game=_quarters(planned, lambda done: say(
+                                     f"title: screen: {done:,} of {planned:,} games played, "
+                                     f"{time.perf_counter() - started:.0f} s")))
         finally:
             self.promotion_seconds += time.perf_counter() - started
         entering = result.entering(cfg.panel.screened)

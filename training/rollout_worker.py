@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 
 from league.config import Config, PolicyConfig
+from training.heap import HeapTrim
 from training.opponents import PolicySpec
 
 # A rollout worker runs every policy's forward itself, one call per policy and step over its rows,
@@ -50,6 +51,7 @@ class RolloutWorker:
         envs = rollout_envs_per_worker(cfg.runner, cfg.game.team_size)
         games = VecGame(training_spec(cfg.game, cfg.training.opponents, teacher), seed=seed, workers=1, envs_per_worker=envs, placement=Placement.IN_PROCESS,
                         plugins=GamePlugins(reward_fn=build_reward(cfg.rewards)))
+        self.heap = HeapTrim()
         try:
             self.collector = Collector(games, cfg.training.opponents, cfg.game.team_size, net_config, seed,
                                        cfg.rewards.weights.goal, "cpu", None, teacher, cfg.ppo.temperature)
@@ -66,7 +68,9 @@ class RolloutWorker:
 
     def collect(self, weights, version: int, steps: int, scale: float, teach: bool):
         self.collector.set_weights(weights, version)
-        return self.collector.collect(steps, scale, teach)
+        segment = self.collector.collect(steps, scale, teach)
+        self.heap.after_round()  # free memory the heap keeps goes back to the system (training.heap)
+        return segment
 
     def close(self) -> None:
         self.collector.close()

@@ -19,9 +19,10 @@ matchup decides the title, and one below half against these three would not take
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from arena.pairings import MatchResult
 from league.registry import Registry
 from league.results import Record
 from training.evaluation import Player, play_recorded
@@ -71,13 +72,13 @@ class ScreenResult:
 
 def play_screen(registry: Registry, candidates: Sequence[Player], opponents: Sequence[Player], games: int, *,
                 team_size: int, game_seconds: float, seed: int, tick_skip: int = 8,
-                workers: int | None = None) -> ScreenResult:
+                workers: int | None = None, on_game: Callable[[MatchResult], None] | None = None) -> ScreenResult:
     """`games` argmax games of every candidate against every opponent (none against itself), all on one runner,
     recorded as evaluation games; the candidates best first by mean score (ties: the later snapshot first, as
-    `candidates` come oldest first)."""
+    `candidates` come oldest first). `on_game`: called with each game as it ends."""
     matchups = [(c, o) for c in candidates for o in opponents if c.name != o.name]
     goals = play_recorded(registry, matchups, games, team_size, game_seconds, seed, tick_skip, workers,
-                          deterministic=True) if matchups and games else [[] for _ in matchups]
+                          deterministic=True, on_game=on_game) if matchups and games else [[] for _ in matchups]
     records: dict[str, dict[str, Record]] = {c.name: {} for c in candidates}
     for (c, o), g in zip(matchups, goals):
         records[c.name][o.name] = Record.from_goals(g)
