@@ -8,7 +8,7 @@ from its top. A rollout worker of a long 2v2 run (docs/runs/distill.md, run `te`
 end, where its twin held 0.6 GB. Measured in a reproduction (`mallinfo2` every 10 rounds, 2v2 copy of
 Necto, 2-core Intel Xeon with AMX): the bytes in use stayed at 215-221 MB while the free bytes the heap
 held grew by about 35 MB a round (758 MB at round 50); `malloc_trim(0)` took that worker from 1,124 MB
-resident to 369 MB in 0.039 s. The growth came in three of six 2v2 runs, always in one worker, and never
+resident to 369 MB in 0.039 s. The growth came in five of eight 2v2 runs, in one worker or both, and never
 on demand (an in-process reproduction stayed flat), so its allocation pattern was not found; what it
 leaves behind is free memory, and that is what this hands back.
 
