@@ -12,15 +12,17 @@ resident to 369 MB in 0.039 s. The growth came in five of eight 2v2 runs, in one
 on demand (an in-process reproduction stayed flat), so its allocation pattern was not found; what it
 leaves behind is free memory, and that is what this hands back.
 
-A worker measures its resident memory after every round (a read of /proc/self/status) and trims only when
+A worker measures its resident memory after every round (psutil, microseconds) and trims only when
 it has grown by `margin` since the last time it was at rest, so a worker that does not grow never pays for
-a trim. Where there is no glibc (`malloc_trim` missing) or no /proc, it does nothing.
+a trim. Where there is no glibc (`malloc_trim` missing), it does nothing.
 """
 
 from __future__ import annotations
 
 import ctypes
 import functools
+
+import psutil
 
 TRIM_MARGIN = 256 << 20  # bytes of growth over the resting size before a trim (a round's growth was ~35 MB)
 
@@ -36,16 +38,9 @@ def _malloc_trim():
     return trim
 
 
-def resident_bytes() -> int | None:
-    """This process's resident set size in bytes (VmRSS), or None where /proc cannot tell."""
-    try:
-        with open("/proc/self/status", "rb") as f:
-            for line in f:
-                if line.startswith(b"VmRSS:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
+def resident_bytes() -> int:
+    """This process's resident set size in bytes."""
+    return psutil.Process().memory_info().rss
 
 
 def release_free_heap() -> bool:
@@ -68,8 +63,6 @@ class HeapTrim:
 
     def after_round(self) -> bool:
         rss = resident_bytes()
-        if rss is None:
-            return False
         if self.resting is None or rss < self.resting:
             self.resting = rss
             return False
@@ -78,5 +71,5 @@ class HeapTrim:
         self.trims += 1
         # What a trim cannot hand back (memory in use) raises the resting size, so a worker that really
         # holds more is not trimmed every round.
-        self.resting = max(self.resting, resident_bytes() or rss)
+        self.resting = max(self.resting, resident_bytes())
         return True
