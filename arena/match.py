@@ -81,6 +81,7 @@ class MatchOutcome:
     created: str
     finished: str | None
     deterministic: bool = True  # network agents play their most likely action; False: they sample
+    opening_jitter: float = 0.0  # uu each car's kickoff spot may move as a game opens (game.opening_jitter)
 
     @property
     def bounds(self) -> tuple[float, float] | None:
@@ -130,7 +131,7 @@ def match_outcome(registry: Registry, match_id: int) -> MatchOutcome:
     m = registry.match_store.get(match_id)
     return MatchOutcome(m.id, m.tournament_id, m.a, m.b, m.team_size, m.mode, m.params, m.max_games, m.batch_pairs,
                         m.game_seconds, m.seed, m.status, m.decision, m.stats, m.created, m.finished,
-                        bool(m.deterministic))
+                        bool(m.deterministic), registry.tournament_store.get(m.tournament_id).opening_jitter)
 
 
 def claim_match(registry: Registry, home: LeagueHome, match_id: int) -> Ownership:
@@ -188,7 +189,8 @@ def start_or_resume_match(registry: Registry, home: LeagueHome, cfg: Config, a: 
         if not 1 <= batch_pairs <= MAX_BATCH_PAIRS:
             raise LeagueError(f"--batch-pairs must be between 1 and {MAX_BATCH_PAIRS:,}, not {batch_pairs:,}.")
         settings = MatchSettings(a, b, team_size, "sprt" if params else "fixed", params_json(params), max_games,
-                                 float(cfg.game.game_seconds), cfg.seed, deterministic)
+                                 float(cfg.game.game_seconds), cfg.seed, deterministic,
+                                 float(cfg.game.opening_jitter))
         row, created = registry.match_store.open(settings, batch_pairs, cfg.to_dict())
         match_id, resumed = row.id, not created
     match = match_outcome(registry, match_id)
@@ -246,7 +248,8 @@ def _play(registry: Registry, home: LeagueHome, match: MatchOutcome, tick_skip: 
     schedule = round_robin([match.a, match.b], match.max_games, match.seed)  # pair p: games 2p (A blue), 2p + 1
     pairs = match.max_games // 2
     batches = math.ceil(pairs / k)
-    spec = GameSpec(team_size=match.team_size, tick_skip=tick_skip, mode="timed", game_seconds=match.game_seconds)
+    spec = GameSpec(team_size=match.team_size, tick_skip=tick_skip, mode="timed", game_seconds=match.game_seconds,
+                    opening_jitter=match.opening_jitter)
     start = time.perf_counter()
     store.set_status(match.id, "running")
     pool = None

@@ -7,7 +7,8 @@
 arguments). Each step is one batched `act` call per policy over all its rows, picked once with
 index arrays. Every game lasts `game_seconds` of game clock (a tie then is a draw), so all the
 games of a round end on the same step. Given the seed (policies are seeded from it), the results
-are reproducible.
+are reproducible. Each game opens with its cars' kickoff spots moved by up to `opening_jitter` uu
+(game.opening_jitter), so two greedy policies do not replay the same five lines.
 
 `play_pairings` plays several pairings on one runner at once (evaluation against every baseline
 in one go: one start-up of the game workers, full batches):
@@ -29,6 +30,7 @@ from arena.engine.game import GameSpec
 from arena.engine.placement import Placement
 from arena.play import Driver, needs_game_state, play_steps
 from arena.engine.vector import VecGame
+from league.config import OPENING_JITTER
 
 MAX_ENVS_PER_WORKER = 64
 
@@ -70,6 +72,7 @@ def play_matches(
     envs_per_worker: int | None = None,
     placement: Placement | str = Placement.PROCESSES,
     deterministic: bool = False,
+    opening_jitter: float = OPENING_JITTER,
 ) -> list[MatchResult]:
     """Play `n_games` timed games of `team_size` v `team_size`; results in the order games finished.
 
@@ -77,7 +80,7 @@ def play_matches(
     """
     return play_pairings([Pairing(blue, orange, n_games)], team_size, seed, game_seconds, tick_skip=tick_skip,
                          workers=workers, envs_per_worker=envs_per_worker, placement=placement,
-                         deterministic=deterministic)[0]
+                         deterministic=deterministic, opening_jitter=opening_jitter)[0]
 
 
 def play_pairings(
@@ -92,6 +95,7 @@ def play_pairings(
     placement: Placement | str = Placement.PROCESSES,
     deterministic: bool = False,
     on_game: Callable[[MatchResult], None] | None = None,
+    opening_jitter: float = OPENING_JITTER,
 ) -> list[list[MatchResult]]:
     """Play every pairing's games on one runner, all at once: one result list per pairing (`on_game`: called
     with each game that counts as it ends).
@@ -115,6 +119,7 @@ def play_pairings(
     # 109,000 steps where each game is 900).
     envs_per_worker = max(envs_per_worker, math.ceil(n_pairs / workers))
     spec = GameSpec(team_size=team_size, tick_skip=tick_skip, mode="timed", game_seconds=float(game_seconds),
+                    opening_jitter=float(opening_jitter),
                     game_state=needs_game_state([p for pairing in pairings for p in (pairing.blue, pairing.orange)]))
     results: list[list[MatchResult]] = [[] for _ in pairings]
     with VecGame(spec, workers=workers, envs_per_worker=envs_per_worker, placement=placement, seed=seed) as games:

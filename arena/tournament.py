@@ -145,6 +145,7 @@ class TournamentRun:
     to_play: int
     game_seconds: float
     games: Iterator[GameOutcome]
+    opening_jitter: float = 0.0  # game.opening_jitter as the tournament records it
 
 
 def start_or_resume_tournament(registry: Registry, home: LeagueHome, cfg: Config, *, resume: int | None = None,
@@ -186,7 +187,7 @@ def start_or_resume_tournament(registry: Registry, home: LeagueHome, cfg: Config
     t = registry.tournament_store.get(tid)
     return TournamentRun(id=tid, resumed=resumed, entrants=tuple(t.entrants),
                          planned_games=t.planned_games, to_play=len(pending_games(registry, tid)),
-                         game_seconds=game_seconds, games=games)
+                         game_seconds=game_seconds, games=games, opening_jitter=t.opening_jitter)
 
 
 def abandon_tournament(registry: Registry, home: LeagueHome, tid: int, reason: str) -> Tournament:
@@ -229,7 +230,8 @@ def _play(registry: Registry, home: LeagueHome, tid: int, workers: int, game_sec
     if not todo:
         registry.tournament_store.set_status(tid, "finished")
         return
-    spec = GameSpec(team_size=t.team_size, tick_skip=tick_skip, mode="timed", game_seconds=game_seconds)
+    spec = GameSpec(team_size=t.team_size, tick_skip=tick_skip, mode="timed", game_seconds=game_seconds,
+                    opening_jitter=t.opening_jitter)
     agents = {name: registry.agent_store.get(name) for name in member_names(t.entrants)}
     hands = max(1, min(workers, len(todo)))
     per_worker = math.ceil(len(todo) / hands)

@@ -56,6 +56,10 @@ THREADS_MAX = 1024
 RATING_MAX = 10_000.0  # initial and anchor ratings (Elo and TrueSkill): far beyond any league's spread
 TS_SCALE_MIN, TS_SCALE_MAX = 0.001, 10_000.0  # TrueSkill's sigma and beta
 SECONDS_MAX = 3600.0  # a game's or an episode's clock: an hour
+# uu each car's kickoff spot may move when a timed game opens (game.opening_jitter; arena.engine.mutators):
+# two greedy agents otherwise play one fixed line from each of the five spots.
+OPENING_JITTER = 100.0
+OPENING_JITTER_MAX = 500.0
 GAMES_MAX = 10_000  # games of one evaluation or one match (a tournament's bound per pairing)
 MINUTES_MAX = 525_600.0  # a wall-clock budget: a year
 REWARD_WEIGHT_MAX = 1000.0  # a reward term's weight, either sign
@@ -112,6 +116,16 @@ class GameConfig:
     episode_timeout_seconds: float = param(300.0, "Training episodes end after this much game time.", min=1,
                                            max=SECONDS_MAX)
     random_start_share: float = param(0.5, "Share of training episodes that start from a randomized state.", min=0, max=1)
+    opening_jitter: float = param(
+        OPENING_JITTER, "Timed games (matches, tournaments, evaluation): uu each car's kickoff spot may move in x and y "
+                        "when the game opens, so each game opens its own line. 0: the five standard spots, where two "
+                        "agents that play their most likely action replay one fixed line from each (a match of 200 "
+                        "games then measures ten lines). Training's kickoffs: game.kickoff_jitter.",
+        min=0, max=OPENING_JITTER_MAX)
+    kickoff_jitter: float = param(
+        0.0, "Training: uu each car's spot may move in x and y at every kickoff of a training episode (its start and "
+             "after each goal), so the learner meets kickoffs near the standard spots rather than five fixed lines.",
+        min=0, max=OPENING_JITTER_MAX)
     goal_ends_episode: bool = param(False, "Training: a goal ends the episode (true), or play restarts with a kickoff "
                                            "and the episode goes on, as in a timed game (false: a goal then never "
                                            "costs the scorer the rest of its episode's rewards).")

@@ -157,13 +157,14 @@ def test_play_panel_stops_at_the_first_member_that_clearly_beats_the_candidate(s
     # a member the candidate clearly beats leaves play: more games would only confirm it (fails before: 48 games)
     assert strong.passed and outplayed(strong.records["randbot"], 1.96) and strong.records["randbot"].games < 48
     assert strong.rounds == strong.records["randbot"].games // 8
+    # From the standard spots, where rulebot's kickoff beats atba's in these short games: a member that clearly wins.
     weak = play_panel(reg, atba, [rand, rule], PanelConfig(games=48, batch_games=16), team_size=1,
-                      game_seconds=GAME_SECONDS, seed=3, workers=1)
+                      game_seconds=GAME_SECONDS, seed=3, workers=1, opening_jitter=0.0)
     assert weak.beaten_by == "rulebot" and weak.rounds < 3, weak  # cut short, well before 48 games each
     assert weak.records["rulebot"].score < 0.5
     # all games played and never clearly beaten, yet below half against a member: not passed
     held = play_panel(reg, atba, [rule], PanelConfig(games=8, batch_games=8, z=10.0), team_size=1,
-                      game_seconds=GAME_SECONDS, seed=3, workers=1)
+                      game_seconds=GAME_SECONDS, seed=3, workers=1, opening_jitter=0.0)
     assert held.records["rulebot"].games == 8 and held.records["rulebot"].score < 0.5 and held.beaten_by == "rulebot"
     assert {g.origin for g in reg.game_store.games()} == {"evaluation"}  # every game recorded
     assert len(reg.game_store.games()) == strong.games + weak.games + held.games

@@ -247,7 +247,8 @@ class CurriculumTrainer:
         ev: dict[str, Any] = {}
         if matchups:  # all the gate's games at once, seeded by the check
             played = play_recorded(reg, matchups, gate.min_games, team_size, gate.game_seconds,
-                                   derived_seed(cfg.seed, "gate", n_checks), cfg.game.tick_skip, workers)
+                                   derived_seed(cfg.seed, "gate", n_checks), cfg.game.tick_skip, workers,
+                                   opening_jitter=cfg.game.opening_jitter)
             for key, goals in zip(opponents, played):
                 ev.update({f"{key}_score": Record.from_goals(goals).points, f"{key}_games": len(goals)})
         if gate.sprt_vs_previous is not None and previous:

@@ -12,6 +12,7 @@ from typing import NamedTuple
 from agents.loading import load_policy
 from agents.policy import Policy
 from arena.pairings import MatchResult, Pairing, play_pairings
+from league.config import OPENING_JITTER
 from league.registry import BASELINES, GameRecord, Registry
 from league.results import Record
 
@@ -29,14 +30,14 @@ def player(registry: Registry, name: str, home_root: Path) -> Player:
 def play_recorded(
     registry: Registry | None, matchups: Sequence[tuple[Player, Player]], n_games: int, team_size: int,
     game_seconds: float, seed: int, tick_skip: int = 8, workers: int | None = None, deterministic: bool = False,
-    on_game: Callable[[MatchResult], None] | None = None,
+    on_game: Callable[[MatchResult], None] | None = None, opening_jitter: float = OPENING_JITTER,
 ) -> list[list[tuple[int, int]]]:
     """Play `n_games` of every (ours, theirs) matchup, half with ours on blue, all at once on one
     runner (arena.pairings.play_pairings); record each game (unless `registry` is None: an agent
     playing outside the team size it was trained for). Per matchup, (ours, theirs) goals per game.
     `deterministic`: every policy takes its most likely action (as tournaments and the RLBot
     export play) instead of sampling (as training's evaluation plays). `on_game`: called with each game as it
-    ends (a progress line).
+    ends (a progress line). `opening_jitter`: game.opening_jitter.
     """
     pairings, owners = [], []
     for k, (ours, theirs) in enumerate(matchups):
@@ -47,7 +48,7 @@ def play_recorded(
                 owners.append((k, blue.name, orange.name, side == "blue"))
     goals: list[list[tuple[int, int]]] = [[] for _ in matchups]
     played = play_pairings(pairings, team_size, seed, game_seconds, tick_skip=tick_skip, workers=workers,
-                           deterministic=deterministic, on_game=on_game)
+                           deterministic=deterministic, on_game=on_game, opening_jitter=opening_jitter)
     for (k, blue, orange, ours_blue), results in zip(owners, played):
         for r in results:
             if registry is not None:
@@ -61,6 +62,7 @@ def play_recorded(
 def evaluate_snapshot(
     registry: Registry, name: str, policy: Policy, team_size: int, n_games: int, game_seconds: float,
     seed: int, home_root: Path, tick_skip: int = 8, workers: int | None = None, viewer: str = "",
+    opening_jitter: float = OPENING_JITTER,
 ) -> dict[str, float]:
     """Play `n_games` against each active baseline and the champion (half on each side); score rates.
 
@@ -77,12 +79,13 @@ def evaluate_snapshot(
     opponents = [o for o in opponents if o in active]
     me = Player(name, policy)
     matchups = [(me, player(registry, o, home_root)) for o in opponents]
-    goals = play_recorded(registry, matchups, n_games, team_size, game_seconds, seed, tick_skip, workers)
+    goals = play_recorded(registry, matchups, n_games, team_size, game_seconds, seed, tick_skip, workers,
+                          opening_jitter=opening_jitter)
     if viewer and matchups:
         from arena.engine.game import GameSpec
         from arena.background_viewer import send_game_in_background
 
         them = matchups[-1][1]
-        send_game_in_background(viewer, GameSpec(team_size, tick_skip, "timed", game_seconds),
+        send_game_in_background(viewer, GameSpec(team_size, tick_skip, "timed", game_seconds, opening_jitter=opening_jitter),
                                 {name: policy, them.name: them.policy}, name, them.name, seed)
     return {o: Record.from_goals(g).score for o, g in zip(opponents, goals)}

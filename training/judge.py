@@ -97,7 +97,8 @@ class SnapshotJudge:
             if rates is None:  # a snapshot put off has played its evaluation games
                 rates = evaluate_snapshot(self.registry, name, policy, team_size, t.eval_games, t.eval_game_seconds,
                                           derived_seed(cfg.seed, "evaluation", snapshots), self.home.root,
-                                          cfg.game.tick_skip, workers=self.workers, viewer=t.eval_viewer)
+                                          cfg.game.tick_skip, workers=self.workers, viewer=t.eval_viewer,
+                                          opening_jitter=cfg.game.opening_jitter)
                 row = {f"eval/win_rate/{k}": v for k, v in rates.items()}
                 row["eval/elo"] = self.registry.game_store.rating(name, team_size).elo
                 judged.rows.append(row)
@@ -181,7 +182,7 @@ class SnapshotJudge:
                                  [player(self.registry, n, self.home.root) for n in opponents], games,
                                  team_size=team_size, game_seconds=cfg.promotion.game_seconds,
                                  seed=derived_seed(cfg.seed, "title screen"), tick_skip=cfg.game.tick_skip,
-                                 workers=self.workers,
+                                 workers=self.workers, opening_jitter=cfg.game.opening_jitter,
                                  on_game=_quarters(planned, lambda done: say(
                                      f"title: screen: {done:,} of {planned:,} games played, "
                                      f"{time.perf_counter() - started:.0f} s")))
@@ -263,7 +264,8 @@ class SnapshotJudge:
         started = time.perf_counter()
         outcome = play_panel(self.registry, candidate, [player(self.registry, m, self.home.root) for m in members],
                              cfg.panel, team_size=team_size, game_seconds=cfg.promotion.game_seconds, seed=seed,
-                             tick_skip=cfg.game.tick_skip, workers=self.workers)
+                             tick_skip=cfg.game.tick_skip, workers=self.workers,
+                             opening_jitter=cfg.game.opening_jitter)
         test = self.registry.panel_store.add(candidate.name, self.run, steps, outcome.records, passed=outcome.passed,
                                              beaten_by=outcome.beaten_by, seconds=time.perf_counter() - started,
                                              seed=seed)

@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from arena.crown import latest_title, title_picks
-from league.config import PanelConfig
+from league.config import OPENING_JITTER, PanelConfig
 from league.profile import crowning_of
 from league.ratings import MleRatings
 from league.registry import Registry
@@ -215,7 +215,7 @@ class PanelOutcome:
 
 def play_panel(registry: Registry, candidate: Player, members: Sequence[Player], cfg: PanelConfig, *,
                team_size: int, game_seconds: float, seed: int, tick_skip: int = 8,
-               workers: int | None = None) -> PanelOutcome:
+               workers: int | None = None, opening_jitter: float = OPENING_JITTER) -> PanelOutcome:
     """Play `candidate` against every member in rounds until one beats it or each has had `cfg.games` games
     (see the module notes); every game recorded as an evaluation game. `seed`: this test's (each round
     plays its own, derived from it)."""
@@ -225,7 +225,8 @@ def play_panel(registry: Registry, candidate: Player, members: Sequence[Player],
     while in_play:
         n = min(cfg.batch_games, cfg.games - max(records[m.name].games for m in in_play))
         goals = play_recorded(registry, [(candidate, m) for m in in_play], n, team_size, game_seconds,
-                              derived_seed(seed, "panel round", rounds), tick_skip, workers, deterministic=True)
+                              derived_seed(seed, "panel round", rounds), tick_skip, workers, deterministic=True,
+                              opening_jitter=opening_jitter)
         rounds += 1
         for m, g in zip(in_play, goals):
             records[m.name] = records[m.name] + Record.from_goals(g)

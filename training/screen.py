@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from arena.pairings import MatchResult
+from league.config import OPENING_JITTER
 from league.registry import Registry
 from league.results import Record
 from training.evaluation import Player, play_recorded
@@ -72,13 +73,14 @@ class ScreenResult:
 
 def play_screen(registry: Registry, candidates: Sequence[Player], opponents: Sequence[Player], games: int, *,
                 team_size: int, game_seconds: float, seed: int, tick_skip: int = 8,
-                workers: int | None = None, on_game: Callable[[MatchResult], None] | None = None) -> ScreenResult:
+                workers: int | None = None, on_game: Callable[[MatchResult], None] | None = None,
+                opening_jitter: float = OPENING_JITTER) -> ScreenResult:
     """`games` argmax games of every candidate against every opponent (none against itself), all on one runner,
     recorded as evaluation games; the candidates best first by mean score (ties: the later snapshot first, as
     `candidates` come oldest first). `on_game`: called with each game as it ends."""
     matchups = [(c, o) for c in candidates for o in opponents if c.name != o.name]
     goals = play_recorded(registry, matchups, games, team_size, game_seconds, seed, tick_skip, workers,
-                          deterministic=True, on_game=on_game) if matchups and games else [[] for _ in matchups]
+                          deterministic=True, on_game=on_game, opening_jitter=opening_jitter) if matchups and games else [[] for _ in matchups]
     records: dict[str, dict[str, Record]] = {c.name: {} for c in candidates}
     for (c, o), g in zip(matchups, goals):
         records[c.name][o.name] = Record.from_goals(g)

@@ -36,6 +36,7 @@ from arena.engine.rules import (
     NoTouchTimeout,
 )
 from arena.engine.sim import init_rocketsim
+from league.config import OPENING_JITTER_MAX
 from league.game_values import TICKS_PER_SECOND
 
 Mode = Literal["training", "timed"]
@@ -56,6 +57,8 @@ class GameSpec:
     no_touch_timeout_seconds: float = 30.0
     episode_timeout_seconds: float = 300.0
     random_start_share: float = 0.0
+    opening_jitter: float = 0.0  # uu each car's spot may move at a game's first kickoff (SeededKickoffMutator)
+    kickoff_jitter: float = 0.0  # the same at each kickoff after a goal
     goal_ends_episode: bool = True  # training mode; false: a goal restarts play with a kickoff
     game_state: bool = False  # publish the game state (agents.game_state) for agents that read it
 
@@ -66,10 +69,15 @@ class GameSpec:
             raise ValueError(f"team_size must be 1, 2 or 3, got {self.team_size}")
         if self.tick_skip < 1:
             raise ValueError(f"tick_skip must be at least 1, got {self.tick_skip}")
+        for key in ("opening_jitter", "kickoff_jitter"):
+            if not 0 <= getattr(self, key) <= OPENING_JITTER_MAX:
+                raise ValueError(f"{key} must be between 0 and {OPENING_JITTER_MAX:g} uu, got {getattr(self, key)}")
 
     @classmethod
     def from_config(cls, game: Any, mode: Mode = "training") -> GameSpec:
-        """From a league.config.GameConfig (or anything with its fields)."""
+        """From a league.config.GameConfig (or anything with its fields). A timed game opens at
+        `game.opening_jitter`; a training episode's every kickoff moves by `game.kickoff_jitter`."""
+        timed = mode == "timed"
         return cls(
             team_size=game.team_size,
             tick_skip=game.tick_skip,
@@ -78,6 +86,8 @@ class GameSpec:
             no_touch_timeout_seconds=float(game.no_touch_timeout_seconds),
             episode_timeout_seconds=float(game.episode_timeout_seconds),
             random_start_share=float(game.random_start_share),
+            opening_jitter=float(game.opening_jitter if timed else game.kickoff_jitter),
+            kickoff_jitter=0.0 if timed else float(game.kickoff_jitter),
             goal_ends_episode=bool(game.goal_ends_episode),
         )
 
@@ -126,14 +136,14 @@ def start_mutator(spec: GameSpec, extra: tuple[StateMutator, ...] = ()) -> State
     """Cars for the team size, a kickoff or randomized state, then training's own mutators."""
     return MutatorSequence(
         FixedTeamSizeMutator(spec.team_size, spec.team_size),
-        StartStateMutator(spec.random_start_share),
+        StartStateMutator(spec.random_start_share, kickoff=SeededKickoffMutator(spec.opening_jitter)),
         *extra,
     )
 
 
 def kickoff_mutator(spec: GameSpec) -> StateMutator:
     """The restart after a goal inside an episode (`GameSpec.kickoff_after_goal`)."""
-    return MutatorSequence(FixedTeamSizeMutator(spec.team_size, spec.team_size), SeededKickoffMutator())
+    return MutatorSequence(FixedTeamSizeMutator(spec.team_size, spec.team_size), SeededKickoffMutator(spec.kickoff_jitter))
 
 
 def default_terminations(spec: GameSpec) -> list:

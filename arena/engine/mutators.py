@@ -34,7 +34,18 @@ def rng_of(shared_info: dict[str, Any]) -> np.random.Generator:
 
 
 class SeededKickoffMutator(StateMutator[GameState]):
-    """A standard kickoff: ball at centre, cars on mirrored spawn spots (RLGym's tables)."""
+    """A standard kickoff: ball at centre, cars on mirrored spawn spots (RLGym's tables).
+
+    `jitter` (uu) moves each car's spot by up to that much in x and y, drawn from the game's
+    generator: an opening. Two agents that both play their greedy action otherwise play one fixed
+    line from each of the five spots (ten with the sides swapped), so a match of hundreds of games
+    would measure ten lines and call it hundreds of games. Both games of a mirrored pair share the
+    game's seed, so each agent plays both sides of the same opening. 0 draws nothing extra: a
+    seeded game replays as it did before openings existed.
+    """
+
+    def __init__(self, jitter: float = 0.0):
+        self.jitter = float(jitter)
 
     def apply(self, state: GameState, shared_info: dict[str, Any]) -> None:
         rng = rng_of(shared_info)
@@ -51,6 +62,8 @@ class SeededKickoffMutator(StateMutator[GameState]):
             table_pos = KickoffMutator.SPAWN_BLUE_POS if blue else KickoffMutator.SPAWN_ORANGE_POS
             table_yaw = KickoffMutator.SPAWN_BLUE_YAW if blue else KickoffMutator.SPAWN_ORANGE_YAW
             car.physics.position = table_pos[slot].copy()
+            if self.jitter > 0:
+                car.physics.position[:2] += rng.uniform(-self.jitter, self.jitter, 2)
             car.physics.linear_velocity = np.zeros(3, dtype=np.float32)
             car.physics.angular_velocity = np.zeros(3, dtype=np.float32)
             car.physics.euler_angles = np.array([0, table_yaw[slot], 0], dtype=np.float32)

@@ -149,3 +149,6 @@ def open_league(home: Path | None, config: Path | None = None, readonly: bool = 
     return league_home, registry
 
 
+def openings_text(jitter: float) -> str:
+    """How a contest's games open (game.opening_jitter)."""
+    return f"openings ±{jitter:g} uu" if jitter else "standard kickoffs"

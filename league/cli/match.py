@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from league.cli.common import ROW_ID, ConfigOpt, HomeOpt, handles_errors, out
+from league.cli.common import ROW_ID, ConfigOpt, HomeOpt, handles_errors, openings_text, out
 from league.errors import LeagueError
 from league.sprt_verdict import match_verdict
 
@@ -24,6 +24,7 @@ def match_command(
     batch_pairs: Annotated[Optional[int], typer.Option("--batch-pairs", help="Pairs per batch, the SPRT checked after each (default: 4 per worker).", show_default=False)] = None,
     game_seconds: Annotated[Optional[float], typer.Option("--game-seconds", help="Game clock per game.", show_default=False)] = None,
     seed: Annotated[Optional[int], typer.Option("--seed", help="Match seed (default from config).", show_default=False)] = None,
+    opening_jitter: Annotated[Optional[float], typer.Option("--opening-jitter", help="uu each car's kickoff spot may move as a game opens, so every game opens its own line (default game.opening_jitter: 100; 0: the five standard spots, where two agents that play their most likely action replay one line from each). Kept by the match.", show_default=False)] = None,
     workers: Annotated[Optional[int], typer.Option("--workers", help="Worker processes (default: one per core).", show_default=False)] = None,
     arenas: Annotated[int, typer.Option("--arenas", help="Most games a worker plays at once.")] = 64,
     sampled: Annotated[bool, typer.Option("--sampled", help="Network agents draw each action from their policy (at the temperature they trained at) instead of playing the most likely one (argmax, the default, as tournaments and the RLBot export play); community and scripted bots play as always. Kept by the match: --resume plays it the same way.")] = False,
@@ -71,7 +72,8 @@ def match_command(
         out.print(f"Match {abandon} abandoned; its {recorded} recorded games stay recorded and rated.", highlight=False)
         return
     cfg = load_config(stage=stage, user_file=config, home_file=league_home.config_path,
-                      overrides={"seed": seed, "game.game_seconds": game_seconds})
+                      overrides={"seed": seed, "game.game_seconds": game_seconds,
+                                 "game.opening_jitter": opening_jitter})
     registry = Registry.open(league_home.db_path, cfg.ratings)
     started = time.perf_counter()
     run = start_or_resume_match(registry, league_home, cfg, a, b, params=params, max_games=max_games,
@@ -87,7 +89,7 @@ def match_command(
     recorded = f", {run.recorded} games recorded" if run.resumed else ""
     out.print(f"{'Resuming' if run.resumed else 'Starting'} match {m.id} (tournament {m.tournament_id}): {m.a} vs "
               f"{m.b}, {m.team_size}v{m.team_size}, {match_settings_text(m)}, batches of {m.batch_pairs} pairs, "
-              f"{m.game_seconds:g} s games{recorded}", highlight=False, soft_wrap=True)
+              f"{m.game_seconds:g} s games, {openings_text(m.opening_jitter)}{recorded}", highlight=False, soft_wrap=True)
     played = play_with_progress(run)
     from arena.match import match_outcome
 

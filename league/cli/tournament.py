@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from league.cli.common import ROW_ID, ConfigOpt, HomeOpt, handles_errors, out
+from league.cli.common import ROW_ID, ConfigOpt, HomeOpt, handles_errors, openings_text, out
 from league.config_tree import renamed_note
 from league.errors import LeagueError
 
@@ -22,6 +22,7 @@ def tournament_command(
     seed: Annotated[Optional[int], typer.Option("--seed", help="Tournament seed.", show_default=False)] = None,
     resume: Annotated[Optional[int], typer.Option("--resume", help="Finish an interrupted tournament by id.", show_default=False, **ROW_ID)] = None,
     game_seconds: Annotated[Optional[float], typer.Option("--game-seconds", help="Game clock per game.", show_default=False)] = None,
+    opening_jitter: Annotated[Optional[float], typer.Option("--opening-jitter", help="uu each car's kickoff spot may move as a game opens (default game.opening_jitter: 100; 0: the five standard spots). Kept by the tournament.", show_default=False)] = None,
     placement: Annotated[str, typer.Option("--placement", help="Where the game workers run: processes (worker processes on this machine) or ray (actors on a Ray cluster).")] = "processes",
     backend: Annotated[Optional[str], typer.Option("--backend", hidden=True, help="The old name of --placement.")] = None,
     arenas: Annotated[int, typer.Option("--arenas", help="Most games a worker plays at once.")] = 64,
@@ -69,7 +70,8 @@ def tournament_command(
                   highlight=False)
         return
     cfg = load_config(stage=stage, user_file=config, home_file=league_home.config_path,
-                      overrides={"seed": seed, "game.game_seconds": game_seconds})
+                      overrides={"seed": seed, "game.game_seconds": game_seconds,
+                                 "game.opening_jitter": opening_jitter})
     registry = Registry.open(league_home.db_path, cfg.ratings)
     # Claims the tournament before anything is printed: one that another process plays is left alone.
     run = start_or_resume_tournament(
@@ -77,7 +79,8 @@ def tournament_command(
         agents=entrants, baselines=not no_baselines, teams=sides, workers=workers_or_default(workers),
         placement=placement, address=address, max_arenas=arenas)
     out.print(f"{'Resuming' if run.resumed else 'Starting'} tournament {run.id}: {len(run.entrants)} entrants, "
-              f"{run.planned_games} games ({run.to_play} to play), {run.game_seconds:g} s each", highlight=False)
+              f"{run.planned_games} games ({run.to_play} to play), {run.game_seconds:g} s each, "
+              f"{openings_text(run.opening_jitter)}", highlight=False)
     play_with_progress(run)
     _print_standings(registry, run.id)
 

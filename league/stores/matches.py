@@ -38,6 +38,7 @@ class MatchSettings:
     game_seconds: float
     seed: int
     deterministic: bool = True  # network agents play their most likely action; False: they sample
+    opening_jitter: float = 0.0  # game.opening_jitter (kept in the match's tournament's config)
 
 
 @dataclass(frozen=True)
@@ -118,14 +119,17 @@ class MatchStore(Store):
                 f"""{_SELECT} WHERE m.a_agent_id = ? AND m.b_agent_id = ? AND m.team_size = ? AND m.mode = ?
                         AND m.params_json IS ? AND m.max_games = ? AND m.game_seconds = ? AND t.seed = ?
                         AND m.deterministic = ? AND json_extract(t.entrants_json, '$[0]') = ? AND json_extract(t.entrants_json, '$[1]') = ?
+                        AND COALESCE(json_extract(t.config_json, '$.game.opening_jitter'), 0) = ?
                     ORDER BY m.id DESC LIMIT 1""",
                 [a_id, b_id, s.team_size, s.mode, s.params_json, s.max_games, s.game_seconds, s.seed,
-                 int(s.deterministic), s.a, s.b]))
+                 int(s.deterministic), s.a, s.b, s.opening_jitter]))
             if rows and rows[0]["status"] == "abandoned":
                 raise LeagueError(f"Match {rows[0]['id']} with these settings was abandoned; give another --seed "
                                   "to play a new one.")
             if rows:
                 return Match(**rows[0]), False
+            # The openings the match plays are the settings', whatever the config says (one record of them).
+            config = {**config, "game": {**config.get("game", {}), "opening_jitter": s.opening_jitter}}
             kind = ("SPRT" if s.mode == "sprt" else f"{s.max_games} games") + ("" if s.deterministic else ", sampled")
             tid = self.tournaments.create(f"match {s.a} vs {s.b} ({kind})", s.team_size, s.seed, s.max_games,
                                           s.max_games, [s.a, s.b], config)

@@ -47,6 +47,12 @@ class Tournament:
         return json.loads(self.config_json)
 
     @property
+    def opening_jitter(self) -> float:
+        """game.opening_jitter as the tournament (or match) was created with it; 0 for one created before openings
+        existed, whose games opened from the standard spots and so go on doing (a resumed one stays one contest)."""
+        return float(self.config.get("game", {}).get("opening_jitter", 0.0))
+
+    @property
     def title_playoff(self) -> dict[str, Any] | None:
         """For a title playoff (arena.crown): {"of": the round robin it follows, "contenders": the entrants that may
         take the title}; None for any other tournament."""
