@@ -131,3 +131,11 @@ def test_a_match_made_before_openings_resumes_with_the_standard_spots(home):
     for _, cars in starts(home, reg, old.id):
         assert all(on_a_spot(xy) for xy in np.reshape(cars, (-1, 2)))
     reg.close()
+
+
+def test_a_run_with_a_teacher_trains_on_moved_kickoffs_unless_told_otherwise():
+    assert load_config(stage="1v1").game.kickoff_jitter == 0.0  # from zero: the standard spots, as measured
+    taught = load_config(stage="1v1", overrides={"training.distill.teacher": "necto"})
+    assert taught.game.kickoff_jitter == 100.0 and taught.game.opening_jitter == OPENING_JITTER
+    assert load_config(stage="1v1", overrides={"training.distill.teacher": "necto",
+                                               "game.kickoff_jitter": 0}).game.kickoff_jitter == 0.0
