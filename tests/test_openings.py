@@ -82,7 +82,7 @@ def test_an_opening_jitter_out_of_range_is_refused():
 
 
 def match_cli(home, *args: str):
-    return runner.invoke(app, ["match", "rule", "rule-pro", "--max-games", "20", "--game-seconds", "4",
+    return runner.invoke(app, ["match", "rule", "rule-pro", "--max-games", "12", "--game-seconds", "2",
                                "--workers", "1", "--home", str(home.root), *args])
 
 
@@ -97,15 +97,15 @@ def test_a_match_of_two_greedy_bots_opens_every_pair_its_own_way(home):
     reg = Registry.open(home.db_path)
     played = match_cli(home, "--seed", "5")
     assert played.exit_code == 0, played.output
-    assert f"4 s games, openings ±{OPENING_JITTER:g} uu" in played.output
+    assert f"2 s games, openings ±{OPENING_JITTER:g} uu" in played.output
     opened = starts(home, reg, 1)
-    assert len(opened) == 20
+    assert len(opened) == 12
     # Both games of a pair open alike, sides swapped (each bot plays both sides of one opening) ...
-    for p in range(10):
+    for p in range(6):
         (blue_a, cars_a), (blue_b, cars_b) = opened[2 * p], opened[2 * p + 1]
         assert (blue_a, blue_b) == ("rule", "rule-pro") and cars_a == cars_b
-    # ... and no two pairs alike: ten openings in ten pairs, where the five spots gave at most five.
-    assert len({cars for _, cars in opened}) == 10
+    # ... and no two pairs alike: six openings in six pairs, where the five spots give at most five.
+    assert len({cars for _, cars in opened}) == 6
     standard = match_cli(home, "--seed", "5", "--opening-jitter", "0")
     assert standard.exit_code == 0 and "standard kickoffs" in standard.output and "Starting match 2" in standard.output
     assert len({cars for _, cars in starts(home, reg, 2)}) <= 5
