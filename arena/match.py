@@ -131,7 +131,7 @@ def match_outcome(registry: Registry, match_id: int) -> MatchOutcome:
     m = registry.match_store.get(match_id)
     return MatchOutcome(m.id, m.tournament_id, m.a, m.b, m.team_size, m.mode, m.params, m.max_games, m.batch_pairs,
                         m.game_seconds, m.seed, m.status, m.decision, m.stats, m.created, m.finished,
-                        bool(m.deterministic), registry.tournament_store.get(m.tournament_id).opening_jitter)
+                        bool(m.deterministic), float(m.opening_jitter))
 
 
 def claim_match(registry: Registry, home: LeagueHome, match_id: int) -> Ownership:

@@ -39,7 +39,7 @@ SPRT_METHODS = ("sprt", "training")  # promotions decided by an SPRT match (by h
 
 MATCH_COLUMNS = ["id", "tournament_id", "a", "b", "team_size", "mode", "status", "decision", "games", "max_games",
                  "batch_pairs", "game_seconds", "llr", "elo", "elo_lo", "elo_hi", "nelo", "nelo_lo", "nelo_hi",
-                 "los", "counts_json", "params_json", "seed", "message", "created", "finished"]
+                 "los", "counts_json", "params_json", "seed", "opening_jitter", "message", "created", "finished"]
 PAIR_COLUMNS = ["pair", "first_game", "first_blue_goals", "first_orange_goals", "first_replay", "second_game",
                 "second_blue_goals", "second_orange_goals", "second_replay", "a_first", "a_second", "outcome",
                 "counted"]
@@ -60,8 +60,9 @@ def matches(reg: Registry) -> pd.DataFrame:
     tournament_id, a, b (the sides as its tournament names them: an agent, or a mixed team "A+necto"),
     team_size, mode (sprt, fixed), status, decision (H1, H0, inconclusive; None unfinished or fixed),
     games, max_games, batch_pairs, game_seconds, the statistics as the runner last saved them (llr, elo,
-    elo_lo, elo_hi, nelo, nelo_lo, nelo_hi, los), counts_json, params_json, seed, message (the
-    tournament's: how it ended), created, finished. Empty in a home without matches."""
+    elo_lo, elo_hi, nelo, nelo_lo, nelo_hi, los), counts_json, params_json, seed, opening_jitter (uu; 0:
+    the standard kickoff spots), message (the tournament's: how it ended), created, finished. Empty in a
+    home without matches."""
     if not has_table(reg, "matches"):
         return pd.DataFrame(columns=MATCH_COLUMNS)
     rows = [dataclasses.asdict(m) for m in reversed(reg.match_store.all())]

@@ -14,6 +14,7 @@ import streamlit as st
 
 from dashboard import match_queries, pages_replays, ui
 from dashboard.match_queries import PAIR_LABELS, match_params
+from league.config import openings_text
 from league.sprt_verdict import match_verdict
 
 KEY = "match"
@@ -129,7 +130,8 @@ def show_match(root: str, match_id: int) -> None:
     st.subheader(f"{ui.plain(m['a'])} vs {ui.plain(m['b'])}")
     st.caption(f"Match #{m['id']} · {ui.stage_label(m['team_size'])} · {describe(m)} · {m['status']} · "
                f"cap {m['max_games']} games · {m['batch_pairs']} pairs per batch · {m['game_seconds']:g} s games · "
-               f"seed {m['seed']} · tournament #{m['tournament_id']} · created {ui.when(m['created'])}"
+               f"{openings_text(m['opening_jitter'])} · seed {m['seed']} · tournament #{m['tournament_id']} · "
+               f"created {ui.when(m['created'])}"
                + (f" · finished {ui.when(m['finished'])}" if m["finished"] else ""))
     say = {"H1": st.success, "H0": st.warning}.get(m["decision"], st.info)
     say(ui.plain(verdict(m) + (f" {m['message']}" if m["message"] else "")))

@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import queries, ui
+from league.config import openings_text
 
 REFRESH_SECONDS = 5
 RECENT_GAMES = 20
@@ -52,6 +53,7 @@ def _body(root: str) -> None:
     row = listing[listing["id"] == tid].iloc[0]
     st.progress(float(row["progress"]),
                 text=f"{row['finished_games']} of {row['planned_games']} games played ({row['status']})")
+    st.caption(f"Seed {row['seed']} · {openings_text(row['opening_jitter'])}")
     standings = queries.tournament_standings(root, tid)
     if not int(standings["games"].sum()):
         st.info("No games recorded in this tournament yet.")

@@ -220,10 +220,10 @@ def agent_details(reg: Registry, name: str) -> dict[str, Any] | None:
 
 @cached_query(ttl=0)
 def tournaments(reg: Registry) -> pd.DataFrame:
-    """Tournaments newest first with entrants count and progress (0..1). Not cached: the Tournaments page polls
-    it while one is running (one small query)."""
+    """Tournaments newest first with entrants count, progress (0..1) and opening_jitter (uu; 0: the standard
+    kickoff spots). Not cached: the Tournaments page polls it while one is running (one small query)."""
     columns = ["id", "name", "team_size", "status", "seed", "games_per_pair", "planned_games", "finished_games",
-               "created", "finished"]
+               "opening_jitter", "created", "finished"]
     listed = list(reversed(reg.tournament_store.all()))
     frame = pd.DataFrame([[getattr(t, c) for c in columns] for t in listed], columns=columns)
     frame["entrants"] = pd.Series([len(t.entrants) for t in listed], dtype="int64")

@@ -45,6 +45,12 @@ def stage_of(team_size: int) -> str:
     """The stage name of a team size (2 -> '2v2')."""
     return f"{team_size}v{team_size}"
 
+
+def openings_text(jitter: float) -> str:
+    """How a contest's games open (game.opening_jitter), as the CLI's headers and the dashboard say it."""
+    return f"openings ±{jitter:g} uu" if jitter else "standard kickoffs"
+
+
 # Integer bounds. A seed is 32 bits, the range every random generator accepts (numpy's legacy one
 # included); seeds derived from it add small offsets. numpy, torch and SQLite INTEGER are 64-bit.
 SEED_MAX = 2**32 - 1

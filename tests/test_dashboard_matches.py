@@ -372,3 +372,23 @@ def test_leaderboard_marks_the_agent_a_title_round_robin_crowned(monkeypatch, fi
     marks = {name: mark for name, mark in zip(board["name"], board["crowned"]) if mark}
     assert marks == {"ppo-1v1-v3": f"?page=nash&tournament={crowned.finished_tournament}"}
     assert "\u265b round robin: crowned because its worst matchup" in texts(at.caption)
+
+
+def test_a_match_and_its_tournament_say_how_their_games_opened(monkeypatch, league, played):
+    """The Matches page and the Tournaments page name a contest's openings: the real match played
+    with the default game.opening_jitter moves its kickoffs, the fixture's (stored with 0) did not."""
+    home, outcome = played
+    assert outcome.opening_jitter == 100.0
+    reg = Registry.open(home.db_path, readonly=True)
+    try:
+        assert reg.match_store.get(outcome.id).opening_jitter == 100.0
+    finally:
+        reg.close()
+    caption = texts(no_problems(page(monkeypatch, home.root, "matches", match=outcome.id)).caption)
+    assert "8 s games · openings ±100 uu · seed" in caption
+    caption = texts(no_problems(page(monkeypatch, home.root, "tournaments")).caption)
+    assert "· openings ±100 uu" in caption
+    caption = texts(no_problems(page(monkeypatch, league.home.root, "matches", match=league.matches["fixed"])).caption)
+    assert " s games · standard kickoffs · seed" in caption and "openings ±" not in caption
+    caption = texts(no_problems(page(monkeypatch, league.home.root, "tournaments")).caption)
+    assert "standard kickoffs" in caption

@@ -147,8 +147,3 @@ def open_league(home: Path | None, config: Path | None = None, readonly: bool = 
         Registry.open(league_home.db_path, cfg.ratings).close()  # applies the pending migrations
         registry = Registry.open(league_home.db_path, cfg.ratings, readonly=True)
     return league_home, registry
-
-
-def openings_text(jitter: float) -> str:
-    """How a contest's games open (game.opening_jitter)."""
-    return f"openings ±{jitter:g} uu" if jitter else "standard kickoffs"

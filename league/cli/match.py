@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from league.cli.common import ROW_ID, ConfigOpt, HomeOpt, handles_errors, openings_text, out
+from league.cli.common import ROW_ID, ConfigOpt, HomeOpt, handles_errors, out
 from league.errors import LeagueError
 from league.sprt_verdict import match_verdict
 
@@ -56,7 +56,7 @@ def match_command(
     """
     from arena.match import abandon_match, start_or_resume_match
     from arena.engine.cores import workers_or_default
-    from league.config import load_config
+    from league.config import load_config, openings_text
     from league.home import resolve_home
     from league.registry import Registry
     from league.sprt import SprtParams

@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from league.cli.common import ROW_ID, ConfigOpt, HomeOpt, handles_errors, openings_text, out
+from league.cli.common import ROW_ID, ConfigOpt, HomeOpt, handles_errors, out
 from league.config_tree import renamed_note
 from league.errors import LeagueError
 
@@ -47,7 +47,7 @@ def tournament_command(
     """
     from arena.tournament import abandon_tournament, start_or_resume_tournament
     from arena.engine.cores import workers_or_default
-    from league.config import load_config
+    from league.config import load_config, openings_text
     from league.home import resolve_home
     from league.registry import Registry
 

@@ -20,7 +20,8 @@ from league.teams import members
 
 # A side's name is its tournament entrant's: the agent's name, or a mixed team's "A+B".
 _SELECT = """SELECT m.*, COALESCE(json_extract(t.entrants_json, '$[0]'), a.name) AS a,
-                    COALESCE(json_extract(t.entrants_json, '$[1]'), b.name) AS b, t.seed AS seed, t.message AS message
+                    COALESCE(json_extract(t.entrants_json, '$[1]'), b.name) AS b, t.seed AS seed, t.message AS message,
+                    COALESCE(json_extract(t.config_json, '$.game.opening_jitter'), 0.0) AS opening_jitter
              FROM matches m JOIN agents a ON a.id = m.a_agent_id JOIN agents b ON b.id = m.b_agent_id
              JOIN tournaments t ON t.id = m.tournament_id"""
 
@@ -91,6 +92,7 @@ class Match:
     seed: int
     message: str
     deterministic: int = 1  # 1: network agents play their most likely action (argmax); 0: they sample
+    opening_jitter: float = 0.0  # game.opening_jitter as its tournament keeps it; 0 for one made before openings
 
     @property
     def params(self) -> SprtParams | None:
