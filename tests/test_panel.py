@@ -321,6 +321,7 @@ def test_league_train_ends_with_a_title_round_robin_a_weaker_snapshot_cannot_win
     assert "Champion: rulebot" in result.output
 
 
+@pytest.mark.slow  # short runs end to end: out of the default suite, under 5 minutes (339 s on 2026-12-01)
 def test_a_title_round_robin_cut_short_says_how_to_finish_it(scripted_stage, monkeypatch):
     """Ctrl-C during the title round robin (after its first game, through the real tournament): the run ends as
     interrupted with its snapshots, the title where it was, and says how to finish; the same tournament then
@@ -395,6 +396,7 @@ def test_the_runs_last_snapshot_is_tested_whatever_the_share_spent(scripted_stag
     assert len(reg.panel_store.of("rulebot")) == 1 and judge.promotion_seconds > 11.0
 
 
+@pytest.mark.slow  # short runs end to end: out of the default suite, under 5 minutes (339 s on 2026-12-01)
 def test_league_train_ends_by_judging_its_last_snapshot(scripted_stage):
     """Every second snapshot is due for evaluation; the run's third and last is not, and is judged after the clock,
     so the run's pick does not lag its last weights (in a measured run the last 20 snapshots went untested);
