@@ -18,10 +18,12 @@ from league.stores.database import Database, Store, row_id, utc_now
 from league.stores.tournaments import TournamentStore
 from league.teams import members
 
+# The openings a match plays, kept in its tournament's config (0: made before openings, the standard spots).
+_OPENING_JITTER = "COALESCE(json_extract(t.config_json, '$.game.opening_jitter'), 0.0)"
 # A side's name is its tournament entrant's: the agent's name, or a mixed team's "A+B".
-_SELECT = """SELECT m.*, COALESCE(json_extract(t.entrants_json, '$[0]'), a.name) AS a,
+_SELECT = f"""SELECT m.*, COALESCE(json_extract(t.entrants_json, '$[0]'), a.name) AS a,
                     COALESCE(json_extract(t.entrants_json, '$[1]'), b.name) AS b, t.seed AS seed, t.message AS message,
-                    COALESCE(json_extract(t.config_json, '$.game.opening_jitter'), 0.0) AS opening_jitter
+                    {_OPENING_JITTER} AS opening_jitter
              FROM matches m JOIN agents a ON a.id = m.a_agent_id JOIN agents b ON b.id = m.b_agent_id
              JOIN tournaments t ON t.id = m.tournament_id"""
 
@@ -121,7 +123,7 @@ class MatchStore(Store):
                 f"""{_SELECT} WHERE m.a_agent_id = ? AND m.b_agent_id = ? AND m.team_size = ? AND m.mode = ?
                         AND m.params_json IS ? AND m.max_games = ? AND m.game_seconds = ? AND t.seed = ?
                         AND m.deterministic = ? AND json_extract(t.entrants_json, '$[0]') = ? AND json_extract(t.entrants_json, '$[1]') = ?
-                        AND COALESCE(json_extract(t.config_json, '$.game.opening_jitter'), 0) = ?
+                        AND {_OPENING_JITTER} = ?
                     ORDER BY m.id DESC LIMIT 1""",
                 [a_id, b_id, s.team_size, s.mode, s.params_json, s.max_games, s.game_seconds, s.seed,
                  int(s.deterministic), s.a, s.b, s.opening_jitter]))
