@@ -11,7 +11,7 @@ from league.lineage import lineage_of
 from league.probes import ProbeResult
 from league.registry import Agent, ExportRecord, Rating, Registry
 from league.results import Record
-from league.standings import read_matchups
+from league.standings import read_title_matchups
 from league.stores.panels import PanelTest
 from league.stores.promotions import Promotion
 from league.stores.tournaments import round_robin_name
@@ -43,14 +43,15 @@ def agent_profile(registry: Registry, name: str) -> AgentProfile:
 
 def crowning_of(registry: Registry, agent: Agent) -> tuple[Promotion | None, dict[str, Record] | None, str]:
     """The latest title round robin that gave `agent` the title (arena.crown), its record against each entrant of
-    it, and the round robin as said (`title_name`); (None, None, "") when none did."""
+    it (a playoff's with its round robin's games added, as the playoff decided: read_title_matchups), and the round
+    robin as said (`title_name`); (None, None, "") when none did."""
     if agent.team_size is None:
         return None, None, ""
     crowned = next((p for p in reversed(registry.promotion_store.for_stage(agent.team_size))
                     if p.agent == agent.name and p.tournament_id is not None), None)
     if crowned is None:
         return None, None, ""
-    matchups = read_matchups(registry.db, crowned.team_size, crowned.tournament_id)
+    t = registry.tournament_store.get(crowned.tournament_id)
+    matchups = read_title_matchups(registry.db, t)
     return (crowned, {b: r for (a, b), r in matchups.items() if a == agent.name},
-            round_robin_name(crowned.tournament_id, (registry.tournament_store.get(crowned.tournament_id).title_playoff
-                                                     or {}).get("of")))
+            round_robin_name(t.id, (t.title_playoff or {}).get("of")))

@@ -104,7 +104,8 @@ def test_contenders_near_the_top_play_a_playoff_that_only_they_can_win(scripted_
     tie-break decides on noise. They contend in a playoff with each one's two worst opponents; there `d` loses
     least to anyone but never contended (its worst matchup of the round robin was 20%), so the title goes to
     the contender `b`, and `league crown`, `league show` and the champion line name the playoff. Fails before
-    the playoff: no such entrants, and the playoff's table would crown `d`."""
+    the playoff: no such entrants, and the playoff's table would crown `d`. The playoff's table counts its entrants'
+    games of the round robin too (the next test)."""
     from league.stores.tournaments import TITLE_PLAYOFF_KEY
 
     home, reg = scripted_stage
@@ -120,20 +121,47 @@ def test_contenders_near_the_top_play_a_playoff_that_only_they_can_win(scripted_
     assert playoff_entrants(crowning, 1, 3)[0] == ["a", "b", "d"]  # the best three within reach, best first
     contenders, entrants = playoff_entrants(crowning, 0.1, 3)
     assert (contenders, entrants) == (["a", "b"], ["a", "b", "c", "d"])
-    playoff = round_robin(reg, entrants, {("b", "a"): (6, 0, 4), ("a", "c"): (6, 0, 4), ("d", "a"): (7, 0, 3),
-                                          ("b", "c"): (7, 0, 3), ("d", "b"): (6, 0, 4), ("d", "c"): (9, 0, 1)},
+    playoff = round_robin(reg, entrants, {("b", "a"): (12, 0, 8), ("a", "c"): (12, 0, 8), ("d", "a"): (14, 0, 6),
+                                          ("b", "c"): (14, 0, 6), ("d", "b"): (10, 0, 10), ("d", "c"): (18, 0, 2)},
                           config={TITLE_PLAYOFF_KEY: {"of": first, "contenders": contenders}})
     result = CliRunner().invoke(app, ["crown", "--tournament", str(playoff), "--home", str(home.root)])
     assert result.exit_code == 0, result.output
     assert "d (cannot hold the title)" in result.output and reg.agent_store.champion(1).name == "b"
-    assert (f"Round robin {playoff} (the playoff of round robin {first}) crowned b, from a: worst matchup 40% "
-            "(against d)") in " ".join(result.output.split())
+    assert (f"Round robin {playoff} (the playoff of round robin {first}) crowned b, from a: worst matchup 47% "
+            "(against d)") in " ".join(result.output.split())  # 14 of 30: its games of both round robins
     assert title_table(reg, playoff)[0].name == "d" and reg.promotion_store.for_stage(1)[-1].tournament_id == playoff
     assert champion_line(home, "b", "zz").startswith(f"Champion: b; crowned by round robin {playoff} (the playoff of "
-                                                     f"round robin {first}) of 4: its worst matchup d 40% over 10")
+                                                     f"round robin {first}) of 4: its worst matchup d 47% over 30")
     shown = CliRunner().invoke(app, ["show", "b", "--home", str(home.root)])
     assert f"Title round robin {playoff} (the playoff of round robin {first}): crowned, from a" in " ".join(
         shown.output.split()), shown.output
+
+
+def test_a_playoff_decides_on_its_games_and_its_entrants_games_of_the_round_robin(scripted_stage):
+    """Run wa's case: the round robin crowns `x` (worst matchup 55%) over `y` (45%); the playoff's 10 games a pair
+    alone would give `y` the title (50% against x's 40%), on a fifth of the games. Counted with the round robin's
+    games between the playoff's entrants, x's worst matchup is 50% and y's 47%: x keeps the title, and `league show`
+    prints the records the playoff decided on. Fails before: the playoff's games alone crowned y, as run wa's
+    playoff crowned wa-v108, which the round robin's pick wa-v164 beats by 69 Elo on fresh seeds."""
+    from arena.crown import title_kept
+    from league.stores.tournaments import TITLE_PLAYOFF_KEY
+
+    home, reg = scripted_stage
+    for name in ("x", "y", "z"):
+        reg.agent_store.add(name, "mlp", 1)
+    first = round_robin(reg, ["x", "y", "z"], {("x", "y"): (11, 0, 9), ("x", "z"): (11, 0, 9), ("y", "z"): (12, 0, 8)})
+    crowning = crown(reg, first)
+    assert crowning.holder == "x" and playoff_entrants(crowning, 0.1, 3) == (["x", "y"], ["x", "y", "z"])
+    playoff = round_robin(reg, ["x", "y", "z"], {("x", "y"): (5, 0, 5), ("x", "z"): (4, 0, 6), ("y", "z"): (5, 0, 5)},
+                          config={TITLE_PLAYOFF_KEY: {"of": first, "contenders": ["x", "y"]}})
+    decided = crown(reg, playoff)
+    assert decided.promotion is None and reg.agent_store.champion(1).name == "x", decided.entrants
+    x, y = decided.entrant("x"), decided.entrant("y")
+    assert (x.records["y"], x.records["z"], x.games) == (Record(16, 0, 14), Record(15, 0, 15), 60)
+    assert (x.worst, round(y.worst, 3), y.worst_against) == (0.5, 0.467, "x")
+    assert decided.summary() == (f"The title stays with x after round robin {playoff} (the playoff of round robin "
+                                 f"{first}): worst matchup 50% (against z), 52% over 60 games.")
+    assert title_kept(reg, "x", 1, crowned_in=first).records == {"y": Record(16, 0, 14), "z": Record(15, 0, 15)}
 
 
 def test_no_playoff_between_contenders_that_all_lost_every_game_to_someone(scripted_stage):
