@@ -218,6 +218,28 @@ def test_a_candidate_no_member_beats_is_tested_against_the_champion_and_promoted
     assert "randbot" in shown.output.split("Evaluation panel")[1]
 
 
+def test_a_panel_test_keeps_the_openings_it_played_and_league_show_says_them(scripted_stage):
+    """A snapshot's panel test plays its run's openings (game.opening_jitter) and keeps them; `league show` names them
+    beside the panel, so a score from openings is not read as one from the standard kickoff spots. A test recorded
+    before openings were kept names none. Fails before: the store kept no openings, and the panel said none."""
+    from typer.testing import CliRunner
+
+    from league.cli import app
+
+    home, reg = scripted_stage
+    reg.promotion_store.promote_manually("randbot")
+    judge_for(home, reg, "game.opening_jitter=37.5", "promotion.training_max_games=2")._panel_passes(
+        Judged([], []), Player("rulebot", load_policy("rule")), 1, steps=0, elapsed=1.0)
+    (test,) = reg.panel_store.of("rulebot")
+    assert test.opening_jitter == 37.5 and test.records["randbot"].games in (8, 16)
+    shown = " ".join(CliRunner().invoke(app, ["show", "rulebot", "--home", str(home.root)]).output.split())
+    assert "Evaluation panel at 0 steps" in shown and "run net, openings ±37.5 uu): passed" in shown, shown
+    reg.panel_store.add("randbot", "old", 5, {"rulebot": Record(1, 0, 9)}, passed=False, beaten_by="rulebot",
+                        seconds=1.0, seed=1)
+    shown = " ".join(CliRunner().invoke(app, ["show", "randbot", "--home", str(home.root)]).output.split())
+    assert "run old): rulebot beat it" in shown and "openings" not in shown.split("Evaluation panel")[1], shown
+
+
 def test_no_panel_while_the_student_copies_its_teacher(scripted_stage):
     """A snapshot taken during a distillation phase is evaluated but meets no panel (in the first run of the README's
     route, ten half-made copies took the panel's share of the clock before the first PPO snapshot): the run says so

@@ -10,6 +10,7 @@ from league import schema
 from league.errors import LeagueError, NotFoundError
 from league.lineage import ancestors, descendants, line_to, lineage_of, roots
 from league.registry import BASELINES, GameRecord, MatchSettings, Registry, connect
+from league.results import Record
 
 from conftest import play, recompute_ratings
 
@@ -276,3 +277,30 @@ def test_version_14_keeps_every_promotion_and_takes_round_robin_ones(tmp_path):
     assert reg.agent_store.champion(1).name == "b" and reg.db.execute("PRAGMA foreign_key_check").fetchall() == []
     with pytest.raises(LeagueError, match=r"champion is now 'b' \(round robin 1 was played while a held the title\)"):
         reg.promotion_store.crown("a", tid, held_by="a")  # the title changed hands while it was played
+
+
+def test_version_15_keeps_panel_tests_and_their_openings_from_then_on(tmp_path):
+    """Panel tests recorded before version 15 read as openings not kept (None), before the home migrates (read-only)
+    and after; a test recorded after keeps its openings."""
+    path = tmp_path / "v14.db"
+    reg, _ = older_league(path, "0015_panel_openings")
+    reg.agent_store.add("a", "mlp", 1)
+    ids = {r["name"]: r["id"] for r in reg.db.query("SELECT id, name FROM agents")}
+    test = reg.db.execute("""INSERT INTO panel_tests (agent_id, team_size, run, steps, passed, seconds, seed, created)
+                             VALUES (?, 1, 'r', 10, 1, 1.0, 4, 'then')""", [ids["a"]]).lastrowid  # as version 14 did
+    reg.db.execute("INSERT INTO panel_results VALUES (?, ?, 3, 1, 0)", [test, ids["rule"]])
+    reg.db.conn.commit()
+    reg.db.conn.close()
+    ro = Registry.open(path, readonly=True)
+    assert [(t.agent, t.opening_jitter) for t in ro.panel_store.of("a")] == [("a", None)]
+    ro.close()
+    reg = Registry.open(path)
+    assert schema.schema_version(reg.db) == schema.latest_version() >= 15
+    reg.panel_store.add("a", "r", 20, {"rule": Record(4, 0, 0)}, passed=True, beaten_by=None, seconds=1.0, seed=5,
+                        opening_jitter=100.0)
+    [old, new] = reg.panel_store.of("a")
+    assert (old.steps, old.records, old.opening_jitter) == (10, {"rule": Record(3, 1, 0)}, None)
+    assert (new.steps, new.opening_jitter) == (20, 100.0)
+    with pytest.raises(sqlite3.IntegrityError):
+        reg.db.execute("UPDATE panel_tests SET opening_jitter = -1 WHERE id = ?", [new.id])
+

@@ -268,7 +268,7 @@ class SnapshotJudge:
                              opening_jitter=cfg.game.opening_jitter)
         test = self.registry.panel_store.add(candidate.name, self.run, steps, outcome.records, passed=outcome.passed,
                                              beaten_by=outcome.beaten_by, seconds=time.perf_counter() - started,
-                                             seed=seed)
+                                             seed=seed, opening_jitter=cfg.game.opening_jitter)
         judged.rows.append(panel_row(self.registry, test, self.earlier_cpu_minutes + cpu_minutes(elapsed)))
         records = ", ".join(f"{m} {r.score:.0%} ({r})" for m, r in outcome.records.items() if r.games)
         if outcome.passed:

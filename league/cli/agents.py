@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.tree import Tree
 
 from league.cli.common import ROW_ID, ConfigOpt, HomeOpt, StageOpt, handles_errors, open_league, out
+from league.config import openings_text
 from league.errors import LeagueError
 
 NameArg = Annotated[str, typer.Argument(help="Agent name.")]
@@ -118,8 +119,9 @@ def show(name: NameArg, home: HomeOpt = None) -> None:
         out.print(probes)
     for test in profile.panel_tests[-1:]:  # the latest: what it was last measured against
         verdict = "passed (half or more against each)" if test.passed else f"{test.beaten_by} beat it"
+        openings = "" if test.opening_jitter is None else f", {openings_text(test.opening_jitter)}"
         panel = Table(title=f"Evaluation panel at {test.steps:,} steps ({test.created[:19].replace('T', ' ')}, run "
-                            f"{test.run}): {verdict}")
+                            f"{test.run}{openings}): {verdict}")
         for col in ("member", "W-D-L", "score", "95% interval"):
             panel.add_column(col)
         for member, r in test.records.items():

@@ -25,11 +25,12 @@ from league.migrations import (
     m0012_match_play,
     m0013_panels,
     m0014_crowning,
+    m0015_panel_openings,
 )
 
 STEPS = (m0001_initial, m0002_payoff, m0003_training_runs, m0004_curriculum, m0005_tournament_abandon, m0006_exports,
          m0007_matches, m0008_promotions, m0009_game_members, m0010_probes, m0011_league_roles, m0012_match_play,
-         m0013_panels, m0014_crowning)
+         m0013_panels, m0014_crowning, m0015_panel_openings)
 
 migrations = Migrations("rl-league")
 for _step in STEPS:

@@ -31,6 +31,7 @@ class PanelTest:
     seed: int
     created: str
     records: dict[str, Record]  # member -> the candidate's record against it
+    opening_jitter: float | None = None  # the openings its games played (game.opening_jitter); None: not recorded
 
     @property
     def total(self) -> Record:
@@ -70,15 +71,16 @@ class PanelStore(Store):
         self.agents = agents
 
     def add(self, agent: str, run: str, steps: int, records: dict[str, Record], *, passed: bool,
-            beaten_by: str | None, seconds: float, seed: int) -> PanelTest:
-        """Record one test and its per-member records in one transaction."""
+            beaten_by: str | None, seconds: float, seed: int, opening_jitter: float | None = None) -> PanelTest:
+        """Record one test (its games played with openings of `opening_jitter` uu; None: not said) and its per-member
+        records in one transaction."""
         with self.transaction():
             a = self.agents.get(agent)
             beaten_id = self.agents.get(beaten_by).id if beaten_by else None
             cur = self.db.execute(
                 """INSERT INTO panel_tests (agent_id, team_size, run, steps, passed, beaten_by_id, seconds, seed,
-                                            created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-                [a.id, a.team_size, run, steps, int(passed), beaten_id, seconds, seed, utc_now()])
+                                            created, opening_jitter) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                [a.id, a.team_size, run, steps, int(passed), beaten_id, seconds, seed, utc_now(), opening_jitter])
             test_id = int(cur.lastrowid)
             for member, r in records.items():
                 self.db.execute("INSERT INTO panel_results (test_id, member_id, wins, draws, losses) "
@@ -100,7 +102,8 @@ class PanelStore(Store):
                                    WHERE r.test_id IN ({marks}) ORDER BY r.rowid""", [t["id"] for t in tests]):
             records[r["test_id"]][r["member"]] = Record(r["wins"], r["draws"], r["losses"])
         return [PanelTest(t["id"], t["agent"], t["team_size"], t["run"], t["steps"], bool(t["passed"]), t["beaten_by"],
-                          t["seconds"], t["seed"], t["created"], records[t["id"]]) for t in tests]
+                          t["seconds"], t["seed"], t["created"], records[t["id"]], t.get("opening_jitter"))
+                for t in tests]  # a read-only home older than version 15 has no opening_jitter
 
     def of(self, agent: str) -> list[PanelTest]:
         """The panel tests of `agent`, oldest first."""
