@@ -269,6 +269,7 @@ def test_promotion_tests_keep_to_their_share_of_the_run(scripted_stage):
     assert reg.panel_store.of("rulebot") == [] and reg.game_store.games() == []
 
 
+@pytest.mark.slow  # a league train end to end: out of the default suite (313-330 s on 2026-12-01)
 def test_league_train_tests_snapshots_on_the_panel_and_names_the_champion(scripted_stage):
     """The whole command: each evaluated snapshot (EMA weights) meets the panel (the champion, randbot); the
     tests are kept, the metrics carry the panel's Elo, and the command ends by naming the stage's champion
@@ -298,6 +299,7 @@ def test_league_train_tests_snapshots_on_the_panel_and_names_the_champion(script
         assert "measured against randbot" in line
 
 
+@pytest.mark.slow  # a league train end to end: out of the default suite (313-330 s on 2026-12-01)
 def test_league_train_ends_with_a_title_round_robin_a_weaker_snapshot_cannot_win(scripted_stage):
     """The run's closing test, then the title round robin: the panel (rulebot, the champion), the run's last snapshot
     and its best play every pair; rulebot loses least to anyone and keeps the title, whatever the snapshots did on
@@ -557,6 +559,7 @@ def test_the_screen_plays_the_runs_best_snapshot_that_held_its_panel(scripted_st
     assert screen_opponents(reg, 1, run="ts", teacher="rulebot", z=1.96) == ["rulebot", "ts-v1"]
 
 
+@pytest.mark.slow  # a league train end to end: out of the default suite (313-330 s on 2026-12-01)
 def test_snapshots_the_share_put_off_are_screened_before_the_title_round_robin(scripted_stage):
     """The share (0) is spent after the first test: the snapshots put off meet the title screen (the champion and
     the run's best tested snapshot), and those it lets in, and only those, join the title round robin beside its
