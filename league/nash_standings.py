@@ -26,7 +26,7 @@ from league.config import RatingsConfig, stage_of
 from league.errors import LeagueError
 from league.nash import NashAverage, meta_game, nash_average
 from league.standings import (PairRecord, Standing, Standings, read_agent_ratings, read_pair_records,
-                              read_standings, standings)
+                              read_standings, read_title_pair_records, standings)
 from league.stores.database import Database
 from league.stores.tournaments import Tournament, TournamentStore
 
@@ -63,9 +63,12 @@ class NashStandings:
 
     @property
     def where(self) -> str:
-        """In words: the stage, or the tournament."""
+        """In words: the stage, or the tournament (a title playoff's with the round robin it plays on from)."""
         t = self.tournament
-        return f"tournament #{t.id} {t.name}" if t is not None else stage_of(self.team_size)
+        if t is None:
+            return stage_of(self.team_size)
+        of = (t.title_playoff or {}).get("of")
+        return f"tournament #{t.id} {t.name}" + (f" and its entrants' games of round robin {of}" if of is not None else "")
 
     @property
     def pairs(self) -> int:
@@ -125,8 +128,9 @@ def read_nash(db: sqlite_utils.Database, team_size: int | None, cfg: RatingsConf
               include_retired: bool = False, tournament_id: int | None = None,
               anchor: tuple[str, float] | None = None) -> NashStandings:
     """Nash averaging over a stage's games (`team_size`) or one tournament's (`tournament_id`; its team
-    size is the tournament's, and a different `team_size` is a LeagueError). The MLE of the standings is
-    pinned on `anchor` (NAME, ELO) when given."""
+    size is the tournament's, and a different `team_size` is a LeagueError; a title playoff's with its entrants'
+    games of the round robin it follows, as the title was decided: read_title_pair_records). The MLE of the
+    standings is pinned on `anchor` (NAME, ELO) when given."""
     if tournament_id is None:
         if team_size is None:
             raise ValueError("read_nash needs a team size or a tournament")
@@ -138,7 +142,7 @@ def read_nash(db: sqlite_utils.Database, team_size: int | None, cfg: RatingsConf
     if team_size is not None and team_size != tournament.team_size:
         raise LeagueError(f"Tournament {tournament_id} was played in {stage_of(tournament.team_size)}, not "
                           f"{stage_of(team_size)}; leave --stage out or give {stage_of(tournament.team_size)}.")
-    records = read_pair_records(db, tournament.team_size, tournament_id)
+    records = read_title_pair_records(db, tournament)
     entrants = tournament.entrants
     board = standings(read_agent_ratings(db, tournament.team_size, cfg), records, cfg, tournament.team_size,
                       by="points", entrants=entrants, anchor=anchor)

@@ -298,27 +298,36 @@ def read_pair_records(db: sqlite_utils.Database, team_size: int, tournament_id: 
 def read_matchups(db: sqlite_utils.Database, team_size: int, tournament_id: int) -> dict[tuple[str, str], Record]:
     """Each side's record against each other side in one tournament: (a, b) -> a's record against b, both ways
     (a's games against b from either colour), mirror matches left out."""
+    return _matchups(read_pair_records(db, team_size, tournament_id))
+
+
+def _matchups(records: list[PairRecord]) -> dict[tuple[str, str], Record]:
     out: dict[tuple[str, str], Record] = {}
-    for r in read_pair_records(db, team_size, tournament_id):
+    for r in records:
         for pair, record in (((r.agent, r.opponent), Record(r.wins, r.draws, r.losses)),
                              ((r.opponent, r.agent), Record(r.losses, r.draws, r.wins))):
             out[pair] = out.get(pair, Record(0, 0, 0)) + record
     return out
 
 
-def read_title_matchups(db: sqlite_utils.Database, tournament: Tournament) -> dict[tuple[str, str], Record]:
-    """A title round robin's records (read_matchups): a playoff's (arena.crown) add the games its entrants played
-    each other in the round robin it follows. A playoff plays on from its round robin, on the same clock and
+def read_title_pair_records(db: sqlite_utils.Database, tournament: Tournament) -> list[PairRecord]:
+    """A tournament's pair records (read_pair_records); a title playoff's (arena.crown) with the games its entrants
+    played each other in the round robin it follows. A playoff plays on from its round robin, on the same clock and
     openings: it does not start over. Its 100 games a pair alone put about 5 points of noise on each score, and in
     run wa's playoff they undid the round robin's pick (wa-v164) for one it beats by 69 Elo on fresh seeds."""
-    out = read_matchups(db, tournament.team_size, tournament.id)
+    records = read_pair_records(db, tournament.team_size, tournament.id)
     of = (tournament.title_playoff or {}).get("of")
     if of is not None:
         entrants = set(tournament.entrants)
-        for pair, record in read_matchups(db, tournament.team_size, int(of)).items():
-            if set(pair) <= entrants:
-                out[pair] = out.get(pair, Record(0, 0, 0)) + record
-    return out
+        records += [r for r in read_pair_records(db, tournament.team_size, int(of))
+                    if r.agent in entrants and r.opponent in entrants]
+    return records
+
+
+def read_title_matchups(db: sqlite_utils.Database, tournament: Tournament) -> dict[tuple[str, str], Record]:
+    """A title round robin's records (read_matchups), a playoff's with its round robin's games between its entrants
+    (read_title_pair_records): what the title is decided on."""
+    return _matchups(read_title_pair_records(db, tournament))
 
 
 def read_standings(db: sqlite_utils.Database, team_size: int, cfg: RatingsConfig, *, by: str = "elo",

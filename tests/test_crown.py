@@ -164,6 +164,33 @@ def test_a_playoff_decides_on_its_games_and_its_entrants_games_of_the_round_robi
     assert title_kept(reg, "x", 1, crowned_in=first).records == {"y": Record(16, 0, 14), "z": Record(15, 0, 15)}
 
 
+def test_a_playoffs_nash_table_counts_the_games_its_title_was_decided_on(scripted_stage):
+    """The leaderboard's title mark opens the crowning tournament's Nash page: for a playoff, that table (and
+    `league leaderboard --by nash --tournament ID`) counts its entrants' games of the round robin too, and says so,
+    as the title was decided on them. Fails before: the playoff's 10 games a pair alone."""
+    from league.nash_standings import read_nash
+    from league.stores.tournaments import TITLE_PLAYOFF_KEY
+
+    home, reg = scripted_stage
+    for name in ("x", "y", "z", "w"):
+        reg.agent_store.add(name, "mlp", 1)
+    first = round_robin(reg, ["x", "y", "z", "w"], {("x", "y"): (11, 0, 9), ("x", "z"): (11, 0, 9), ("y", "z"): (12, 0, 8),
+                                                    ("w", "x"): (2, 0, 18), ("w", "y"): (3, 0, 17), ("w", "z"): (4, 0, 16)})
+    playoff = round_robin(reg, ["x", "y", "z"], {("x", "y"): (5, 0, 5), ("x", "z"): (4, 0, 6), ("y", "z"): (5, 0, 5)},
+                          config={TITLE_PLAYOFF_KEY: {"of": first, "contenders": ["x", "y"]}})
+    board = read_nash(reg.db, None, reg.ratings_cfg, tournament_id=playoff)
+    assert sum(r.games for r in board.records) == 90 and sorted(board.nash.members) == ["x", "y", "z"]  # w played the round robin only
+    x = next(row for row in board.rows() if row.name == "x")
+    assert (x.wins, x.losses, x.games) == (31, 29, 60)
+    assert board.where.endswith(f"and its entrants' games of round robin {first}")
+    alone = read_nash(reg.db, None, reg.ratings_cfg, tournament_id=first)
+    assert sum(r.games for r in alone.records) == 120 and "games of round robin" not in alone.where
+    result = CliRunner().invoke(app, ["leaderboard", "--by", "nash", "--tournament", str(playoff),
+                                      "--home", str(home.root)])
+    assert result.exit_code == 0, result.output
+    assert f"its entrants' games of round robin {first}" in " ".join(result.output.split()), result.output
+
+
 def test_no_playoff_between_contenders_that_all_lost_every_game_to_someone(scripted_stage):
     """A resumed run of two minutes against Necto: its snapshots all lost every game to Necto, so they tied at a
     worst matchup of 0%, and a playoff of five entrants played 1,000 more games (116 s) to separate noise at the
