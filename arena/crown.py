@@ -75,7 +75,7 @@ class Crowning:
     pick: str | None  # the eligible entrant with the best worst matchup (None: no entrant may hold the title)
     held_by: str | None  # the title holder when the title was decided
     promotion: Promotion | None  # None: the title stayed where it was
-    playoff_of: int | None = None  # this round robin is the playoff of that one (Tournament.title_playoff)
+    playoff_of: int | None = None  # this round robin is the playoff of that one (Tournament.playoff_of)
 
     @property
     def holder(self) -> str | None:
@@ -152,7 +152,7 @@ def title_kept(registry: Registry, agent: str, team_size: int, crowned_in: int |
         return None
     t = registry.tournament_store.get(kept)
     records = {b: r for (a, b), r in read_title_matchups(registry.db, t).items() if a == agent}
-    return KeptTitle(kept, round_robin_name(kept, (t.title_playoff or {}).get("of")), t.created, records)
+    return KeptTitle(kept, round_robin_name(kept, t.playoff_of), t.created, records)
 
 
 def title_table(registry: Registry, tournament_id: int) -> list[Entrant]:
@@ -203,7 +203,7 @@ def crown(registry: Registry, tournament_id: int) -> Crowning:
         if holder is None or pick.key() > holder.key():
             promotion = registry.promotion_store.crown(pick.name, tournament_id, held_by)
     return Crowning(tournament_id, tuple(table), pick.name if pick else None, held_by, promotion,
-                    t.title_playoff["of"] if t.title_playoff else None)
+                    t.playoff_of)
 
 
 def playoff_entrants(crowning: Crowning, margin: float, most: int,

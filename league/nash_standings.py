@@ -67,7 +67,7 @@ class NashStandings:
         t = self.tournament
         if t is None:
             return stage_of(self.team_size)
-        of = (t.title_playoff or {}).get("of")
+        of = t.playoff_of
         return f"tournament #{t.id} {t.name}" + (f" and its entrants' games of round robin {of}" if of is not None else "")
 
     @property

@@ -54,4 +54,4 @@ def crowning_of(registry: Registry, agent: Agent) -> tuple[Promotion | None, dic
     t = registry.tournament_store.get(crowned.tournament_id)
     matchups = read_title_matchups(registry.db, t)
     return (crowned, {b: r for (a, b), r in matchups.items() if a == agent.name},
-            round_robin_name(t.id, (t.title_playoff or {}).get("of")))
+            round_robin_name(t.id, t.playoff_of))

@@ -316,10 +316,9 @@ def read_title_pair_records(db: sqlite_utils.Database, tournament: Tournament) -
     openings: it does not start over. Its 100 games a pair alone put about 5 points of noise on each score, and in
     run wa's playoff they undid the round robin's pick (wa-v164) for one it beats by 69 Elo on fresh seeds."""
     records = read_pair_records(db, tournament.team_size, tournament.id)
-    of = (tournament.title_playoff or {}).get("of")
-    if of is not None:
+    if tournament.playoff_of is not None:
         entrants = set(tournament.entrants)
-        records += [r for r in read_pair_records(db, tournament.team_size, int(of))
+        records += [r for r in read_pair_records(db, tournament.team_size, tournament.playoff_of)
                     if r.agent in entrants and r.opponent in entrants]
     return records
 

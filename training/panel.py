@@ -154,9 +154,9 @@ def nemeses(registry: Registry, champion: Agent, k: int, picks: dict[int, str] |
     if held is None:
         return []
     tournaments = registry.tournament_store
-    playoff = tournaments.get(held).title_playoff
+    playoff_of = tournaments.get(held).playoff_of
     records: dict[str, Record] = {}
-    for tid in (held, playoff.get("of") if playoff else tournaments.finished_playoff_of(held)):
+    for tid in (held, playoff_of if playoff_of is not None else tournaments.finished_playoff_of(held)):
         if tid is None:
             continue
         for (a, b), record in read_matchups(registry.db, champion.team_size, int(tid)).items():

@@ -58,6 +58,12 @@ class Tournament:
         take the title}; None for any other tournament."""
         return self.config.get(TITLE_PLAYOFF_KEY)
 
+    @property
+    def playoff_of(self) -> int | None:
+        """The id of the round robin this title playoff follows; None for any other tournament."""
+        of = (self.title_playoff or {}).get("of")
+        return int(of) if of is not None else None
+
 
 class TournamentStore(Store):
     def create(self, name: str, team_size: int, seed: int, games_per_pair: int,
