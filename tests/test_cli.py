@@ -196,7 +196,7 @@ def test_error_paths_exit_2_with_one_sentence(league_home, args, message):
 
 
 @pytest.mark.parametrize("command", ["agents", "show rule", "promote x", "retire x", "reactivate x",
-                                     "leaderboard", "lineage x"])
+                                     "leaderboard", "lineage x", "gauntlet x"])
 def test_missing_home_says_how_to_create_it(tmp_path, command):
     result = run(*command.split(), "--home", tmp_path / "nowhere")
     assert result.exit_code == 2

@@ -11,6 +11,7 @@
     curriculum.py  curriculum status, and the progress display of train --curriculum
     tournament.py  tournament
     match.py       match (mirrored pairs until an SPRT decides)
+    gauntlet.py    gauntlet (one agent against each strong agent, a fixed match each)
     ratings.py     ratings rebuild (the stored ratings recomputed from the recorded games)
     bench.py       bench env, bench tournament, bench train
     diagnose.py    diagnose
@@ -32,7 +33,7 @@ import sys
 
 import typer
 
-from league.cli import agents, bench, bot, crown, curriculum, dashboard, diagnose, io, match, probe, ratings, replay, roles, tournament, train, watch
+from league.cli import agents, bench, bot, crown, curriculum, dashboard, diagnose, gauntlet, io, match, probe, ratings, replay, roles, tournament, train, watch
 
 app = typer.Typer(
     name="league",
@@ -56,6 +57,7 @@ app.command("lineage")(agents.lineage)
 app.command("train")(train.train_command)
 app.command("tournament")(tournament.tournament_command)
 app.command("match")(match.match_command)
+app.command("gauntlet")(gauntlet.gauntlet_command)
 app.command("dashboard")(dashboard.dashboard_command)
 app.command("import")(io.import_agent)
 app.command("export")(io.export_agent)
