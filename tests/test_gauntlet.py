@@ -55,7 +55,7 @@ def test_by_default_it_meets_the_panel_its_run_would_meet(home):
 def test_bad_opponent_lists_get_one_sentence(home):
     for args, sentence in ((["rule", "--against", "rule,random"], "names 'rule' itself"),
                            (["rule", "--against", " , "], "names no agent"),
-                           (["rule", "--against", "nobody"], "nobody"),
+                           (["rule", "--against", "random,nobody"], "nobody"),
                            (["nobody", "--against", "rule"], "nobody"),
                            (["rule", "--against", "random", "--games", "3"], "even number")):
         result = gauntlet_cli(home, *args)

@@ -37,7 +37,7 @@ def gauntlet_command(
     """
     from arena.engine.cores import workers_or_default
     from arena.gauntlet import GauntletVerdict, gauntlet_row
-    from arena.match import match_outcome, start_or_resume_match
+    from arena.match import check_agents, check_max_games, match_outcome, start_or_resume_match
     from league.cli.match import play_with_progress
     from league.config import load_config, openings_text
     from league.home import resolve_home
@@ -49,6 +49,9 @@ def gauntlet_command(
     registry = Registry.open(league_home.db_path, cfg.ratings)
     agent = registry.agent_store.get(name)
     opponents = _opponents(registry, cfg, agent, against)
+    check_max_games(games)
+    for opponent in opponents:  # every pairing checked before the first game: a bad name wastes no match
+        check_agents(registry, name, opponent, cfg.game.team_size)
     out.print(f"Gauntlet of {name}: {len(opponents)} opponents ({', '.join(opponents)}), {games} games each, seed "
               f"{cfg.seed}, {cfg.game.game_seconds:g} s games, {openings_text(cfg.game.opening_jitter)}",
               highlight=False, soft_wrap=True)
