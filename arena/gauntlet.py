@@ -8,7 +8,7 @@ plays only what is missing:
     rows = [gauntlet_row(registry, match_outcome(registry, match_id)) for match_id in ...]
     verdict = GauntletVerdict.of(name, rows)
     verdict.held          # at least half against every opponent
-    verdict.text()        # "held: at least half against all 7; worst necto 52.5% (level)"
+    verdict.text()        # "run-v92 held: at least half against all 7; worst necto 52.5% (level)."
 
 A score at or above half is what the target asks of every matchup; the 95% interval of the Elo says how
 sure each one is: "clearly" behind (or ahead) when the interval lies wholly below (or above) even. Between
