@@ -48,7 +48,7 @@ def test_by_default_it_meets_the_panel_its_run_would_meet(home):
     reg.close()
     result = gauntlet_cli(home, "new-v1", "--games", "2", "--seed", "3")
     assert result.exit_code == 0, result.output
-    assert "Gauntlet of new-v1: 1 opponents (old-v3)" in result.output
+    assert "Gauntlet of new-v1: 1 opponent (old-v3)" in result.output
     assert "new-v1 vs old-v3 (playing, match 1)" in result.output
 
 

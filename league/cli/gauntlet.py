@@ -52,15 +52,15 @@ def gauntlet_command(
     check_max_games(games)
     for opponent in opponents:  # every pairing checked before the first game: a bad name wastes no match
         check_agents(registry, name, opponent, cfg.game.team_size)
-    out.print(f"Gauntlet of {name}: {len(opponents)} opponents ({', '.join(opponents)}), {games} games each, seed "
+    n = len(opponents)
+    out.print(f"Gauntlet of {name}: {n} opponent{'s' * (n != 1)} ({', '.join(opponents)}), {games} games each, seed "
               f"{cfg.seed}, {cfg.game.game_seconds:g} s games, {openings_text(cfg.game.opening_jitter)}",
               highlight=False, soft_wrap=True)
-    rows = []
+    rows, workers = [], workers_or_default(workers)
     for i, opponent in enumerate(opponents, 1):
-        run = start_or_resume_match(registry, league_home, cfg, name, opponent, max_games=games,
-                                    workers=workers_or_default(workers))
+        run = start_or_resume_match(registry, league_home, cfg, name, opponent, max_games=games, workers=workers)
         state = "played" if run.already_finished else "resuming" if run.resumed else "playing"
-        out.print(f"{i}/{len(opponents)}: {name} vs {opponent} ({state}, match {run.id})", highlight=False)
+        out.print(f"{i}/{n}: {name} vs {opponent} ({state}, match {run.id})", highlight=False)
         play_with_progress(run, resume_hint="Run the same command again to finish the gauntlet.")
         rows.append(gauntlet_row(registry, match_outcome(registry, run.id)))
     verdict = GauntletVerdict.of(name, rows)
