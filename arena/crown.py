@@ -190,7 +190,8 @@ def crown(registry: Registry, tournament_id: int) -> Crowning:
     playoff = registry.tournament_store.finished_playoff_of(tournament_id)
     if playoff is not None:  # crowning the round robin again would undo what its playoff decided
         raise LeagueError(f"Round robin {tournament_id} went to a playoff, round robin {playoff}, which decides "
-                          f"its title: `league crown --tournament {playoff}`.")
+                          f"its title: `league crown --tournament {playoff}`; to play on: `league crown --tournament "
+                          f"{playoff} --playoff --games N`.")
     champion = registry.agent_store.champion(t.team_size)
     held_by = champion.name if champion else None
     if held_by is not None and held_by not in t.entrants:

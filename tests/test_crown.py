@@ -164,6 +164,35 @@ def test_a_playoff_decides_on_its_games_and_its_entrants_games_of_the_round_robi
     assert title_kept(reg, "x", 1, crowned_in=first).records == {"y": Record(16, 0, 14), "z": Record(15, 0, 15)}
 
 
+def test_a_playoff_of_a_playoff_plays_on_from_the_whole_chain(scripted_stage):
+    """`league crown --tournament P --playoff` after a finished playoff P plays a playoff of P: it decides on its
+    games, P's and the round robin's, between its entrants. Here x keeps the title over the chain's 64 games a
+    contender (worst matchup 50% against y's 47%); P's and its own 24 games alone would crown y. Fails before: the
+    second playoff read P's games and its own, not the round robin's, as a 2-game playoff after one of 400 moved
+    run wd's title (wd-v92 to wd-v88) by dropping the round robin's 40 games a pair. A crowned round robin's error
+    names the command that plays on."""
+    from league.stores.tournaments import TITLE_PLAYOFF_KEY
+
+    home, reg = scripted_stage
+    for name in ("x", "y", "z"):
+        reg.agent_store.add(name, "mlp", 1)
+    results = {("x", "y"): (11, 0, 9), ("x", "z"): (11, 0, 9), ("y", "z"): (12, 0, 8)}
+    first = round_robin(reg, ["x", "y", "z"], results)
+    crown(reg, first)
+    playoff = round_robin(reg, ["x", "y", "z"], {("x", "y"): (5, 0, 5), ("x", "z"): (4, 0, 6), ("y", "z"): (5, 0, 5)},
+                          config={TITLE_PLAYOFF_KEY: {"of": first, "contenders": ["x", "y"]}})
+    assert crown(reg, playoff).holder == "x"
+    with pytest.raises(LeagueError, match=f"to play on: `league crown --tournament {playoff} --playoff --games N`"):
+        crown(reg, first)
+    again = round_robin(reg, ["x", "y", "z"], {("x", "y"): (1, 0, 1), ("x", "z"): (1, 0, 1), ("y", "z"): (1, 0, 1)},
+                        config={TITLE_PLAYOFF_KEY: {"of": playoff, "contenders": ["x", "y"]}})
+    decided = crown(reg, again)
+    x, y = decided.entrant("x"), decided.entrant("y")
+    assert (x.records["y"], x.games) == (Record(17, 0, 15), 64)
+    assert (x.worst, y.worst, y.worst_against) == (0.5, 15 / 32, "x")
+    assert decided.promotion is None and reg.agent_store.champion(1).name == "x"
+
+
 def test_a_playoffs_nash_table_counts_the_games_its_title_was_decided_on(scripted_stage):
     """The leaderboard's title mark opens the crowning tournament's Nash page: for a playoff, that table (and
     `league leaderboard --by nash --tournament ID`) counts its entrants' games of the round robin too, and says so,
