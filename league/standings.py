@@ -50,10 +50,10 @@ from league.names import check_name
 from league.ratings import DRAW, LOSS, WIN, MleRatings, conservative, mle_fit, reanchor
 from league.results import Record
 from league.stores.agents import plays
-from league.stores.database import row_id
+from league.stores.database import Database, row_id
 
 from league.stores.games import read_team_sides
-from league.stores.tournaments import Tournament
+from league.stores.tournaments import Tournament, TournamentStore
 from league.teams import is_team, member_names, members
 
 RANKINGS = ("elo", "trueskill", "mle", "points")
@@ -315,22 +315,15 @@ def read_title_pair_records(db: sqlite_utils.Database, tournament: Tournament) -
     played each other in the round robin it follows, and in that one's, up the chain (a playoff of a playoff plays
     on too). A playoff plays on from its round robin, on the same clock and openings: it does not start over. Its
     100 games a pair alone put about 5 points of noise on each score, and in run wa's playoff they undid the round
-    robin's pick (wa-v164) for one it beats by 69 Elo on fresh seeds; a playoff of 2 games a pair after one of 400
-    that read only the 400 and its own 2 dropped the round robin's 40 and moved the title."""
+    robin's pick (wa-v164) for one it beats by 69 Elo on fresh seeds; a playoff of a playoff read only its own
+    games and the last round's, and so dropped the round robin's 40 games a pair."""
     records = read_pair_records(db, tournament.team_size, tournament.id)
-    entrants, seen, of = set(tournament.entrants), {tournament.id}, tournament.playoff_of
-    while of is not None and of not in seen:
-        seen.add(of)
-        records += [r for r in read_pair_records(db, tournament.team_size, of)
+    entrants, store = set(tournament.entrants), TournamentStore(Database(db))
+    while tournament.playoff_of is not None:  # a playoff is opened after the round robin it follows: no cycle
+        tournament = store.get(tournament.playoff_of)
+        records += [r for r in read_pair_records(db, tournament.team_size, tournament.id)
                     if r.agent in entrants and r.opponent in entrants]
-        of = _playoff_of(db, of)
     return records
-
-
-def _playoff_of(db: sqlite_utils.Database, tournament_id: int) -> int | None:
-    """The round robin title playoff `tournament_id` follows (Tournament.playoff_of); None for any other."""
-    rows = list(db.query("SELECT * FROM tournaments WHERE id = ?", [tournament_id]))
-    return Tournament(**rows[0]).playoff_of if rows else None
 
 
 def read_title_matchups(db: sqlite_utils.Database, tournament: Tournament) -> dict[tuple[str, str], Record]:

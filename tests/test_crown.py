@@ -168,8 +168,8 @@ def test_a_playoff_of_a_playoff_plays_on_from_the_whole_chain(scripted_stage):
     """`league crown --tournament P --playoff` after a finished playoff P plays a playoff of P: it decides on its
     games, P's and the round robin's, between its entrants. Here x keeps the title over the chain's 64 games a
     contender (worst matchup 50% against y's 47%); P's and its own 24 games alone would crown y. Fails before: the
-    second playoff read P's games and its own, not the round robin's, as a 2-game playoff after one of 400 moved
-    run wd's title (wd-v92 to wd-v88) by dropping the round robin's 40 games a pair. A crowned round robin's error
+    second playoff read P's games and its own, not the round robin's (after run wd's 400-game playoff, a 2-game one
+    read 1,608 games a contender where the chain holds 1,768). A crowned round robin's error
     names the command that plays on."""
     from league.stores.tournaments import TITLE_PLAYOFF_KEY
 
