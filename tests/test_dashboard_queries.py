@@ -37,6 +37,7 @@ def registries_built(monkeypatch):
     return built
 
 
+@pytest.mark.slow  # out of the default suite to keep it under 5 minutes (311-327 s on 2026-12-02)
 def test_every_page_reads_through_the_one_registry_the_league_was_opened_with(
         fixture_league_template, tmp_path, monkeypatch, registries_built):
     """Every page of three leagues (a fixture league with tournaments, matches and climbs; a league of roles

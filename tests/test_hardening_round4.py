@@ -124,6 +124,7 @@ def test_a_tampered_home_is_one_sentence_and_left_as_it_was(home):
     conn.close()
 
 
+@pytest.mark.slow  # out of the default suite to keep it under 5 minutes (311-327 s on 2026-12-02)
 def test_a_run_killed_before_its_first_snapshot_starts_again_with_its_own_log(home):
     """Item 14: a run killed before its first snapshot restarted under its name without a word, its
     metrics file mixing both runs. Killed here for real (SIGKILL while it trains, before any snapshot)."""

@@ -240,6 +240,7 @@ def test_a_panel_test_keeps_the_openings_it_played_and_league_show_says_them(scr
     assert "run old): rulebot beat it" in shown and "openings" not in shown.split("Evaluation panel")[1], shown
 
 
+@pytest.mark.slow  # out of the default suite to keep it under 5 minutes (311-327 s on 2026-12-02)
 def test_no_panel_while_the_student_copies_its_teacher(scripted_stage):
     """A snapshot taken during a distillation phase is evaluated but meets no panel (in the first run of the README's
     route, ten half-made copies took the panel's share of the clock before the first PPO snapshot): the run says so

@@ -146,6 +146,7 @@ def test_one_vocabulary_of_placements_old_names_with_a_note(capsys):
             pass
 
 
+@pytest.mark.slow  # out of the default suite to keep it under 5 minutes (311-327 s on 2026-12-02)
 def test_a_worker_that_answers_nothing_is_stopped_with_every_stack_written(tmp_path, capfd):
     """Run tc's title round robin played no game in 30 minutes and its driver waited on: a hung worker held it
     forever, and nothing said where. Fails before: no stall limit (the call waited an hour)."""

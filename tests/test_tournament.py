@@ -228,6 +228,7 @@ def test_a_killed_game_worker_is_one_sentence_naming_the_worker_its_pid_and_sign
     assert str(caught.value) == f"Game worker 1 (pid {victim_pid}) died without a traceback (signal 9); run it again."
 
 
+@pytest.mark.slow  # out of the default suite to keep it under 5 minutes (311-327 s on 2026-12-02)
 def test_a_game_worker_that_hangs_ends_the_games_with_one_sentence_and_the_resume_hint(registry, home, monkeypatch):
     """Run tc's title round robin recorded no game for 30 minutes and waited on forever. Fails before: a stopped
     worker (SIGSTOP: it neither answers nor dies) held the pool for good."""
