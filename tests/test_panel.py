@@ -170,6 +170,42 @@ def test_play_panel_stops_at_the_first_member_that_clearly_beats_the_candidate(s
     assert len(reg.game_store.games()) == strong.games + weak.games + held.games
 
 
+def test_a_panel_test_ends_undecided_when_its_stop_says_so(scripted_stage):
+    """`stop` is asked after each round: true, the test ends there, neither passed nor beaten. Fails before: play_panel
+    took no stop, and a test ran to its members' games whatever the run's share of the clock."""
+    home, reg = scripted_stage
+    reg.agent_store.add("atbabot", "atba", 1)
+    asked: list[int] = []
+    outcome = play_panel(reg, player(reg, "atbabot", home.root), [player(reg, "rulebot", home.root)],
+                         PanelConfig(games=48, batch_games=8, z=10.0), team_size=1, game_seconds=GAME_SECONDS, seed=3,
+                         workers=1, stop=lambda: asked.append(1) or True)
+    assert outcome.cut_short and not outcome.passed and outcome.beaten_by is None, outcome
+    assert outcome.rounds == 1 and outcome.records["rulebot"].games == 8 and asked == [1]
+
+
+def test_a_panel_test_in_play_stops_at_the_runs_share_of_the_clock(scripted_stage):
+    """A test that would run past panel.max_share ends undecided between rounds and goes to the title screen (at 2v2
+    one test of seven members took 2,700 games, 54% of a 22-minute call, where the share is 15%). Fails before: the
+    share was checked only before a test started."""
+    from typer.testing import CliRunner
+
+    from league.cli import app
+
+    home, reg = scripted_stage
+    reg.promotion_store.promote_manually("randbot")
+    judge = judge_for(home, reg, "panel.max_share=0.1", "panel.z=10", "panel.games=48", "panel.batch_games=8")
+    judged = Judged([], [])
+    judge._promotion_test(judged, Player("rulebot", load_policy("rule")), {}, 1, steps=0, elapsed=1.0)
+    (test,) = reg.panel_store.of("rulebot")
+    assert not test.passed and test.beaten_by is None and test.records["randbot"].games == 8, judged.notes
+    assert judged.notes[0].startswith("panel: rulebot undecided after 8 games: promotion tests have taken "
+                                      "panel.max_share 10% of the run's time; left to the title screen")
+    assert judge.untested == ["rulebot"] and reg.agent_store.champion(1).name == "randbot"
+    assert reg.match_store.all() == []  # no SPRT against the champion
+    shown = " ".join(CliRunner().invoke(app, ["show", "rulebot", "--home", str(home.root)]).output.split())
+    assert "undecided (its run's share of the clock ran out)" in shown, shown
+
+
 def judge_for(home, reg, *extra: str, run: str = "net") -> SnapshotJudge:
     cfg = load_config(stage="1v1", sets=sets(*extra))
     return SnapshotJudge(cfg, reg, home, torch.device("cpu"), workers=1, run=run)

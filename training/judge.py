@@ -245,7 +245,8 @@ class SnapshotJudge:
             self.untested.remove(name)  # its closing test
         started = time.perf_counter()
         try:
-            if cfg.panel.games and not self._panel_passes(judged, candidate, snapshots, steps, elapsed):
+            stop = None if closing else self._share_spent(started, elapsed)
+            if cfg.panel.games and not self._panel_passes(judged, candidate, snapshots, steps, elapsed, stop):
                 return
             attempt = promote_in_training(self.home, self.registry, cfg, name,
                                           derived_seed(cfg.seed, "promotion", snapshots), self.workers)
@@ -255,8 +256,22 @@ class SnapshotJudge:
         finally:
             self.promotion_seconds += time.perf_counter() - started
 
-    def _panel_passes(self, judged: Judged, candidate: Player, snapshots: int, steps: int, elapsed: float) -> bool:
-        """Play `candidate` against the panel, record the test, say how it went; whether it passed (training.panel)."""
+    def _share_spent(self, started: float, elapsed: float) -> Callable[[], bool]:
+        """Whether promotion tests, with the one `started` then (`elapsed` seconds into the run), have now taken more
+        than panel.max_share of the run's time: a test in play ends there, as none starts past it. Asked between
+        a panel test's rounds (at 2v2 one test of seven members took 2,700 games, the share of a 22-minute call 54%)."""
+        share = self.cfg.panel.max_share
+
+        def spent() -> bool:
+            now = time.perf_counter() - started
+            return self.promotion_seconds + now > share * (elapsed + now)
+        return spent
+
+    def _panel_passes(self, judged: Judged, candidate: Player, snapshots: int, steps: int, elapsed: float,
+                      stop: Callable[[], bool] | None = None) -> bool:
+        """Play `candidate` against the panel, record the test, say how it went; whether it passed (training.panel).
+        `stop`: whether the run's share of the clock is spent, between rounds; a test it cuts short goes to the
+        title screen, as one the share put off."""
         cfg, team_size = self.cfg, self.cfg.game.team_size
         members = panel_members(self.registry, team_size, candidate.name, run=self.run,
                                 teacher=cfg.training.distill.teacher or None, cfg=cfg.panel)
@@ -265,13 +280,18 @@ class SnapshotJudge:
         outcome = play_panel(self.registry, candidate, [player(self.registry, m, self.home.root) for m in members],
                              cfg.panel, team_size=team_size, game_seconds=cfg.promotion.game_seconds, seed=seed,
                              tick_skip=cfg.game.tick_skip, workers=self.workers,
-                             opening_jitter=cfg.game.opening_jitter)
+                             opening_jitter=cfg.game.opening_jitter, stop=stop)
         test = self.registry.panel_store.add(candidate.name, self.run, steps, outcome.records, passed=outcome.passed,
                                              beaten_by=outcome.beaten_by, seconds=time.perf_counter() - started,
                                              seed=seed, opening_jitter=cfg.game.opening_jitter)
         judged.rows.append(panel_row(self.registry, test, self.earlier_cpu_minutes + cpu_minutes(elapsed)))
         records = ", ".join(f"{m} {r.score:.0%} ({r})" for m, r in outcome.records.items() if r.games)
-        if outcome.passed:
+        if outcome.cut_short:
+            judged.notes.append(f"panel: {candidate.name} undecided after {outcome.games} games: promotion tests have "
+                                f"taken panel.max_share {cfg.panel.max_share:.0%} of the run's time; left to the title "
+                                f"screen; {records}")
+            self.untested.append(candidate.name)
+        elif outcome.passed:
             judged.notes.append(f"panel: {candidate.name} scored half or more against every member in {outcome.games} "
                                 f"games: {records}")
         else:

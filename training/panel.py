@@ -33,7 +33,7 @@ scripted baseline, on its panel.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from arena.crown import latest_title, title_picks
@@ -203,10 +203,11 @@ class PanelOutcome:
     records: dict[str, Record]
     beaten_by: str | None
     rounds: int
+    cut_short: bool = False  # ended undecided, its run's share of the clock spent (play_panel's `stop`)
 
     @property
     def passed(self) -> bool:
-        return self.beaten_by is None
+        return self.beaten_by is None and not self.cut_short
 
     @property
     def games(self) -> int:
@@ -215,10 +216,12 @@ class PanelOutcome:
 
 def play_panel(registry: Registry, candidate: Player, members: Sequence[Player], cfg: PanelConfig, *,
                team_size: int, game_seconds: float, seed: int, tick_skip: int = 8,
-               workers: int | None = None, opening_jitter: float = OPENING_JITTER) -> PanelOutcome:
+               workers: int | None = None, opening_jitter: float = OPENING_JITTER,
+               stop: Callable[[], bool] | None = None) -> PanelOutcome:
     """Play `candidate` against every member in rounds until one beats it or each has had `cfg.games` games
     (see the module notes); every game recorded as an evaluation game. `seed`: this test's (each round
-    plays its own, derived from it)."""
+    plays its own, derived from it). `stop`, asked after each round: whether the test must end there, undecided
+    (`cut_short`, not passed): its run's share of the clock is spent (panel.max_share)."""
     records = {m.name: Record(0, 0, 0) for m in members}
     in_play = [m for m in members if cfg.games]
     rounds = 0
@@ -234,6 +237,8 @@ def play_panel(registry: Registry, candidate: Player, members: Sequence[Player],
         if beaters:
             return PanelOutcome(records, min(beaters, key=lambda name: records[name].score), rounds)
         in_play = [m for m in in_play if records[m.name].games < cfg.games and not outplayed(records[m.name], cfg.z)]
+        if in_play and stop is not None and stop():
+            return PanelOutcome(records, None, rounds, cut_short=True)
     worst = min(records, key=lambda name: records[name].score, default=None)
     held = worst is not None and records[worst].score < 0.5  # it must score half against every member
     return PanelOutcome(records, worst if held else None, rounds)

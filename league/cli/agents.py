@@ -118,10 +118,9 @@ def show(name: NameArg, home: HomeOpt = None) -> None:
                            f"{low:.0%}..{high:.0%}")
         out.print(probes)
     for test in profile.panel_tests[-1:]:  # the latest: what it was last measured against
-        verdict = "passed (half or more against each)" if test.passed else f"{test.beaten_by} beat it"
         openings = "" if test.opening_jitter is None else f", {openings_text(test.opening_jitter)}"
         panel = Table(title=f"Evaluation panel at {test.steps:,} steps ({test.created[:19].replace('T', ' ')}, run "
-                            f"{test.run}{openings}): {verdict}")
+                            f"{test.run}{openings}): {test.verdict}")
         for col in ("member", "W-D-L", "score", "95% interval"):
             panel.add_column(col)
         for member, r in test.records.items():

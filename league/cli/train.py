@@ -182,9 +182,11 @@ def champion_line(home, champion: str, run: str) -> str:
         low, high = best.elo_interval
         if best.passed:
             why = "it passed the panel, and the SPRT against the title holder of its day decided"
-        else:
+        elif best.beaten_by is not None:
             beaten = best.records[best.beaten_by]
             why = f"{best.beaten_by} beat it ({beaten.score:.0%} over {beaten.games})"
+        else:
+            why = f"its test was {best.verdict}"
         line += (f"\nThis run's best against the panel: {best.agent}, {best.elo:+.0f} Elo ({low:+.0f}..{high:+.0f}) "
                  f"over {len(best.records)} members; {why}")
     return line

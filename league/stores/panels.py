@@ -34,6 +34,16 @@ class PanelTest:
     opening_jitter: float | None = None  # the openings its games played (game.opening_jitter); None: not recorded
 
     @property
+    def verdict(self) -> str:
+        """How the test ended, in words: passed, a member beat it, or cut short undecided when its run's share of
+        the clock ran out (panel.max_share)."""
+        if self.passed:
+            return "passed (half or more against each)"
+        if self.beaten_by is not None:
+            return f"{self.beaten_by} beat it"
+        return "undecided (its run's share of the clock ran out)"
+
+    @property
     def total(self) -> Record:
         """The candidate's record over the whole panel."""
         return sum(self.records.values(), Record(0, 0, 0))
