@@ -191,15 +191,17 @@ def promote_after_evaluation(home: LeagueHome, registry: Registry, cfg: Config, 
 
 
 def promote_in_training(home: LeagueHome, registry: Registry, cfg: Config, name: str, seed: int,
-                        workers: int = 1) -> TrainingPromotion:
-    """The SPRT of snapshot `name` against its stage's champion (rule when there is none), capped at
-    promotion.training_max_games, recorded with method 'training'; H1 promotes. `seed`: the match's."""
+                        workers: int = 1, max_games: int | None = None) -> TrainingPromotion:
+    """The SPRT of snapshot `name` against its stage's champion (rule when there is none), capped at `max_games`
+    (promotion.training_max_games when None: the run's share of the clock can leave less), recorded with method
+    'training'; H1 promotes. `seed`: the match's."""
     pcfg = cfg.promotion
     champion = registry.agent_store.champion(cfg.game.team_size)
     reference = champion.name if champion else REFERENCE_WITHOUT_CHAMPION
     try:
-        result = promote_by_sprt(home, registry, dataclasses.replace(cfg, seed=seed), name,
-                                 max_games=pcfg.training_max_games, method="training", workers=workers)
+        cap = pcfg.training_max_games if max_games is None else max_games
+        result = promote_by_sprt(home, registry, dataclasses.replace(cfg, seed=seed), name, max_games=cap,
+                                 method="training", workers=workers)
     except LeagueError as exc:
         return TrainingPromotion(None, f"promotion: {name} not tested: {exc}")
     m = result.match

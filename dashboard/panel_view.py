@@ -4,7 +4,8 @@ themselves from the league (league.stores.panels).
 
 A panel row holds the snapshot's Elo against the panel as a whole (`panel/elo`) with its 95% interval
 (`panel/elo_lo`, `panel/elo_hi`), the run's CPU-minutes so far (`panel/cpu_minutes`, the curve's x), whether it
-passed, its games and worst matchup's score, and `panel/champion_elo` when the stage's champion has a panel test
+passed or ended undecided (`panel/undecided`: its run's share of the clock ran out mid-test), its games and
+worst matchup's score, and `panel/champion_elo` when the stage's champion has a panel test
 of its own.
 """
 
@@ -20,19 +21,23 @@ from league.registry import Registry
 
 X = "panel/cpu_minutes"
 KEYS = {"panel/elo": "elo", "panel/elo_lo": "elo_lo", "panel/elo_hi": "elo_hi", "panel/champion_elo": "champion_elo",
-        "panel/passed": "passed", "panel/games": "games", "panel/worst_score": "worst_score"}
-RESULTS = {"passed": "#54a24b", "beaten": "#e45756"}  # point colour by the test's outcome
+        "panel/passed": "passed", "panel/undecided": "undecided", "panel/games": "games",
+        "panel/worst_score": "worst_score"}
+# Point colour by the test's outcome: undecided, its run's share of the clock ran out mid-test (panel.max_share)
+RESULTS = {"passed": "#54a24b", "beaten": "#e45756", "undecided": "#9d9d9d"}
 MEMBER = "vs "  # a member's score column is "vs NAME": never one of the table's own columns, whatever the name
 
 
 def curve(frame: pd.DataFrame) -> pd.DataFrame:
     """The run's panel rows (those with an Elo and CPU-minutes): step, cpu_minutes, one column per KEYS value
-    (NaN where a row lacks the key) and result ("passed" or "beaten")."""
+    (NaN where a row lacks the key) and result ("passed", "beaten" or "undecided"; a row written before
+    `panel/undecided` existed reads "beaten" unless it passed)."""
     if "panel/elo" not in frame or X not in frame:
         return pd.DataFrame(columns=["step", "cpu_minutes", *KEYS.values(), "result"])
     rows = frame[frame["panel/elo"].notna() & frame[X].notna()]
     points = rows.reindex(columns=["step", X, *KEYS]).rename(columns={X: "cpu_minutes", **KEYS})
-    points["result"] = ["passed" if p >= 0.5 else "beaten" for p in points["passed"].fillna(0.0)]
+    points["result"] = ["passed" if p >= 0.5 else "undecided" if u >= 0.5 else "beaten"
+                        for p, u in zip(points["passed"].fillna(0.0), points["undecided"].fillna(0.0))]
     return points.reset_index(drop=True)
 
 

@@ -400,8 +400,9 @@ class PanelConfig:
                             "that join the panel: champions form cycles, and a candidate that beats the holders must "
                             "not lose to those they could not beat.", min=0, max=32)
     max_share: float = param(0.15, "Most share of a run's wall clock spent on panel tests and the promotion matches "
-                                   "after them; a snapshot due while it is spent is not tested, and a panel test in play "
-                                   "when it is spent ends undecided after its round.", min=0, max=1)
+                                   "after them; a snapshot due while it is spent is not tested, a panel test in play "
+                                   "when it is spent ends undecided after its round, and the SPRT after a passed test "
+                                   "plays at most the games the share still holds.", min=0, max=1)
     closing_test: bool = param(True, "A run's last snapshot, when it is not one just judged, meets the evaluation "
                                      "and the panel after the run's clock, whatever share is spent: the run's pick "
                                      "does not lag its last weights (at most one test past panel.max_share).")

@@ -24,7 +24,9 @@ SECTION = "Learning curve against the evaluation panel"
 TESTS = [(f"{RUN}-v1", 100_000, {"random": Record(6, 0, 2), "rule": Record(0, 1, 5)}, False, "rule", 12.5, None),
          (f"{RUN}-v2", 200_000, {"random": Record(8, 0, 0), "rule": Record(3, 2, 3)}, True, None, 25.0, 40.0),
          (f"{RUN}-v3", 300_000, {"random": Record(7, 1, 0), "rule": Record(4, 2, 2), "atba": Record(5, 0, 3)}, True,
-          None, 37.5, 95.0)]
+          None, 37.5, 95.0),
+         # cut short by its run's share of the clock: neither passed nor beaten
+         (f"{RUN}-v4", 400_000, {"random": Record(2, 0, 0), "rule": Record(0, 1, 1)}, False, None, 50.0, 95.0)]
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +46,8 @@ def home(tmp_path_factory):
             rows.append({"step": steps - 50_000, "time": t - 300.0, "charts/episode_reward": 0.1 * i})
             row = {"step": steps, "time": t, "panel/elo": test.elo, "panel/elo_lo": low,
                    "panel/elo_hi": high, "panel/games": float(test.total.games),
-                   "panel/passed": float(passed), "panel/cpu_minutes": minutes,
+                   "panel/passed": float(passed), "panel/undecided": float(not passed and beaten_by is None),
+                   "panel/cpu_minutes": minutes,
                    "panel/worst_score": test.worst[1].score}
             if champion is not None:
                 row["panel/champion_elo"] = champion
@@ -66,27 +69,28 @@ def test_a_run_with_panel_tests_plots_its_elo_over_cpu_minutes_and_lists_its_tes
     assert SECTION in [s.value for s in at.subheader]
     curve = charts(at)[RUN]
     points, bars, champion = curve["point"], curve["rule"], curve["line"]
-    assert points["cpu_minutes"].tolist() == [12.5, 25.0, 37.5]
+    assert points["cpu_minutes"].tolist() == [12.5, 25.0, 37.5, 50.0]
     assert points["elo"].tolist() == pytest.approx([t.elo for t in home.tests])
-    assert points["step"].tolist() == [100_000, 200_000, 300_000]
-    assert points["result"].tolist() == ["beaten", "passed", "passed"]
+    assert points["step"].tolist() == [100_000, 200_000, 300_000, 400_000]
+    assert points["result"].tolist() == ["beaten", "passed", "passed", "undecided"]
     assert bars["elo_lo"].tolist() == pytest.approx([r["panel/elo_lo"] for r in home.rows])
     assert bars["elo_hi"].tolist() == pytest.approx([r["panel/elo_hi"] for r in home.rows])
     assert all(lo < elo < hi for lo, elo, hi in zip(bars["elo_lo"], bars["elo"], bars["elo_hi"]))
     # The champion's line only where the rows name its Elo (it had no panel test at the first).
-    assert champion["cpu_minutes"].tolist() == [25.0, 37.5] and champion["champion_elo"].tolist() == [40.0, 95.0]
+    assert champion["cpu_minutes"].tolist() == [25.0, 37.5, 50.0]
+    assert champion["champion_elo"].tolist() == [40.0, 95.0, 95.0]
 
     table = panel_table(at)
     assert table is not None
     assert table.columns.tolist() == ["snapshot", "steps", "result", "games", "elo", "vs random", "vs rule", "vs atba"]
-    assert table["snapshot"].tolist() == [f"{RUN}-v1", f"{RUN}-v2", f"{RUN}-v3"]
-    assert table["steps"].tolist() == [100_000, 200_000, 300_000]
-    assert table["result"].tolist() == ["beaten by rule", "passed", "passed"]
-    assert table["games"].tolist() == [14, 16, 24]
+    assert table["snapshot"].tolist() == [f"{RUN}-v1", f"{RUN}-v2", f"{RUN}-v3", f"{RUN}-v4"]
+    assert table["steps"].tolist() == [100_000, 200_000, 300_000, 400_000]
+    assert table["result"].tolist() == ["beaten by rule", "passed", "passed", "undecided"]
+    assert table["games"].tolist() == [14, 16, 24, 4]
     assert table["elo"].tolist() == pytest.approx([t.elo for t in home.tests])
-    assert table["vs random"].tolist() == [0.75, 1.0, 0.9375]
-    assert table["vs rule"].tolist() == pytest.approx([0.5 / 6, 0.5, 0.625])
-    assert [None if math.isnan(v) else v for v in table["vs atba"]] == [None, None, 0.625]  # met it at the third
+    assert table["vs random"].tolist() == [0.75, 1.0, 0.9375, 1.0]
+    assert table["vs rule"].tolist() == pytest.approx([0.5 / 6, 0.5, 0.625, 0.25])
+    assert [None if math.isnan(v) else v for v in table["vs atba"]] == [None, None, 0.625, None]  # met at the third
 
 
 def test_runs_without_panel_rows_show_no_panel_curve(monkeypatch, home):
@@ -99,5 +103,5 @@ def test_runs_without_panel_rows_show_no_panel_curve(monkeypatch, home):
     at = training_page(monkeypatch, home.root, ["ppo-1v1", RUN])
     assert SECTION in [s.value for s in at.subheader]
     assert [title for title, layers in charts(at).items() if "point" in layers] == [RUN]
-    assert panel_table(at)["snapshot"].tolist() == [f"{RUN}-v1", f"{RUN}-v2", f"{RUN}-v3"]
+    assert panel_table(at)["snapshot"].tolist() == [f"{RUN}-v1", f"{RUN}-v2", f"{RUN}-v3", f"{RUN}-v4"]
     assert "No panel tests yet: ppo-1v1." in texts(at.caption)

@@ -5,6 +5,7 @@ rule), so a test that should reject a weaker candidate can fail."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -204,6 +205,42 @@ def test_a_panel_test_in_play_stops_at_the_runs_share_of_the_clock(scripted_stag
     assert reg.match_store.all() == []  # no SPRT against the champion
     shown = " ".join(CliRunner().invoke(app, ["show", "rulebot", "--home", str(home.root)]).output.split())
     assert "undecided (its run's share of the clock ran out)" in shown, shown
+
+
+def test_no_sprt_follows_a_passed_panel_test_once_the_runs_share_is_spent(scripted_stage):
+    """A snapshot that passed its panel plays its SPRT against the champion only within the run's share of the clock;
+    none left, it goes to the title screen untested. Fails before: an SPRT of up to promotion.training_max_games
+    followed a passed test whatever the share (only the panel's rounds were bounded)."""
+    home, reg = scripted_stage
+    reg.promotion_store.promote_manually("randbot")
+    # one round of 8 games, all decided: no stop is asked, and the test passes; a run 1 ms old has no share left
+    judge = judge_for(home, reg, "panel.max_share=0.01", "panel.games=8", "panel.batch_games=8",
+                      "promotion.training_max_games=400")
+    judged = Judged([], [])
+    judge._promotion_test(judged, Player("rulebot", load_policy("rule")), {}, 1, steps=0, elapsed=0.001)
+    (test,) = reg.panel_store.of("rulebot")
+    assert test.passed and test.records["randbot"].games == 8, judged.notes
+    assert judged.notes[1] == ("promotion: rulebot not tested against the champion: promotion tests have taken "
+                               "panel.max_share 1% of the run's time; left to the title screen"), judged.notes
+    assert reg.match_store.all() == [] and reg.agent_store.champion(1).name == "randbot"
+    assert judge.untested == ["rulebot"] and judge.seconds_a_game == pytest.approx(test.seconds / 8)
+
+
+def test_the_sprt_after_a_passed_panel_test_gets_the_games_the_share_still_holds(scripted_stage):
+    """At the last panel test's pace, the SPRT's cap is what keeps promotion tests within panel.max_share: x more
+    seconds with promotion_seconds + x <= share * (elapsed + x), in whole mirrored pairs, at most
+    promotion.training_max_games; no pace measured yet, the cap alone."""
+    home, reg = scripted_stage
+    judge = judge_for(home, reg, "panel.max_share=0.15", "promotion.training_max_games=400")
+    assert judge._sprt_games_left(time.perf_counter(), 1000.0) is None
+    judge.seconds_a_game = 1.0
+    assert judge._sprt_games_left(time.perf_counter(), 1000.0) == 176  # 150 / 0.85 = 176.5 seconds
+    judge.promotion_seconds = 100.0
+    assert judge._sprt_games_left(time.perf_counter(), 1000.0) == 58  # 50 / 0.85 = 58.8
+    judge.promotion_seconds = 200.0
+    assert judge._sprt_games_left(time.perf_counter(), 1000.0) == 0
+    judge.promotion_seconds, judge.seconds_a_game = 0.0, 0.1
+    assert judge._sprt_games_left(time.perf_counter(), 1000.0) == 400  # the cap
 
 
 def judge_for(home, reg, *extra: str, run: str = "net") -> SnapshotJudge:

@@ -63,6 +63,8 @@ class SnapshotJudge:
     run: str = ""  # the training run whose snapshots are judged (its panel tests are kept under it)
     earlier_cpu_minutes: float = 0.0  # what the run's earlier calls spent (a resumed run): the learning curve's x
     promotion_seconds: float = field(default=0.0, init=False)  # wall clock spent on panel tests and SPRTs
+    seconds_a_game: float = field(default=0.0, init=False)  # the last panel test's pace (0: none played yet): what
+    # bounds the SPRT after a passed test to the run's share of the clock
     said_copying: bool = field(default=False, init=False)  # whether a run's note on its copy phase was said
     last: str = field(default="", init=False)  # the last snapshot judged (its promotion test played or turned away)
     put_off: dict[str, dict[str, float]] = field(default_factory=dict, init=False)  # the evaluation rates of the
@@ -248,8 +250,15 @@ class SnapshotJudge:
             stop = None if closing else self._share_spent(started, elapsed)
             if cfg.panel.games and not self._panel_passes(judged, candidate, snapshots, steps, elapsed, stop):
                 return
+            max_games = None if closing else self._sprt_games_left(started, elapsed)
+            if max_games is not None and max_games < cfg.panel.batch_games:
+                judged.notes.append(f"promotion: {name} not tested against the champion: promotion tests have taken "
+                                    f"panel.max_share {share:.0%} of the run's time; left to the title screen")
+                self.untested.append(name)
+                return
             attempt = promote_in_training(self.home, self.registry, cfg, name,
-                                          derived_seed(cfg.seed, "promotion", snapshots), self.workers)
+                                          derived_seed(cfg.seed, "promotion", snapshots), self.workers,
+                                          max_games=max_games)
             judged.notes.append(attempt.note)
             if attempt.metrics():
                 judged.rows.append(attempt.metrics())
@@ -266,6 +275,19 @@ class SnapshotJudge:
             now = time.perf_counter() - started
             return self.promotion_seconds + now > share * (elapsed + now)
         return spent
+
+    def _sprt_games_left(self, started: float, elapsed: float) -> int | None:
+        """The SPRT games against the champion that the run's share of the clock still holds, with the test `started`
+        then (`elapsed` seconds into the run), at the last panel test's pace, even and at most
+        promotion.training_max_games (None: no pace measured, the cap alone). Spending x more seconds keeps
+        promotion_seconds + now + x <= share * (elapsed + now + x): x <= (share * (elapsed + now) - promotion_seconds
+        - now) / (1 - share). Before, an SPRT of up to 400 games followed a passed test whatever the share."""
+        if not self.seconds_a_game:
+            return None
+        share, now = self.cfg.panel.max_share, time.perf_counter() - started
+        seconds = (share * (elapsed + now) - self.promotion_seconds - now) / max(1.0 - share, 1e-9)
+        games = int(max(seconds, 0.0) / self.seconds_a_game) // 2 * 2
+        return min(games, self.cfg.promotion.training_max_games)
 
     def _panel_passes(self, judged: Judged, candidate: Player, snapshots: int, steps: int, elapsed: float,
                       stop: Callable[[], bool] | None = None) -> bool:
@@ -284,6 +306,8 @@ class SnapshotJudge:
         test = self.registry.panel_store.add(candidate.name, self.run, steps, outcome.records, passed=outcome.passed,
                                              beaten_by=outcome.beaten_by, seconds=time.perf_counter() - started,
                                              seed=seed, opening_jitter=cfg.game.opening_jitter)
+        if outcome.games:
+            self.seconds_a_game = test.seconds / outcome.games
         judged.rows.append(panel_row(self.registry, test, self.earlier_cpu_minutes + cpu_minutes(elapsed)))
         records = ", ".join(f"{m} {r.score:.0%} ({r})" for m, r in outcome.records.items() if r.games)
         if outcome.cut_short:
@@ -309,12 +333,13 @@ def cpu_minutes(elapsed: float) -> float:
 
 def panel_row(registry: Registry, test: PanelTest, run_cpu_minutes: float) -> dict[str, float]:
     """The metrics of a panel test: the snapshot's Elo against the panel with its 95% interval (PanelTest.elo and
-    elo_interval: each member weighs the same), the stage's champion's Elo against the panel it last met, the worst
-    matchup's score, and the run's CPU-minutes so far (over all its calls), the learning curve's x."""
+    elo_interval: each member weighs the same), whether it passed or ended undecided (its run's share of the clock
+    spent mid-test), the stage's champion's Elo against the panel it last met, the worst matchup's score, and the
+    run's CPU-minutes so far (over all its calls), the learning curve's x."""
     low, high = test.elo_interval
     row = {"panel/elo": test.elo, "panel/elo_lo": low, "panel/elo_hi": high,
            "panel/games": float(test.total.games), "panel/passed": float(test.passed),
-           "panel/cpu_minutes": run_cpu_minutes}
+           "panel/undecided": float(not test.passed and test.beaten_by is None), "panel/cpu_minutes": run_cpu_minutes}
     worst = test.worst
     if worst is not None:
         row["panel/worst_score"] = worst[1].score
