@@ -48,7 +48,7 @@ def panel_tests(reg: Registry, run: str) -> pd.DataFrame:
     tests = reg.panel_store.for_run(run)
     members = list(dict.fromkeys(m for t in tests for m in t.records))
     rows = [{"snapshot": t.agent, "steps": t.steps,
-             "result": "passed" if t.passed else f"beaten by {t.beaten_by}" if t.beaten_by else "undecided",
+             "result": "undecided" if t.undecided else "passed" if t.passed else f"beaten by {t.beaten_by}",
              "games": t.total.games, "elo": t.elo,
              **{MEMBER + m: t.records[m].score if m in t.records and t.records[m].games else None for m in members}}
             for t in tests]

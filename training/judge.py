@@ -269,24 +269,23 @@ class SnapshotJudge:
         """Whether promotion tests, with the one `started` then (`elapsed` seconds into the run), have now taken more
         than panel.max_share of the run's time: a test in play ends there, as none starts past it. Asked between
         a panel test's rounds (at 2v2 one test of seven members took 2,700 games, the share of a 22-minute call 54%)."""
-        share = self.cfg.panel.max_share
+        return lambda: self._seconds_left(started, elapsed) < 0
 
-        def spent() -> bool:
-            now = time.perf_counter() - started
-            return self.promotion_seconds + now > share * (elapsed + now)
-        return spent
+    def _seconds_left(self, started: float, elapsed: float) -> float:
+        """The seconds promotion tests may still take, with the one `started` then (`elapsed` seconds into the run),
+        within panel.max_share of the run's time (negative: spent). Spending x more keeps promotion_seconds + now + x
+        <= share * (elapsed + now + x): x <= (share * (elapsed + now) - promotion_seconds - now) / (1 - share)."""
+        share, now = self.cfg.panel.max_share, time.perf_counter() - started
+        return (share * (elapsed + now) - self.promotion_seconds - now) / max(1.0 - share, 1e-9)
 
     def _sprt_games_left(self, started: float, elapsed: float) -> int | None:
         """The SPRT games against the champion that the run's share of the clock still holds, with the test `started`
         then (`elapsed` seconds into the run), at the last panel test's pace, even and at most
-        promotion.training_max_games (None: no pace measured, the cap alone). Spending x more seconds keeps
-        promotion_seconds + now + x <= share * (elapsed + now + x): x <= (share * (elapsed + now) - promotion_seconds
-        - now) / (1 - share). Before, an SPRT of up to 400 games followed a passed test whatever the share."""
+        promotion.training_max_games (None: no pace measured, the cap alone). Before, an SPRT of up to 400 games
+        followed a passed test whatever the share."""
         if not self.seconds_a_game:
             return None
-        share, now = self.cfg.panel.max_share, time.perf_counter() - started
-        seconds = (share * (elapsed + now) - self.promotion_seconds - now) / max(1.0 - share, 1e-9)
-        games = int(max(seconds, 0.0) / self.seconds_a_game) // 2 * 2
+        games = int(max(self._seconds_left(started, elapsed), 0.0) / self.seconds_a_game) // 2 * 2
         return min(games, self.cfg.promotion.training_max_games)
 
     def _panel_passes(self, judged: Judged, candidate: Player, snapshots: int, steps: int, elapsed: float,
@@ -339,7 +338,7 @@ def panel_row(registry: Registry, test: PanelTest, run_cpu_minutes: float) -> di
     low, high = test.elo_interval
     row = {"panel/elo": test.elo, "panel/elo_lo": low, "panel/elo_hi": high,
            "panel/games": float(test.total.games), "panel/passed": float(test.passed),
-           "panel/undecided": float(not test.passed and test.beaten_by is None), "panel/cpu_minutes": run_cpu_minutes}
+           "panel/undecided": float(test.undecided), "panel/cpu_minutes": run_cpu_minutes}
     worst = test.worst
     if worst is not None:
         row["panel/worst_score"] = worst[1].score

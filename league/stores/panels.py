@@ -34,6 +34,12 @@ class PanelTest:
     opening_jitter: float | None = None  # the openings its games played (game.opening_jitter); None: not recorded
 
     @property
+    def undecided(self) -> bool:
+        """Whether the test was cut short, neither passed nor beaten: its run's share of the clock (panel.max_share)
+        ran out mid-test."""
+        return not self.passed and self.beaten_by is None
+
+    @property
     def verdict(self) -> str:
         """How the test ended, in words: passed, a member beat it, or cut short undecided when its run's share of
         the clock ran out (panel.max_share)."""
