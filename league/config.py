@@ -413,6 +413,10 @@ class PanelConfig:
     title_snapshots: int = param(3, "The run's snapshots by Elo against their panel tests that enter the title round "
                                     "robin, beside its last snapshot and the panel (beaten ones too: a snapshot a "
                                     "member beat may still lose least to the rest).", min=0, max=32)
+    title_entrants: int = param(12, "Entrants of the title round robin at most (its games grow with the square of "
+                                    "their number): the run's own snapshots, the title holder, the teacher and the "
+                                    "community bots always play, and the rest of the panel by the league's rating, "
+                                    "best first, fill the places left; 0: no bound.", min=0, max=64)
     screen_games: int = param(20, "Games against each screen opponent (the teacher, the champion, the run's best "
                                   "tested snapshot) of every snapshot whose panel test the share put off, before the "
                                   "title round robin (training/screen.py); 0: no screen, an untested snapshot never "

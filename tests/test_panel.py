@@ -419,6 +419,42 @@ def test_league_train_ends_with_a_title_round_robin_a_weaker_snapshot_cannot_win
     assert "Champion: rulebot" in result.output
 
 
+def test_the_title_round_robin_keeps_its_strongest_members_within_its_bound(scripted_stage):
+    """panel.title_entrants on real games: the panel of net-v1 is the champion rulebot and the past champions p2 and
+    p1, where p1 sweeps p2 in the league's games; with three places the run's snapshot and the holder play, and p1
+    takes the place left, p2 is left out and the run says so. At 2v2 a round robin of 16 entrants (4,800 games)
+    cost more than the 22 minutes of training before it. Fails before: every member plays, whatever the bound."""
+    from conftest import play
+    from training.panel import title_entrants
+
+    home, reg = scripted_stage
+    add_network(home, reg, "net-v1")
+    reg.agent_store.add("p1", "rule", 1)
+    reg.agent_store.add("p2", "random", 1)
+    for name in ("p1", "p2", "rulebot"):
+        reg.promotion_store.promote_manually(name)
+    for k in range(6):
+        play(reg, "p1", "p2", 2, 0, seed=k)
+
+    def field(bound: int, **kw):
+        cfg = PanelConfig(title_snapshots=0, title_entrants=bound, **kw)
+        return title_entrants(reg, 1, "net-v1", run="net", teacher=None, cfg=cfg)
+
+    assert field(0) == (["rulebot", "p2", "p1", "net-v1"], []) and field(4) == field(0)
+    assert field(3) == (["rulebot", "p1", "net-v1"], ["p2"])
+    assert field(1) == (["rulebot", "net-v1"], ["p1", "p2"])  # the run's own and the holder play whatever the bound
+    assert field(2, past_champions=0).entrants == ["rulebot", "net-v1"]
+    said: list[str] = []
+    judge = judge_for(home, reg, "panel.title_entrants=3", "panel.title_games=2", "panel.title_snapshots=0",
+                      "panel.playoff_games=0")
+    assert judge.title("net-v1", said.append)
+    (t,) = [t for t in reg.tournament_store.all() if t.name == "1v1 title round robin"]
+    assert t.status == "finished" and t.entrants == ["rulebot", "p1", "net-v1"]
+    assert ("title: 1 panel member(s) left out of the round robin (panel.title_entrants 3), the weakest by the "
+            "league's rating: p2") in said
+    assert len(reg.game_store.games(tournament_id=t.id)) == 6
+
+
 @pytest.mark.slow  # short runs end to end: out of the default suite, under 5 minutes (339 s on 2026-12-01)
 def test_a_title_round_robin_cut_short_says_how_to_finish_it(scripted_stage, monkeypatch):
     """Ctrl-C during the title round robin (after its first game, through the real tournament): the run ends as

@@ -132,8 +132,11 @@ class SnapshotJudge:
         except KeyboardInterrupt:
             say("title: screen interrupted; no title round robin played, the title where it was")
             return False
-        entrants = title_entrants(self.registry, team_size, last, run=self.run, teacher=teacher, cfg=cfg.panel,
-                                  screened=screened)
+        entrants, left_out = title_entrants(self.registry, team_size, last, run=self.run, teacher=teacher,
+                                            cfg=cfg.panel, screened=screened)
+        if left_out:
+            say(f"title: {len(left_out)} panel member(s) left out of the round robin (panel.title_entrants "
+                f"{cfg.panel.title_entrants}), the weakest by the league's rating: {', '.join(left_out)}")
         seed = derived_seed(cfg.seed, "title")
         played = promotion_config(cfg, seed)
         try:

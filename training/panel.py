@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from arena.crown import latest_title, title_picks
 from league.config import OPENING_JITTER, PanelConfig
@@ -182,18 +183,43 @@ def best_tested(registry: Registry, run: str, active: set[str]) -> list[str]:
     return [t.agent for t in sorted(latest.values(), key=lambda t: t.elo, reverse=True) if t.agent in active]
 
 
+class TitleField(NamedTuple):
+    """Who plays a run's title round robin (`entrants`), and the panel members the bound left out (`left_out`)."""
+
+    entrants: list[str]
+    left_out: list[str]
+
+
 def title_entrants(registry: Registry, team_size: int, last: str, *, run: str, teacher: str | None,
-                   cfg: PanelConfig, screened: Sequence[str] = ()) -> list[str]:
+                   cfg: PanelConfig, screened: Sequence[str] = ()) -> TitleField:
     """Who plays the title round robin at the end of training run `run` (arena/crown.py): the panel its last
     snapshot `last` met (`panel_members`, the champion among them), `last` itself, the run's `cfg.title_snapshots`
     best by Elo against their own panel tests (`best_tested`), beaten or not, and the snapshots the title screen let
     in (`screened`: training.screen); active agents, each once. A snapshot a member beat may still lose least to
     everyone else: every snapshot of run sh met a member that beat it, yet its last won the round robin of the
-    league's twelve strongest by points."""
+    league's twelve strongest by points.
+
+    At most `cfg.title_entrants` of them (0: no bound; a round robin's games grow with the square of its entrants):
+    the run's own, the title holder, the teacher and the stage's community bots always play, and the rest of the
+    panel by the league's whole-history rating, best first, fill the places left. At 2v2 the panel had grown to
+    twelve, and a round robin of 16 entrants cost more than the 22 minutes of training before it, while its seven
+    weakest members (past champions and their nemeses) never decided a pick: its table, and the 12 entrants' before
+    it, crown the same snapshot without them (docs/runs/distill.md, thirtieth round)."""
     members = panel_members(registry, team_size, last, run=run, teacher=teacher, cfg=cfg)
-    active = {a.name for a in registry.agent_store.all(team_size)}
-    names = [*members, last, *best_tested(registry, run, active)[:cfg.title_snapshots], *screened]
-    return list(dict.fromkeys(n for n in names if n == last or n in active))
+    active = {a.name: a for a in registry.agent_store.all(team_size)}
+    own = [last, *best_tested(registry, run, set(active))[:cfg.title_snapshots], *screened]
+    names = list(dict.fromkeys(n for n in [*members, *own] if n == last or n in active))
+    if not cfg.title_entrants or len(names) <= cfg.title_entrants:
+        return TitleField(names, [])
+    champion = registry.agent_store.champion(team_size)
+    always = {*own, teacher, champion.name if champion else None,
+              *(n for n, a in active.items() if a.kind == "community" and a.plays(team_size))}
+    fit = registry.mle(team_size)
+    rest = sorted((n for n in names if n not in always),
+                  key=lambda n: fit.rating(n) if n in fit.names else -math.inf, reverse=True)
+    places = max(0, cfg.title_entrants - sum(n in always for n in names))
+    kept = {n for n in names if n in always} | set(rest[:places])
+    return TitleField([n for n in names if n in kept], rest[places:])
 
 
 @dataclass(frozen=True)
