@@ -202,9 +202,10 @@ def title_entrants(registry: Registry, team_size: int, last: str, *, run: str, t
     At most `cfg.title_entrants` of them (0: no bound; a round robin's games grow with the square of its entrants):
     the run's own, the title holder, the teacher and the stage's community bots always play, and the rest of the
     panel by the league's whole-history rating, best first, fill the places left. At 2v2 the panel had grown to
-    twelve, and a round robin of 16 entrants cost more than the 22 minutes of training before it, while its seven
-    weakest members (past champions and their nemeses) never decided a pick: its table, and the 12 entrants' before
-    it, crown the same snapshot without them (docs/runs/distill.md, thirtieth round)."""
+    twelve, and a round robin of 16 entrants cost more than the 22 minutes of training before it, while its weakest
+    members (the chain's past champions and their nemeses) decided no pick: read again without the weakest by rating,
+    its table and the 12 entrants' before it crown the same snapshot down to 10 entrants (docs/runs/distill.md,
+    thirtieth round)."""
     members = panel_members(registry, team_size, last, run=run, teacher=teacher, cfg=cfg)
     active = {a.name: a for a in registry.agent_store.all(team_size)}
     own = [last, *best_tested(registry, run, set(active))[:cfg.title_snapshots], *screened]
