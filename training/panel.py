@@ -77,6 +77,11 @@ def held(test: PanelTest, z: float) -> bool:
     return test.passed or (test.total.games > 0 and not any(beaten(r, z) for r in test.records.values()))
 
 
+def _rating(fit: MleRatings | None, name: str) -> float:
+    """`name`'s whole-history rating in `fit`; below everyone's when it has none (no fit, or no game in it)."""
+    return fit.rating(name) if fit is not None and name in fit.names else -math.inf
+
+
 def _ranked(tests: Sequence[PanelTest], fit: MleRatings | None) -> list[str]:
     """Agents of `tests`, best first: by the league's whole-history rating (`fit`, every recorded game, panel games
     included: comparable across panels), then by Elo against their panel (latest test each). Elo against the panel
@@ -85,7 +90,7 @@ def _ranked(tests: Sequence[PanelTest], fit: MleRatings | None) -> list[str]:
     latest = {t.agent: t for t in tests}
 
     def strength(t: PanelTest) -> tuple[float, float]:
-        return (fit.rating(t.agent) if fit is not None and t.agent in fit.names else -math.inf, t.elo)
+        return (_rating(fit, t.agent), t.elo)
 
     return [t.agent for t in sorted(latest.values(), key=strength, reverse=True)]
 
@@ -216,8 +221,7 @@ def title_entrants(registry: Registry, team_size: int, last: str, *, run: str, t
     always = {*own, teacher, champion.name if champion else None,
               *(n for n, a in active.items() if a.kind == "community" and a.plays(team_size))}
     fit = registry.mle(team_size)
-    rest = sorted((n for n in names if n not in always),
-                  key=lambda n: fit.rating(n) if n in fit.names else -math.inf, reverse=True)
+    rest = sorted((n for n in names if n not in always), key=lambda n: _rating(fit, n), reverse=True)
     places = max(0, cfg.title_entrants - sum(n in always for n in names))
     kept = {n for n in names if n in always} | set(rest[:places])
     return TitleField([n for n in names if n in kept], rest[places:])
