@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -177,6 +178,14 @@ def promoted_by_sprt(store, team_size: int | None = None) -> list:
 
     return [p for p in store.all() if p.promoted and p.method in TESTED_METHODS
             and (team_size is None or p.team_size == team_size)]
+
+
+def interruptible(cmd: list[str], **kw) -> subprocess.Popen:
+    """A process a test stops with SIGINT, as Ctrl-C would: started with SIGINT at its default, whatever this
+    test run inherited. A shell's background job (`pytest ... &` in a script, a CI runner) ignores SIGINT, its
+    children inherit that and Python then never raises KeyboardInterrupt: the slow pass of 2026-12-02, so run,
+    lost three tests to a `league train` and a tournament that went on for 120 s past their Ctrl-C."""
+    return subprocess.Popen(cmd, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL), **kw)
 
 
 @contextmanager

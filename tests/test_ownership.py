@@ -21,7 +21,7 @@ from league.locks import claim
 from league.registry import Registry
 from training.selfplay import SelfPlayTrainer
 
-from conftest import full_disk_at
+from conftest import full_disk_at, interruptible
 
 from test_selfplay import TINY, train
 from test_tournament import GAME_SECONDS, league  # noqa: F401  (fixture)
@@ -65,8 +65,8 @@ def test_a_lock_dies_with_its_process_even_by_kill_9(tmp_path):
 
 @pytest.mark.slow  # a long end-to-end check: CI runs it after the default suite
 def test_a_second_train_on_the_same_run_name_fails_at_once_and_the_first_keeps_its_snapshot(home):
-    first = subprocess.Popen(_train_cmd(home, "--minutes", "5", "--name", "dup"), stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+    first = interruptible(_train_cmd(home, "--minutes", "5", "--name", "dup"), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True)
     metrics = home.runs / "dup" / "metrics.jsonl"
     _wait_for(lambda: metrics.exists() and metrics.stat().st_size > 0, first)
     second = subprocess.run(_train_cmd(home, "--minutes", "5", "--name", "dup"), capture_output=True, text=True,
@@ -131,7 +131,7 @@ def test_a_second_tournament_command_on_a_running_one_leaves_it_alone(league, tm
     home, reg = league
     cmd = [*LEAGUE, "tournament", "--home", str(home.root), "--games", "20", "--game-seconds", "300",
            "--workers", "1", "--seed", "3", "--agents", "rule,random,net-a", "--arenas", "1"]
-    first = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = interruptible(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _wait_for(lambda: bool(Registry.open(home.db_path, readonly=True).game_store.games()), first)
     second = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert first.poll() is None, "the first tournament ended before the second command ran"

@@ -19,7 +19,7 @@ from league.registry import Registry
 from training.progress import Note, UpdateDone
 from training.selfplay import SelfPlayTrainer
 
-from conftest import TINY_TRAINING, TRAINED_STEPS
+from conftest import TINY_TRAINING, TRAINED_STEPS, interruptible
 
 TINY = TINY_TRAINING
 
@@ -116,7 +116,7 @@ def stop_train_once_it_logs(home, name: str, signum: int) -> tuple[subprocess.Po
     """A real `league train` process of run `name`, sent `signum` once its first metrics row is written."""
     cmd = [sys.executable, "-m", "league.cli", "train", "--home", str(home.root), "--minutes", "5", "--name", name,
            *[a for s in TINY for a in ("--set", s)], "--set", "training.eval_games=0"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = interruptible(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 120
     while not (home.runs / name / "metrics.jsonl").exists() or not (home.runs / name / "metrics.jsonl").stat().st_size:
         assert time.time() < deadline and proc.poll() is None, proc.communicate()
