@@ -3,7 +3,7 @@
     common.py      consoles, options, handles_errors (LeagueError -> one sentence, exit 2), open_league
     agents.py      init, agents, show, promote, retire, reactivate, prune, leaderboard, lineage
     crown.py       crown (the title decided by a round robin)
-    io.py          import, export (a checkpoint, or an RLBot bot folder)
+    io.py          import, export (a checkpoint, or an RLBot bot folder), average (a model soup)
     bot.py         bot add, bot list (community bots from the RLBot botpack)
     train.py       train (one self-play run, or --curriculum)
     probe.py       probe (an exploitability probe: a best response trained against one agent)
@@ -61,6 +61,7 @@ app.command("gauntlet")(gauntlet.gauntlet_command)
 app.command("dashboard")(dashboard.dashboard_command)
 app.command("import")(io.import_agent)
 app.command("export")(io.export_agent)
+app.command("average")(io.average_agents)
 app.command("diagnose")(diagnose.diagnose_command)
 app.command("probe")(probe.probe_command)
 app.command("roles")(roles.roles_command)

@@ -1,4 +1,5 @@
-"""`league import` and `league export`: move checkpoints in and out of a league home."""
+"""`league import`, `league export` and `league average`: checkpoints into and out of a league home, and one made
+from several agents' weights."""
 
 from __future__ import annotations
 
@@ -37,6 +38,29 @@ def import_agent(
                           f"pass --stage {', '.join(STAGES[:-1])} or {STAGES[-1]}.") from None
     out.print(f"Imported {agent.name} ({agent.kind}, {agent.stage}, {agent.steps_trained:,} steps), "
               f"sha256 {agent.checkpoint_sha256}, stored at {agent.checkpoint_path}", highlight=False)
+
+
+@handles_errors
+def average_agents(
+    names: Annotated[list[str], typer.Argument(help="Two or more trained agents of one network and stage.")],
+    name: Annotated[str, typer.Option("--name", help="Name of the new, averaged agent.")],
+    home: HomeOpt = None,
+) -> None:
+    """Register a new agent whose weights are the mean of several agents' (a model soup: docs/distill.md).
+
+    Snapshots of one run minutes apart average into a network of their own; play it against them to see
+    whether it is better (the title round robin at the end of a run does so with panel.title_average).
+
+    Example: league average xa-v60 xa-v64 xa-v68 --name xa-avg
+    """
+    from agents.averaged import average_agents as average  # torch: only when the command runs
+
+    league_home, reg = open_league(home)
+    agent = average(league_home, reg, names, name)
+    parent = reg.agent_store.by_id(agent.parent_id).name
+    out.print(f"Averaged {', '.join(names)} into {agent.name} ({agent.kind}, {agent.stage}, {agent.steps_trained:,} "
+              f"steps; its parent {parent}, the most trained), sha256 {agent.checkpoint_sha256}. Play it against "
+              f"them: league match {agent.name} {parent}", highlight=False)
 
 
 @handles_errors
