@@ -413,6 +413,12 @@ class PanelConfig:
     title_snapshots: int = param(3, "The run's snapshots by Elo against their panel tests that enter the title round "
                                     "robin, beside its last snapshot and the panel (beaten ones too: a snapshot a "
                                     "member beat may still lose least to the rest).", min=0, max=32)
+    title_average: int = param(0, "The run's last snapshots after its copy (a model soup, agents/averaged.py) whose "
+                                  "weights' mean enters the title round robin as the run's next version, beside them: "
+                                  "it holds the title only by its games; 0 or 1: none. Off: in run xa the mean of the "
+                                  "last 30 was level with the champion and its neighbours, one more member of their "
+                                  "cycle, and would not have taken the title (docs/runs/distill.md, thirty-first "
+                                  "round).", min=0, max=64)
     title_entrants: int = param(12, "Entrants of the title round robin at most (its games grow with the square of "
                                     "their number): the run's own snapshots, the title holder, the teacher and the "
                                     "community bots always play, and the rest of the panel by the league's rating, "

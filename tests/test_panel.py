@@ -455,6 +455,40 @@ def test_the_title_round_robin_keeps_its_strongest_members_within_its_bound(scri
     assert len(reg.game_store.games(tournament_id=t.id)) == 6
 
 
+def test_the_title_round_robin_lets_in_the_mean_of_the_runs_last_snapshots_after_its_copy(scripted_stage):
+    """panel.title_average on real checkpoints and games: net-v1 was taken during the copy (its learner's statistics
+    say so) and is no ingredient; the mean of net-v2..v4 enters the round robin as net-v5. At the run's next title
+    the average net-v5 is no ingredient either: net-v7 is the mean of net-v3, v4 and v6. Fails before: no net-v5."""
+    home, reg = scripted_stage
+    reg.promotion_store.promote_manually("rulebot")
+
+    def snapshot(k: int, stats: dict[str, float]) -> None:
+        torch.manual_seed(k)
+        net = build_network(PolicyConfig(actor_sizes=[32], critic_sizes=[32]))
+        optimizer = torch.optim.Adam(net.parameters())
+        sum(p.sum() for p in net.parameters()).backward()
+        optimizer.step()
+        rel = Path("checkpoints") / f"net-v{k}.safetensors"
+        sha = save_checkpoint(home.root / rel, net, steps=100 * k, optimizer=optimizer, learner_stats=stats)
+        reg.agent_store.add(f"net-v{k}", "mlp", 1, checkpoint_path=str(rel), checkpoint_sha256=sha,
+                            steps_trained=100 * k)
+
+    snapshot(1, {"distill_steps": 100.0, "distill_seconds": 1.0})
+    for k in (2, 3, 4):
+        snapshot(k, {"distill_ended_at": 150.0})
+    said: list[str] = []
+    title = ("panel.title_games=2", "panel.title_snapshots=0", "panel.playoff_games=0")
+    assert judge_for(home, reg, "panel.title_average=4", *title).title("net-v4", said.append)
+    assert reg.agent_store.get("net-v5").config["averaged_from"] == ["net-v2", "net-v3", "net-v4"]
+    assert ("title: net-v5, the mean of the weights of the run's last 3 snapshots (net-v2 to net-v4), enters the "
+            "round robin") in said
+    (t,) = [t for t in reg.tournament_store.all() if t.name == "1v1 title round robin"]
+    assert {"net-v4", "net-v5", "rulebot"} <= set(t.entrants) and t.status == "finished"
+    snapshot(6, {"distill_ended_at": 150.0})
+    assert judge_for(home, reg, "panel.title_average=3", *title).title("net-v6", said.append)
+    assert reg.agent_store.get("net-v7").config["averaged_from"] == ["net-v3", "net-v4", "net-v6"]
+
+
 @pytest.mark.slow  # short runs end to end: out of the default suite, under 5 minutes (339 s on 2026-12-01)
 def test_a_title_round_robin_cut_short_says_how_to_finish_it(scripted_stage, monkeypatch):
     """Ctrl-C during the title round robin (after its first game, through the real tournament): the run ends as

@@ -16,7 +16,8 @@ due while the share is spent is not tested, and says so. The run's last snapshot
 
 Then, with `panel.title_games`, the title round robin (arena/crown.py, `judge.title(last, say)`): first the
 snapshots the share put off meet the title screen (training/screen.py), then the panel, the run's last snapshot,
-its best and those the screen let in play every pair, and the entrant whose worst matchup is best holds the title.
+its best, those the screen let in (and with `panel.title_average` the mean of its last snapshots' weights) play
+every pair, and the entrant whose worst matchup is best holds the title.
 The panel tests a challenger; the title holder is never tested again, and strength this high is not a ladder.
 Entrants within `panel.playoff_margin` of the best worst matchup then play a playoff (`panel.playoff_games`).
 """
@@ -133,7 +134,7 @@ class SnapshotJudge:
             say("title: screen interrupted; no title round robin played, the title where it was")
             return False
         entrants, left_out = title_entrants(self.registry, team_size, last, run=self.run, teacher=teacher,
-                                            cfg=cfg.panel, screened=screened)
+                                            cfg=cfg.panel, screened=[*screened, *self._average(say, last)])
         if left_out:
             say(f"title: {len(left_out)} panel member(s) left out of the round robin (panel.title_entrants "
                 f"{cfg.panel.title_entrants}), the weakest by the league's rating: {', '.join(left_out)}")
@@ -165,6 +166,42 @@ class SnapshotJudge:
                 f"`league tournament --resume {tid}`, then `league crown --tournament {tid}`")
             return False
         return True
+
+    def _average(self, say: Callable[[str], None], last: str) -> list[str]:
+        """`panel.title_average`: the mean of the weights of the run's last snapshots up to `last` (after its copy,
+        averages of earlier calls left out), registered as the run's next version, which enters the title round
+        robin; [] when fewer than two are there."""
+        from agents.averaged import average_agents
+        from agents.checkpoint import read_checkpoint_meta
+        from agents.loading import checkpoint_file
+        from training.snapshots import next_version
+
+        k, store = self.cfg.panel.title_average, self.registry.agent_store
+        versions = store.run_versions(self.run)
+        if k < 2 or last not in versions:
+            return []
+        pool: list[str] = []
+        for agent in map(store.get, reversed(versions[:versions.index(last) + 1])):
+            if agent.status != "active" or (agent.config or {}).get("averaged_from"):
+                continue
+            meta = read_checkpoint_meta(checkpoint_file(agent, self.home.root), agent.checkpoint_sha256)
+            if "distill_steps" in ((meta.optimizer or {}).get("learner_stats") or {}):
+                break  # the copy phase's snapshots: a half-made copy is no ingredient
+            pool.insert(0, agent.name)
+            if len(pool) == k:
+                break
+        if len(pool) < 2:
+            say(f"title: no average of the run's last snapshots (panel.title_average {k}): fewer than two after its "
+                "copy")
+            return []
+        try:
+            name = average_agents(self.home, self.registry, pool, next_version(self.run, versions)).name
+        except LeagueError as exc:  # a full disk, a damaged snapshot: the round robin plays without it
+            say(f"title: no average of the run's last snapshots: {exc}")
+            return []
+        say(f"title: {name}, the mean of the weights of the run's last {len(pool)} snapshots ({pool[0]} to "
+            f"{pool[-1]}), enters the round robin")
+        return [name]
 
     def _screen(self, say: Callable[[str], None], teacher: str | None) -> list[str]:
         """The title screen (training/screen.py): the snapshots whose panel test the share put off play a short match
