@@ -98,9 +98,10 @@ def average_agents(home: LeagueHome, registry: Registry, names: Sequence[str], n
     stem = home.checkpoints / f"{name}-{secrets.token_hex(4)}"
     with all_or_nothing(f"Cannot write the average into {home.checkpoints}") as written, registry.transaction():
         home.checkpoints.mkdir(parents=True, exist_ok=True)
-        written.extend(reversed(checkpoint_paths(stem)))
         sha = save_checkpoint(stem, net, steps=parent.steps_trained, training_config=config, optimizer=optimizer,
                               learner_stats=stats, exclusive=True, notes=f"the average of the weights of {', '.join(names)}")
+        written.extend(checkpoint_paths(stem))  # ours from here: removed if the registration fails (never before:
+        # an exclusive write that finds a file there leaves it as it was)
         return registry.agent_store.add(
             name, parent.kind, parent.team_size, parent=parent.name,
             checkpoint_path=checkpoint_paths(stem)[0].relative_to(home.root).as_posix(), checkpoint_sha256=sha,
