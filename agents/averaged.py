@@ -80,8 +80,7 @@ def _ingredients(home: LeagueHome, registry: Registry, names: Sequence[str]) -> 
     return out
 
 
-def average_agents(home: LeagueHome, registry: Registry, names: Sequence[str], name: str,
-                   status: str = "active") -> Agent:
+def average_agents(home: LeagueHome, registry: Registry, names: Sequence[str], name: str) -> Agent:
     """Register `name`, the uniform average of the weights of agents `names` (see the module notes). The checkpoint
     is written under a file name nobody else has and registered in one transaction: both or neither."""
     from league.names import check_name
@@ -105,5 +104,5 @@ def average_agents(home: LeagueHome, registry: Registry, names: Sequence[str], n
         return registry.agent_store.add(
             name, parent.kind, parent.team_size, parent=parent.name,
             checkpoint_path=checkpoint_paths(stem)[0].relative_to(home.root).as_posix(), checkpoint_sha256=sha,
-            config=config, steps_trained=parent.steps_trained, status=status,
+            config=config, steps_trained=parent.steps_trained,
             notes=f"the average of the weights of {', '.join(names)}")
